@@ -1,0 +1,189 @@
+//! An open-addressing index from object id (u64) to a dense slot (u32), shared by all policies.
+//!
+//! Each table entry is one u64: the low 32 bits of the id's hash (a fingerprint that also gives
+//! the home bucket) and the slot. The key itself lives in the caller's slot arrays, reached
+//! through `key_of`, so the table costs 8 bytes per bucket. Linear probing with backward-shift
+//! deletion (no tombstones); the table doubles above 3/4 load, rehashing from fingerprints alone.
+
+const EMPTY: u64 = u64::MAX;
+
+#[inline]
+fn fingerprint(id: u64) -> u32 {
+    // murmur3 fmix64: cheap, and every input bit reaches the low 32 bits.
+    let mut h = id;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    h as u32
+}
+
+#[inline]
+fn pack(fp: u32, slot: u32) -> u64 {
+    (u64::from(fp) << 32) | u64::from(slot)
+}
+
+#[inline]
+fn fp_of(e: u64) -> u32 {
+    (e >> 32) as u32
+}
+
+#[inline]
+fn slot_of(e: u64) -> u32 {
+    e as u32
+}
+
+/// Id -> slot map. Slot `u32::MAX` is reserved.
+#[derive(Debug, Clone)]
+pub struct IdIndex {
+    table: Vec<u64>,
+    mask: usize,
+    len: usize,
+}
+
+impl IdIndex {
+    /// An index sized so that `expected` entries stay under 3/4 load.
+    pub fn with_capacity(expected: usize) -> Self {
+        let buckets = (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(8);
+        IdIndex {
+            table: vec![EMPTY; buckets],
+            mask: buckets - 1,
+            len: 0,
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the index is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.table.len() * 8
+    }
+
+    /// The slot of `id`, if present. `key_of(slot)` gives the id stored in a slot.
+    #[inline]
+    pub fn find(&self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
+        let fp = fingerprint(id);
+        let mut i = fp as usize & self.mask;
+        loop {
+            let e = self.table[i];
+            if e == EMPTY {
+                return None;
+            }
+            if fp_of(e) == fp && key_of(slot_of(e)) == id {
+                return Some(slot_of(e));
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Adds `id -> slot`; `id` must be absent.
+    #[inline]
+    pub fn insert(&mut self, id: u64, slot: u32) {
+        debug_assert!(slot != u32::MAX);
+        if (self.len + 1) * 4 > self.table.len() * 3 {
+            self.grow();
+        }
+        self.place(pack(fingerprint(id), slot));
+        self.len += 1;
+    }
+
+    #[inline]
+    fn place(&mut self, e: u64) {
+        let mut i = fp_of(e) as usize & self.mask;
+        while self.table[i] != EMPTY {
+            i = (i + 1) & self.mask;
+        }
+        self.table[i] = e;
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.table, vec![EMPTY; (self.mask + 1) * 2]);
+        self.mask = self.table.len() - 1;
+        for e in old.into_iter().filter(|&e| e != EMPTY) {
+            self.place(e);
+        }
+    }
+
+    /// Removes `id`, returning its slot.
+    #[inline]
+    pub fn remove(&mut self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
+        let fp = fingerprint(id);
+        let mut i = fp as usize & self.mask;
+        loop {
+            let e = self.table[i];
+            if e == EMPTY {
+                return None;
+            }
+            if fp_of(e) == fp && key_of(slot_of(e)) == id {
+                break;
+            }
+            i = (i + 1) & self.mask;
+        }
+        let found = slot_of(self.table[i]);
+        // Backward shift: pull later entries of the probe run into the hole when their home
+        // bucket does not lie cyclically in (hole, j].
+        let mut hole = i;
+        let mut j = (i + 1) & self.mask;
+        loop {
+            let e = self.table[j];
+            if e == EMPTY {
+                break;
+            }
+            let home = fp_of(e) as usize & self.mask;
+            let dist_home = j.wrapping_sub(home) & self.mask;
+            let dist_hole = j.wrapping_sub(hole) & self.mask;
+            if dist_home >= dist_hole {
+                self.table[hole] = e;
+                hole = j;
+            }
+            j = (j + 1) & self.mask;
+        }
+        self.table[hole] = EMPTY;
+        self.len -= 1;
+        Some(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        /// Against std's HashMap: random inserts and removes over a small key space (so probe runs
+        /// collide and wrap) give the same answers, through several growths.
+        #[test]
+        fn matches_hashmap(ops in proptest::collection::vec((any::<bool>(), 0u64..300), 1..2000)) {
+            let mut keys: Vec<u64> = Vec::new();
+            let mut idx = IdIndex::with_capacity(4);
+            let mut model: HashMap<u64, u32> = HashMap::new();
+            for (ins, id) in ops {
+                let id = id.wrapping_mul(0x1_0000_0001); // spread over high bits too
+                if ins {
+                    if !model.contains_key(&id) {
+                        keys.push(id);
+                        let slot = (keys.len() - 1) as u32;
+                        idx.insert(id, slot);
+                        model.insert(id, slot);
+                    }
+                } else {
+                    prop_assert_eq!(idx.remove(id, |s| keys[s as usize]), model.remove(&id));
+                }
+                prop_assert_eq!(idx.len(), model.len());
+            }
+            for (&id, &slot) in &model {
+                prop_assert_eq!(idx.find(id, |s| keys[s as usize]), Some(slot));
+            }
+        }
+    }
+}

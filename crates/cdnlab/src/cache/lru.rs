@@ -1,0 +1,62 @@
+//! LRU: on a hit the object moves to the head; the tail is evicted.
+
+use super::slots::{List, Slots};
+use super::{Cache, Capacity, replay_dyn};
+
+/// Least recently used.
+#[derive(Debug, Clone)]
+pub struct Lru {
+    slots: Slots,
+    list: List,
+    cap: Capacity,
+}
+
+impl Lru {
+    /// An empty cache.
+    pub fn new(cap: Capacity) -> Self {
+        Lru {
+            slots: Slots::with_capacity(cap.expected_objects()),
+            list: List::default(),
+            cap,
+        }
+    }
+}
+
+impl Cache for Lru {
+    fn name(&self) -> &'static str {
+        "lru"
+    }
+    fn capacity(&self) -> Capacity {
+        self.cap
+    }
+    #[inline]
+    fn access(&mut self, id: u64, size: u32) -> bool {
+        if let Some(s) = self.slots.find(id) {
+            if self.list.head != s {
+                self.slots.unlink(&mut self.list, s);
+                self.slots.push_front(&mut self.list, s);
+            }
+            return true;
+        }
+        let w = self.cap.weight(size);
+        if u64::from(w) > self.cap.amount {
+            return false;
+        }
+        self.slots
+            .admit_evicting_tail(&mut self.list, id, w, self.cap.amount);
+        false
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.slots.find(id).is_some()
+    }
+    fn len(&self) -> usize {
+        self.list.len
+    }
+    fn used(&self) -> u64 {
+        self.list.used
+    }
+    fn heap_bytes(&self) -> usize {
+        self.slots.heap_bytes()
+    }
+    replay_dyn!();
+}

@@ -1,0 +1,194 @@
+//! Cache eviction policies behind one trait, one file each.
+//!
+//! | name | policy | file |
+//! |---|---|---|
+//! | `lru` | least recently used | [`lru`] |
+//! | `fifo` | first in, first out | [`fifo`] |
+//! | `lfu` | least frequently used, ties to the least recent | [`lfu`] |
+//! | `s3fifo` | S3-FIFO (Yang et al., SOSP 2023) | [`s3fifo`] |
+//! | `sieve` | SIEVE (Zhang et al., NSDI 2024) | [`sieve`] |
+//!
+//! A capacity counts objects or bytes ([`Capacity`]); an object weighs 1 or its size. An object
+//! heavier than the whole capacity is never admitted (a miss that stores nothing), as in
+//! libCacheSim. All policies keep their state in [`slots::Slots`]: flat arrays indexed by dense
+//! slot numbers, with an open-addressing id index ([`index`]), so a request allocates nothing once
+//! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests.
+
+pub mod che;
+pub mod fifo;
+pub mod index;
+pub mod lfu;
+pub mod lru;
+pub mod s3fifo;
+pub mod sieve;
+pub mod slots;
+
+use crate::Error;
+use crate::workload::Request;
+
+/// What a capacity counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Objects,
+    Bytes,
+}
+
+impl std::str::FromStr for Unit {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "objects" => Ok(Unit::Objects),
+            "bytes" => Ok(Unit::Bytes),
+            _ => Err(Error::Unknown {
+                what: "size unit",
+                name: s.into(),
+                allowed: "objects, bytes".into(),
+            }),
+        }
+    }
+}
+
+/// A cache capacity: `amount` objects or bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity {
+    pub amount: u64,
+    pub unit: Unit,
+}
+
+impl Capacity {
+    /// A capacity, refusing zero.
+    pub fn new(amount: u64, unit: Unit) -> Result<Self, Error> {
+        if amount == 0 {
+            return Err(Error::param("capacity", 0, "at least 1"));
+        }
+        Ok(Capacity { amount, unit })
+    }
+
+    /// `amount` objects.
+    pub fn objects(amount: u64) -> Result<Self, Error> {
+        Self::new(amount, Unit::Objects)
+    }
+
+    /// The weight of an object of `size` bytes in this capacity's unit.
+    #[inline]
+    pub fn weight(&self, size: u32) -> u32 {
+        match self.unit {
+            Unit::Objects => 1,
+            Unit::Bytes => size,
+        }
+    }
+
+    /// How many slots to reserve up front: the object count, or a modest guess for bytes (the
+    /// arrays grow if more objects fit).
+    pub fn expected_objects(&self) -> usize {
+        match self.unit {
+            Unit::Objects => usize::try_from(self.amount).unwrap_or(usize::MAX).min(1 << 26),
+            Unit::Bytes => usize::try_from(self.amount / 4096)
+                .unwrap_or(usize::MAX)
+                .clamp(16, 1 << 20),
+        }
+    }
+}
+
+/// An eviction policy. `access` is the whole protocol: look up, and on a miss admit and evict.
+pub trait Cache {
+    /// The policy's registry name.
+    fn name(&self) -> &'static str;
+    /// The capacity it was built with.
+    fn capacity(&self) -> Capacity;
+    /// Requests object `id` of `size` bytes: true on a hit. On a miss the object is admitted
+    /// (unless heavier than the capacity) after evicting as the policy says.
+    fn access(&mut self, id: u64, size: u32) -> bool;
+    /// Whether `id` is cached (does not count as an access).
+    fn contains(&self, id: u64) -> bool;
+    /// Number of cached objects.
+    fn len(&self) -> usize;
+    /// Whether nothing is cached.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Capacity units in use.
+    fn used(&self) -> u64;
+    /// Heap bytes held by the policy's structures.
+    fn heap_bytes(&self) -> usize;
+    /// Replays `reqs`, returning the number of hits. Implemented here once, and monomorphised per
+    /// policy, so a replay through `dyn Cache` dispatches once, not per request.
+    fn replay(&mut self, reqs: &[Request]) -> u64
+    where
+        Self: Sized,
+    {
+        reqs.iter().filter(|r| self.access(r.id, r.size)).count() as u64
+    }
+    /// [`Cache::replay`] through a trait object.
+    fn replay_dyn(&mut self, reqs: &[Request]) -> u64;
+}
+
+/// Implements [`Cache::replay_dyn`] by forwarding to the monomorphised default.
+macro_rules! replay_dyn {
+    () => {
+        fn replay_dyn(&mut self, reqs: &[$crate::workload::Request]) -> u64 {
+            $crate::cache::Cache::replay(self, reqs)
+        }
+    };
+}
+pub(crate) use replay_dyn;
+
+/// The policies, as named in scenarios and on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Lru,
+    Fifo,
+    Lfu,
+    S3Fifo,
+    Sieve,
+}
+
+impl Policy {
+    /// Every policy, in registry order.
+    pub const ALL: [Policy; 5] = [
+        Policy::Lru,
+        Policy::Fifo,
+        Policy::Lfu,
+        Policy::S3Fifo,
+        Policy::Sieve,
+    ];
+
+    /// The registry name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Lru => "lru",
+            Policy::Fifo => "fifo",
+            Policy::Lfu => "lfu",
+            Policy::S3Fifo => "s3fifo",
+            Policy::Sieve => "sieve",
+        }
+    }
+
+    /// Builds an empty cache of this policy.
+    pub fn build(self, cap: Capacity) -> Box<dyn Cache + Send> {
+        match self {
+            Policy::Lru => Box::new(lru::Lru::new(cap)),
+            Policy::Fifo => Box::new(fifo::Fifo::new(cap)),
+            Policy::Lfu => Box::new(lfu::Lfu::new(cap)),
+            Policy::S3Fifo => Box::new(s3fifo::S3Fifo::new(cap)),
+            Policy::Sieve => Box::new(sieve::Sieve::new(cap)),
+        }
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| Error::Unknown {
+                what: "cache policy",
+                name: s.into(),
+                allowed: Policy::ALL.map(Policy::name).join(", "),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+//! SIEVE (Zhang et al., NSDI 2024): a FIFO queue with a visited bit and a moving hand. A hit sets
+//! the bit; eviction walks the hand from the tail towards the head, clearing set bits, and evicts
+//! the first unvisited object. New objects enter at the head.
+
+use super::slots::{List, NIL, Slots};
+use super::{Cache, Capacity, replay_dyn};
+
+/// SIEVE.
+#[derive(Debug, Clone)]
+pub struct Sieve {
+    slots: Slots,
+    list: List,
+    visited: Vec<bool>,
+    hand: u32,
+    cap: Capacity,
+}
+
+impl Sieve {
+    /// An empty cache.
+    pub fn new(cap: Capacity) -> Self {
+        let n = cap.expected_objects();
+        Sieve {
+            slots: Slots::with_capacity(n),
+            list: List::default(),
+            visited: Vec::with_capacity(n),
+            hand: NIL,
+            cap,
+        }
+    }
+
+    fn evict(&mut self) {
+        let mut h = if self.hand != NIL {
+            self.hand
+        } else {
+            self.list.tail
+        };
+        while self.visited[h as usize] {
+            self.visited[h as usize] = false;
+            h = self.slots.prev[h as usize];
+            if h == NIL {
+                h = self.list.tail;
+            }
+        }
+        self.hand = self.slots.prev[h as usize];
+        self.slots.unlink(&mut self.list, h);
+        self.slots.release(h);
+    }
+}
+
+impl Cache for Sieve {
+    fn name(&self) -> &'static str {
+        "sieve"
+    }
+    fn capacity(&self) -> Capacity {
+        self.cap
+    }
+    #[inline]
+    fn access(&mut self, id: u64, size: u32) -> bool {
+        if let Some(s) = self.slots.find(id) {
+            self.visited[s as usize] = true;
+            return true;
+        }
+        let w = self.cap.weight(size);
+        if u64::from(w) > self.cap.amount {
+            return false;
+        }
+        while self.list.used + u64::from(w) > self.cap.amount {
+            self.evict();
+        }
+        let s = self.slots.alloc(id, w);
+        if s as usize == self.visited.len() {
+            self.visited.push(false);
+        }
+        self.visited[s as usize] = false;
+        self.slots.push_front(&mut self.list, s);
+        false
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.slots.find(id).is_some()
+    }
+    fn len(&self) -> usize {
+        self.list.len
+    }
+    fn used(&self) -> u64 {
+        self.list.used
+    }
+    fn heap_bytes(&self) -> usize {
+        self.slots.heap_bytes() + self.visited.capacity()
+    }
+    replay_dyn!();
+}

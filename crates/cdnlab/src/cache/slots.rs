@@ -1,0 +1,158 @@
+//! Flat per-object storage shared by the policies: keys, sizes, doubly linked lists over slot
+//! numbers, a free chain, and the id index. No per-request allocation once warm.
+
+use super::index::IdIndex;
+
+/// "No slot": list ends and empty heads.
+pub const NIL: u32 = u32::MAX;
+
+/// A doubly linked list threaded through [`Slots`]' `prev`/`next` arrays. `head` is the newest end.
+#[derive(Debug, Clone, Copy)]
+pub struct List {
+    pub head: u32,
+    pub tail: u32,
+    pub len: usize,
+    /// Sum of the weights (capacity units) of the members.
+    pub used: u64,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+            used: 0,
+        }
+    }
+}
+
+/// Object slots: dense arrays indexed by slot number.
+#[derive(Debug, Clone)]
+pub struct Slots {
+    pub keys: Vec<u64>,
+    /// Weight of each object in capacity units (1, or its size in bytes).
+    pub weights: Vec<u32>,
+    pub prev: Vec<u32>,
+    pub next: Vec<u32>,
+    free: u32,
+    index: IdIndex,
+}
+
+impl Slots {
+    /// Storage for about `expected` objects (it grows if more are needed).
+    pub fn with_capacity(expected: usize) -> Self {
+        Slots {
+            keys: Vec::with_capacity(expected),
+            weights: Vec::with_capacity(expected),
+            prev: Vec::with_capacity(expected),
+            next: Vec::with_capacity(expected),
+            free: NIL,
+            index: IdIndex::with_capacity(expected),
+        }
+    }
+
+    /// The slot holding `id`.
+    #[inline]
+    pub fn find(&self, id: u64) -> Option<u32> {
+        let keys = &self.keys;
+        self.index.find(id, |s| keys[s as usize])
+    }
+
+    /// Number of live objects.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no object is stored.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// A slot for a new object `id` (absent) of `weight`; it is in no list yet.
+    #[inline]
+    pub fn alloc(&mut self, id: u64, weight: u32) -> u32 {
+        let s = if self.free != NIL {
+            let s = self.free;
+            self.free = self.next[s as usize];
+            self.keys[s as usize] = id;
+            self.weights[s as usize] = weight;
+            s
+        } else {
+            let s = self.keys.len() as u32;
+            self.keys.push(id);
+            self.weights.push(weight);
+            self.prev.push(NIL);
+            self.next.push(NIL);
+            s
+        };
+        self.index.insert(id, s);
+        s
+    }
+
+    /// Frees slot `s` (already unlinked from its list).
+    #[inline]
+    pub fn release(&mut self, s: u32) {
+        let keys = &self.keys;
+        let removed = self.index.remove(keys[s as usize], |x| keys[x as usize]);
+        debug_assert_eq!(removed, Some(s));
+        self.next[s as usize] = self.free;
+        self.free = s;
+    }
+
+    /// Inserts `s` at the head (newest end) of `list`.
+    #[inline]
+    pub fn push_front(&mut self, list: &mut List, s: u32) {
+        let i = s as usize;
+        self.prev[i] = NIL;
+        self.next[i] = list.head;
+        if list.head != NIL {
+            self.prev[list.head as usize] = s;
+        } else {
+            list.tail = s;
+        }
+        list.head = s;
+        list.len += 1;
+        list.used += u64::from(self.weights[i]);
+    }
+
+    /// Removes `s` from `list`.
+    #[inline]
+    pub fn unlink(&mut self, list: &mut List, s: u32) {
+        let i = s as usize;
+        let (p, n) = (self.prev[i], self.next[i]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            list.head = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            list.tail = p;
+        }
+        list.len -= 1;
+        list.used -= u64::from(self.weights[i]);
+    }
+
+    /// Evicts from the tail of `list` until `w` more units fit in `cap`, then stores `id` at the
+    /// head: the admission of LRU and FIFO.
+    #[inline]
+    pub fn admit_evicting_tail(&mut self, list: &mut List, id: u64, w: u32, cap: u64) -> u32 {
+        while list.used + u64::from(w) > cap {
+            let t = list.tail;
+            self.unlink(list, t);
+            self.release(t);
+        }
+        let s = self.alloc(id, w);
+        self.push_front(list, s);
+        s
+    }
+
+    /// Heap bytes held by the arrays and the index (capacity, not length).
+    pub fn heap_bytes(&self) -> usize {
+        self.keys.capacity() * 8
+            + (self.weights.capacity() + self.prev.capacity() + self.next.capacity()) * 4
+            + self.index.heap_bytes()
+    }
+}

@@ -1,0 +1,279 @@
+//! Cross-checks of every policy against an independent implementation: the `lru` crate for LRU,
+//! and deliberately naive reference models (vectors and linear scans, written from the papers'
+//! pseudocode) for the others, on random request sequences with object and byte capacities.
+
+use super::*;
+use proptest::prelude::*;
+use std::collections::VecDeque;
+
+/// Naive models: each keeps (id, weight) in a VecDeque with the newest at the front.
+trait Model {
+    fn access(&mut self, id: u64, w: u32) -> bool;
+}
+
+fn fits(q: &VecDeque<(u64, u32)>, w: u32, cap: u64) -> bool {
+    q.iter().map(|e| u64::from(e.1)).sum::<u64>() + u64::from(w) <= cap
+}
+
+struct NaiveLru(VecDeque<(u64, u32)>, u64);
+impl Model for NaiveLru {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        if let Some(i) = self.0.iter().position(|e| e.0 == id) {
+            let e = self.0.remove(i).unwrap();
+            self.0.push_front(e);
+            return true;
+        }
+        if u64::from(w) > self.1 {
+            return false;
+        }
+        while !fits(&self.0, w, self.1) {
+            self.0.pop_back();
+        }
+        self.0.push_front((id, w));
+        false
+    }
+}
+
+struct NaiveFifo(VecDeque<(u64, u32)>, u64);
+impl Model for NaiveFifo {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        if self.0.iter().any(|e| e.0 == id) {
+            return true;
+        }
+        if u64::from(w) > self.1 {
+            return false;
+        }
+        while !fits(&self.0, w, self.1) {
+            self.0.pop_back();
+        }
+        self.0.push_front((id, w));
+        false
+    }
+}
+
+/// SIEVE: queue of (id, w, visited); `hand` is an index from the front, None = start at the tail.
+struct NaiveSieve(Vec<(u64, u32, bool)>, Option<usize>, u64);
+impl Model for NaiveSieve {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        if let Some(e) = self.0.iter_mut().find(|e| e.0 == id) {
+            e.2 = true;
+            return true;
+        }
+        if u64::from(w) > self.2 {
+            return false;
+        }
+        while self.0.iter().map(|e| u64::from(e.1)).sum::<u64>() + u64::from(w) > self.2 {
+            let mut h = self.1.unwrap_or(self.0.len() - 1);
+            while self.0[h].2 {
+                self.0[h].2 = false;
+                h = if h == 0 { self.0.len() - 1 } else { h - 1 };
+            }
+            self.0.remove(h);
+            self.1 = if h == 0 { None } else { Some(h - 1) };
+        }
+        self.0.insert(0, (id, w, false));
+        if let Some(h) = self.1.as_mut() {
+            *h += 1;
+        }
+        false
+    }
+}
+
+/// LFU: (id, w, freq, last tick); evict min (freq, last).
+struct NaiveLfu(Vec<(u64, u32, u32, u64)>, u64, u64);
+impl Model for NaiveLfu {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        self.2 += 1;
+        if let Some(e) = self.0.iter_mut().find(|e| e.0 == id) {
+            e.2 += 1;
+            e.3 = self.2;
+            return true;
+        }
+        if u64::from(w) > self.1 {
+            return false;
+        }
+        while self.0.iter().map(|e| u64::from(e.1)).sum::<u64>() + u64::from(w) > self.1 {
+            let i = (0..self.0.len())
+                .min_by_key(|&i| (self.0[i].2, self.0[i].3))
+                .unwrap();
+            self.0.remove(i);
+        }
+        self.0.push((id, w, 1, self.2));
+        false
+    }
+}
+
+/// S3-FIFO from the paper's Algorithm 1, with queues of (id, w, freq), newest at the front.
+struct NaiveS3 {
+    s: VecDeque<(u64, u32, u8)>,
+    m: VecDeque<(u64, u32, u8)>,
+    g: VecDeque<(u64, u32)>,
+    cap: u64,
+    s_cap: u64,
+    m_cap: u64,
+}
+fn used3(q: &VecDeque<(u64, u32, u8)>) -> u64 {
+    q.iter().map(|e| u64::from(e.1)).sum()
+}
+impl NaiveS3 {
+    fn new(cap: u64) -> Self {
+        let s_cap = ((cap as f64 * s3fifo::SMALL_SHARE) as u64).max(1);
+        NaiveS3 {
+            s: VecDeque::new(),
+            m: VecDeque::new(),
+            g: VecDeque::new(),
+            cap,
+            s_cap,
+            m_cap: cap.saturating_sub(s_cap).max(1),
+        }
+    }
+    fn evict_m(&mut self) {
+        while let Some(mut t) = self.m.pop_back() {
+            if t.2 > 0 {
+                t.2 -= 1;
+                self.m.push_front(t);
+            } else {
+                return;
+            }
+        }
+    }
+    fn evict_s(&mut self) {
+        while let Some(t) = self.s.pop_back() {
+            if t.2 >= s3fifo::MOVE_TO_MAIN {
+                self.m.push_front(t);
+                if used3(&self.m) > self.m_cap {
+                    self.evict_m();
+                }
+            } else {
+                self.g.push_front((t.0, t.1));
+                while self.g.iter().map(|e| u64::from(e.1)).sum::<u64>() > self.m_cap {
+                    self.g.pop_back();
+                }
+                return;
+            }
+        }
+    }
+}
+impl Model for NaiveS3 {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        if let Some(e) = self.s.iter_mut().chain(self.m.iter_mut()).find(|e| e.0 == id) {
+            e.2 = (e.2 + 1).min(3);
+            return true;
+        }
+        if u64::from(w) > self.cap {
+            return false;
+        }
+        let ghost = self.g.iter().position(|e| e.0 == id).map(|i| self.g.remove(i));
+        while used3(&self.s) + used3(&self.m) + u64::from(w) > self.cap {
+            if used3(&self.s) >= self.s_cap || self.m.is_empty() {
+                self.evict_s();
+            } else {
+                self.evict_m();
+            }
+        }
+        if ghost.is_some() {
+            self.m.push_front((id, w, 0));
+        } else {
+            self.s.push_front((id, w, 0));
+        }
+        false
+    }
+}
+
+fn model(p: Policy, cap: u64) -> Box<dyn Model> {
+    match p {
+        Policy::Lru => Box::new(NaiveLru(VecDeque::new(), cap)),
+        Policy::Fifo => Box::new(NaiveFifo(VecDeque::new(), cap)),
+        Policy::Lfu => Box::new(NaiveLfu(Vec::new(), cap, 0)),
+        Policy::S3Fifo => Box::new(NaiveS3::new(cap)),
+        Policy::Sieve => Box::new(NaiveSieve(Vec::new(), None, cap)),
+    }
+}
+
+fn requests() -> impl Strategy<Value = Vec<(u64, u32)>> {
+    // Skewed ids (squares of uniform draws favour small ids) so hits and evictions both happen.
+    proptest::collection::vec((0u64..40, 1u32..9), 1..600)
+        .prop_map(|v| v.into_iter().map(|(x, s)| (x * x / 40, s)).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// LRU against the `lru` crate (an independent, widely used implementation), capacity in
+    /// objects.
+    #[test]
+    fn lru_matches_lru_crate(reqs in requests(), cap in 1usize..30) {
+        let mut ours = lru::Lru::new(Capacity::objects(cap as u64).unwrap());
+        let mut oracle = ::lru::LruCache::new(std::num::NonZeroUsize::new(cap).unwrap());
+        for (id, _) in reqs {
+            let hit = oracle.get(&id).is_some();
+            if !hit {
+                oracle.put(id, ());
+            }
+            prop_assert_eq!(ours.access(id, 1), hit);
+            prop_assert_eq!(ours.len(), oracle.len());
+        }
+        for (id, _) in oracle.iter() {
+            prop_assert!(ours.contains(*id));
+        }
+    }
+
+    /// Every policy, in both units, against its naive model: the same hit/miss sequence, and
+    /// the capacity never exceeded.
+    #[test]
+    fn policies_match_naive_models(reqs in requests(), cap in 1u64..40, bytes in any::<bool>()) {
+        let unit = if bytes { Unit::Bytes } else { Unit::Objects };
+        let capacity = Capacity::new(cap, unit).unwrap();
+        for p in Policy::ALL {
+            let mut ours = p.build(capacity);
+            let mut naive = model(p, cap);
+            for (i, &(id, size)) in reqs.iter().enumerate() {
+                let w = capacity.weight(size);
+                prop_assert_eq!(ours.access(id, size), naive.access(id, w),
+                    "{} differs at request {} (id {}, size {})", p.name(), i, id, size);
+                prop_assert!(ours.used() <= cap);
+            }
+        }
+    }
+}
+
+#[test]
+fn oversized_objects_are_not_admitted() {
+    for p in Policy::ALL {
+        let mut c = p.build(Capacity::new(10, Unit::Bytes).unwrap());
+        assert!(!c.access(1, 11));
+        assert!(!c.contains(1), "{}", p.name());
+        assert!(!c.access(2, 10));
+        assert!(c.access(2, 10), "{}", p.name());
+        assert_eq!(c.used(), 10);
+    }
+}
+
+#[test]
+fn registry_names_roundtrip_and_refuse_unknown() {
+    for p in Policy::ALL {
+        assert_eq!(p.name().parse::<Policy>().unwrap(), p);
+    }
+    let e = "arc".parse::<Policy>().unwrap_err().to_string();
+    assert!(e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve"), "{e}");
+    assert!(Capacity::objects(0).is_err());
+}
+
+#[test]
+fn replay_counts_hits() {
+    let reqs: Vec<crate::workload::Request> = [1u64, 2, 1, 3, 1, 2]
+        .iter()
+        .map(|&id| crate::workload::Request {
+            time: 0,
+            id,
+            size: 1,
+            next_access: -1,
+        })
+        .collect();
+    // LRU of 2: 1m 2m 1h 3m(evicts 2) 1h 2m.
+    let mut c = Policy::Lru.build(Capacity::objects(2).unwrap());
+    assert_eq!(c.replay_dyn(&reqs), 2);
+    // FIFO of 2: 1m 2m 1h 3m(evicts 1) 1m(evicts 2) 2m.
+    let mut c = Policy::Fifo.build(Capacity::objects(2).unwrap());
+    assert_eq!(c.replay_dyn(&reqs), 1);
+}

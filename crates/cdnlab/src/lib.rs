@@ -1,0 +1,31 @@
+//! # cdnlab: CDN server selection and load balancing
+//!
+//! This crate is the pure half of cdnlab: every model and algorithm, and nothing that touches a
+//! file, a socket, a clock or a terminal. The `cdnlab` binary (crate `cdnlab-cli`) and the live
+//! servers are thin shells around it, so the simulator and the real servers run the same code.
+//!
+//! ## Layout
+//! - [`rng`]: deterministic random streams, one per (master seed, cell, replication).
+//! - [`workload`]: catalogues, popularity laws (Zipf, uniform), Poisson arrivals, trace readers.
+//! - [`cache`]: one [`cache::Cache`] trait, one file per eviction policy (LRU, FIFO, LFU, S3-FIFO,
+//!   SIEVE), the Che approximation, and a registry from config names to policies.
+//! - [`stats`]: running moments, confidence intervals.
+//! - [`sim`]: experiments. An [`sim::Experiment`] declares its parameters (with ranges) and metrics
+//!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
+//!   scenario names to experiments, so the runner never names a concrete model.
+//!
+//! ## Design rules
+//! - Determinism: a result is a function of (scenario, seed). Nothing reads the clock or a global
+//!   RNG; hash-table iteration order never reaches an output.
+//! - Hot paths (one simulated request) allocate nothing: caches are flat arrays indexed by dense
+//!   slot ids, with a private open-addressing index from object id to slot.
+//! - Errors are typed ([`Error`]); bad input never panics.
+
+pub mod cache;
+pub mod error;
+pub mod rng;
+pub mod sim;
+pub mod stats;
+pub mod workload;
+
+pub use error::Error;

@@ -1,0 +1,25 @@
+//! Workloads: what is requested, how often, and when.
+//!
+//! - [`catalogue`]: a set of objects with sizes.
+//! - [`popularity`]: Zipf (any exponent alpha >= 0; alpha = 0 is uniform) and uniform laws, with an
+//!   O(1) alias sampler and the exact probabilities (for analytical models such as Che's).
+//! - [`arrivals`]: Poisson arrival processes.
+//! - [`trace`]: requests read from libCacheSim `oracleGeneral` binary traces or CSV files.
+
+pub mod arrivals;
+pub mod catalogue;
+pub mod popularity;
+pub mod trace;
+
+/// One request: which object, how large, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// Timestamp in the trace's own unit (seconds in oracleGeneral).
+    pub time: u64,
+    /// Object id.
+    pub id: u64,
+    /// Object size in bytes (1 for unit-size workloads).
+    pub size: u32,
+    /// Index of the next request for the same object, or -1 if there is none.
+    pub next_access: i64,
+}

@@ -1,0 +1,349 @@
+//! Trace readers and writers.
+//!
+//! - libCacheSim `oracleGeneral`: 24-byte little-endian records `u32 time, u64 id, u32 size,
+//!   i64 next_access` (next_access is the index of the next request for the same object, -1 if
+//!   none). Parsed from bytes; the caller does the file I/O.
+//! - CSV with a column mapping (1-based column numbers, as in libCacheSim's `csv` reader).
+//!
+//! Readers refuse what they cannot make sense of, naming the record (or line), its byte offset,
+//! the field, the bad value and what is allowed.
+
+use super::Request;
+use std::collections::HashMap;
+use std::io::Read;
+
+/// Bytes per oracleGeneral record.
+pub const ORACLE_GENERAL_RECORD: usize = 24;
+
+/// Why a trace cannot be read.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TraceError {
+    #[error("empty trace: no requests in it")]
+    Empty,
+    #[error(
+        "truncated oracleGeneral trace: {bytes} bytes is not a multiple of the 24-byte record \
+         ({records} whole records, then {trailing} stray bytes)"
+    )]
+    Truncated {
+        bytes: usize,
+        records: usize,
+        trailing: usize,
+    },
+    #[error(
+        "corrupt oracleGeneral record {record} (byte offset {offset}): {field} = {value} \
+         ({allowed})"
+    )]
+    Corrupt {
+        record: usize,
+        offset: usize,
+        field: &'static str,
+        value: String,
+        allowed: &'static str,
+    },
+    #[error("CSV line {line}: {message}")]
+    Csv { line: u64, message: String },
+}
+
+/// Parses a whole oracleGeneral trace.
+///
+/// Refused: an empty input, a length that is not a multiple of 24, `next_access < -1`, and (when
+/// `require_size` holds, i.e. capacities are in bytes) a zero object size.
+pub fn parse_oracle_general(bytes: &[u8], require_size: bool) -> Result<Vec<Request>, TraceError> {
+    if bytes.is_empty() {
+        return Err(TraceError::Empty);
+    }
+    let trailing = bytes.len() % ORACLE_GENERAL_RECORD;
+    let records = bytes.len() / ORACLE_GENERAL_RECORD;
+    if trailing != 0 {
+        return Err(TraceError::Truncated {
+            bytes: bytes.len(),
+            records,
+            trailing,
+        });
+    }
+    let mut out = Vec::with_capacity(records);
+    for (i, rec) in bytes.chunks_exact(ORACLE_GENERAL_RECORD).enumerate() {
+        let time = u32::from_le_bytes(rec[0..4].try_into().expect("4 bytes"));
+        let id = u64::from_le_bytes(rec[4..12].try_into().expect("8 bytes"));
+        let size = u32::from_le_bytes(rec[12..16].try_into().expect("4 bytes"));
+        let next_access = i64::from_le_bytes(rec[16..24].try_into().expect("8 bytes"));
+        let corrupt = |field, value: String, allowed| TraceError::Corrupt {
+            record: i,
+            offset: i * ORACLE_GENERAL_RECORD,
+            field,
+            value,
+            allowed,
+        };
+        if next_access < -1 {
+            return Err(corrupt(
+                "next_access",
+                next_access.to_string(),
+                "-1 (never again) or a request index >= 0",
+            ));
+        }
+        if require_size && size == 0 {
+            return Err(corrupt(
+                "size",
+                "0".into(),
+                "sizes must be >= 1 byte when the capacity is in bytes",
+            ));
+        }
+        out.push(Request {
+            time: u64::from(time),
+            id,
+            size,
+            next_access,
+        });
+    }
+    Ok(out)
+}
+
+/// Encodes requests as oracleGeneral bytes. Times above `u32::MAX` are refused by the caller's
+/// construction; here they are saturated so the function cannot fail.
+pub fn encode_oracle_general(reqs: &[Request]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(reqs.len() * ORACLE_GENERAL_RECORD);
+    for r in reqs {
+        out.extend_from_slice(&u32::try_from(r.time).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(&r.id.to_le_bytes());
+        out.extend_from_slice(&r.size.to_le_bytes());
+        out.extend_from_slice(&r.next_access.to_le_bytes());
+    }
+    out
+}
+
+/// Sets each request's `next_access` to the index of the next request for the same id (-1 if
+/// none), as oracleGeneral traces carry it.
+pub fn fill_next_access(reqs: &mut [Request]) {
+    let mut next: HashMap<u64, i64> = HashMap::with_capacity(reqs.len().min(1 << 20));
+    for (i, r) in reqs.iter_mut().enumerate().rev() {
+        r.next_access = next.insert(r.id, i as i64).unwrap_or(-1);
+    }
+}
+
+/// Where the fields of a CSV trace are (1-based column numbers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvColumns {
+    /// Column of the object id (required).
+    pub id: usize,
+    /// Column of the object size in bytes; without it every size is 1.
+    pub size: Option<usize>,
+    /// Column of the timestamp; without it the time is the line's request index.
+    pub time: Option<usize>,
+    /// Whether the first line is a header to skip.
+    pub header: bool,
+    /// Field separator.
+    pub delimiter: u8,
+    /// Whether ids are text, hashed to 64 bits (FNV-1a, stable); otherwise they must be integers.
+    pub id_is_text: bool,
+}
+
+impl Default for CsvColumns {
+    fn default() -> Self {
+        CsvColumns {
+            id: 1,
+            size: None,
+            time: None,
+            header: false,
+            delimiter: b',',
+            id_is_text: false,
+        }
+    }
+}
+
+/// FNV-1a 64: a stable hash for text ids (the same on every platform and release).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Reads a CSV trace with the given column mapping. `next_access` is filled in.
+pub fn read_csv(input: impl Read, cols: &CsvColumns) -> Result<Vec<Request>, TraceError> {
+    for (name, c) in [("id", Some(cols.id)), ("size", cols.size), ("time", cols.time)] {
+        if c == Some(0) {
+            return Err(TraceError::Csv {
+                line: 0,
+                message: format!("the {name} column is 0; columns are numbered from 1"),
+            });
+        }
+    }
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(cols.header)
+        .delimiter(cols.delimiter)
+        .flexible(true)
+        .from_reader(input);
+    let mut out = Vec::new();
+    let mut rec = csv::ByteRecord::new();
+    loop {
+        let more = rdr.read_byte_record(&mut rec).map_err(|e| TraceError::Csv {
+            line: e.position().map_or(0, |p| p.line()),
+            message: e.to_string(),
+        })?;
+        if !more {
+            break;
+        }
+        let line = rec.position().map_or(0, |p| p.line());
+        let field = |name: &str, col: usize| -> Result<&[u8], TraceError> {
+            rec.get(col - 1).ok_or_else(|| TraceError::Csv {
+                line,
+                message: format!(
+                    "no column {col} for the {name} (the line has {} columns)",
+                    rec.len()
+                ),
+            })
+        };
+        let number = |name: &str, col: usize| -> Result<u64, TraceError> {
+            let raw = field(name, col)?;
+            let text = String::from_utf8_lossy(raw);
+            text.trim().parse::<u64>().map_err(|_| TraceError::Csv {
+                line,
+                message: format!(
+                    "{name} (column {col}) is `{text}`, not a whole number from 0 to {}",
+                    u64::MAX
+                ),
+            })
+        };
+        let id = if cols.id_is_text {
+            fnv1a64(field("id", cols.id)?)
+        } else {
+            number("id", cols.id)?
+        };
+        let size = match cols.size {
+            None => 1,
+            Some(c) => {
+                let s = number("size", c)?;
+                u32::try_from(s).map_err(|_| TraceError::Csv {
+                    line,
+                    message: format!("size (column {c}) is {s}, above the maximum {}", u32::MAX),
+                })?
+            }
+        };
+        let time = match cols.time {
+            None => out.len() as u64,
+            Some(c) => number("time", c)?,
+        };
+        out.push(Request {
+            time,
+            id,
+            size,
+            next_access: -1,
+        });
+    }
+    if out.is_empty() {
+        return Err(TraceError::Empty);
+    }
+    fill_next_access(&mut out);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn req(time: u64, id: u64, size: u32) -> Request {
+        Request {
+            time,
+            id,
+            size,
+            next_access: -1,
+        }
+    }
+
+    #[test]
+    fn oracle_general_roundtrip_and_layout() {
+        let mut reqs = vec![req(1, 7, 100), req(2, 9, 5), req(3, 7, 100)];
+        fill_next_access(&mut reqs);
+        assert_eq!(
+            reqs.iter().map(|r| r.next_access).collect::<Vec<_>>(),
+            [2, -1, -1]
+        );
+        let bytes = encode_oracle_general(&reqs);
+        assert_eq!(bytes.len(), 72);
+        // Field order and endianness of the first record.
+        assert_eq!(&bytes[0..4], &1u32.to_le_bytes());
+        assert_eq!(&bytes[4..12], &7u64.to_le_bytes());
+        assert_eq!(&bytes[12..16], &100u32.to_le_bytes());
+        assert_eq!(&bytes[16..24], &2i64.to_le_bytes());
+        assert_eq!(parse_oracle_general(&bytes, true).unwrap(), reqs);
+    }
+
+    #[test]
+    fn oracle_general_refusals() {
+        assert_eq!(parse_oracle_general(&[], false), Err(TraceError::Empty));
+        let good = encode_oracle_general(&[req(0, 1, 1), req(1, 2, 0)]);
+        assert!(matches!(
+            parse_oracle_general(&good[..30], false),
+            Err(TraceError::Truncated {
+                records: 1,
+                trailing: 6,
+                ..
+            })
+        ));
+        assert!(parse_oracle_general(&good, false).is_ok());
+        assert!(matches!(
+            parse_oracle_general(&good, true),
+            Err(TraceError::Corrupt {
+                record: 1,
+                offset: 24,
+                field: "size",
+                ..
+            })
+        ));
+        let mut bad = good.clone();
+        bad[16..24].copy_from_slice(&(-5i64).to_le_bytes());
+        let e = parse_oracle_general(&bad, false).unwrap_err();
+        assert!(e.to_string().contains("record 0"), "{e}");
+    }
+
+    #[test]
+    fn csv_with_mapping() {
+        let text = "ts,key,bytes\n10,5,300\n11,6,20\n12,5,300\n";
+        let cols = CsvColumns {
+            id: 2,
+            size: Some(3),
+            time: Some(1),
+            header: true,
+            ..Default::default()
+        };
+        let r = read_csv(text.as_bytes(), &cols).unwrap();
+        assert_eq!(r.len(), 3);
+        assert_eq!((r[0].time, r[0].id, r[0].size, r[0].next_access), (10, 5, 300, 2));
+        let e = read_csv("x,1\n".as_bytes(), &CsvColumns::default()).unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let cols = CsvColumns {
+            id: 2,
+            id_is_text: true,
+            ..Default::default()
+        };
+        let r = read_csv("1,abc\n2,abc\n".as_bytes(), &cols).unwrap();
+        assert_eq!(r[0].id, fnv1a64(b"abc"));
+        let e = read_csv("1\n".as_bytes(), &CsvColumns { id: 3, ..Default::default() })
+            .unwrap_err();
+        assert!(e.to_string().contains("no column 3"), "{e}");
+        assert_eq!(read_csv("".as_bytes(), &CsvColumns::default()), Err(TraceError::Empty));
+    }
+
+    proptest! {
+        // Fuzz: any bytes either parse or give a typed error; never a panic.
+        #[test]
+        fn oracle_general_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200),
+                                       sized in any::<bool>()) {
+            let _ = parse_oracle_general(&bytes, sized);
+        }
+
+        #[test]
+        fn csv_never_panics(text in ".{0,200}", id in 0usize..4, size in proptest::option::of(0usize..4)) {
+            let cols = CsvColumns { id, size, ..Default::default() };
+            let _ = read_csv(text.as_bytes(), &cols);
+        }
+
+        #[test]
+        fn oracle_general_roundtrips(ids in proptest::collection::vec((0u64..50, 1u32..1000), 1..100)) {
+            let mut reqs: Vec<Request> = ids.iter().enumerate()
+                .map(|(i, &(id, size))| req(i as u64, id, size)).collect();
+            fill_next_access(&mut reqs);
+            prop_assert_eq!(parse_oracle_general(&encode_oracle_general(&reqs), true).unwrap(), reqs);
+        }
+    }
+}
