@@ -1,0 +1,117 @@
+//! `lru-che`: simulated LRU hit ratio under independent Zipf requests, against the Che
+//! approximation. A check of the cache, the workload and the approximation together.
+
+use super::params::{DefaultValue as D, Kind, ParamSpec, Params};
+use super::Experiment;
+use crate::cache::{Cache, Capacity, che, lru::Lru};
+use crate::rng::Rng;
+use crate::workload::popularity::{Law, Sampler};
+use crate::Error;
+
+/// The experiment.
+pub struct LruChe;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "objects",
+        kind: Kind::Int { min: 2, max: 100_000_000 },
+        default: D::Int(10_000),
+        help: "catalogue size N (unit-size objects)",
+    },
+    ParamSpec {
+        name: "cache_size",
+        kind: Kind::Int { min: 1, max: 100_000_000 },
+        default: D::Int(100),
+        help: "LRU capacity C in objects (below N)",
+    },
+    ParamSpec {
+        name: "alpha",
+        kind: Kind::Float { min: 0.0, max: 5.0 },
+        default: D::Float(0.8),
+        help: "Zipf exponent (0 = uniform)",
+    },
+    ParamSpec {
+        name: "warmup",
+        kind: Kind::Int { min: 0, max: 10_000_000_000 },
+        default: D::Int(100_000),
+        help: "requests before measuring (fill the cache)",
+    },
+    ParamSpec {
+        name: "requests",
+        kind: Kind::Int { min: 1, max: 10_000_000_000 },
+        default: D::Int(1_000_000),
+        help: "measured requests",
+    },
+];
+
+const METRICS: &[&str] = &["hit_ratio", "che_hit_ratio", "abs_error"];
+
+impl Experiment for LruChe {
+    fn name(&self) -> &'static str {
+        "lru-che"
+    }
+    fn about(&self) -> &'static str {
+        "simulated LRU hit ratio under IRM Zipf requests vs the Che approximation"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn metrics(&self) -> &'static [&'static str] {
+        METRICS
+    }
+    fn check(&self, p: &Params) -> Result<(), Error> {
+        let (n, c) = (p.int("objects"), p.int("cache_size"));
+        if c >= n {
+            return Err(Error::param(
+                "cache_size",
+                c,
+                format!("below objects ({n}): a cache holding everything always hits"),
+            ));
+        }
+        Ok(())
+    }
+    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+        self.check(p)?;
+        let n = p.int("objects") as usize;
+        let law = Law::Zipf {
+            alpha: p.float("alpha"),
+        };
+        let sampler = Sampler::new(law, n)?;
+        let mut cache = Lru::new(Capacity::objects(p.int("cache_size") as u64)?);
+        for _ in 0..p.int("warmup") {
+            cache.access(sampler.sample(rng) as u64, 1);
+        }
+        let requests = p.int("requests") as u64;
+        let mut hits = 0u64;
+        for _ in 0..requests {
+            hits += u64::from(cache.access(sampler.sample(rng) as u64, 1));
+        }
+        let sim = hits as f64 / requests as f64;
+        let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
+        Ok(vec![sim, approx, (sim - approx).abs()])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// The Che approximation is known to be accurate for Zipf IRM with N in the thousands:
+    /// we require agreement within 0.01 on one cell with 400k measured requests (the sampling
+    /// standard error of the hit ratio is below 0.001 here).
+    #[test]
+    fn simulation_agrees_with_che() {
+        let mut g = BTreeMap::new();
+        g.insert("objects".to_string(), super::super::Value::Int(2000));
+        g.insert("cache_size".to_string(), super::super::Value::Int(200));
+        g.insert("requests".to_string(), super::super::Value::Int(400_000));
+        let p = Params::resolve(PARAMS, &g).unwrap();
+        let m = LruChe.run(&p, &mut crate::rng::stream(1, 0, 0)).unwrap();
+        assert!(m[2] < 0.01, "{m:?}");
+        assert!(m[0] > 0.3 && m[0] < 0.8, "{m:?}");
+        g.insert("cache_size".to_string(), super::super::Value::Int(2000));
+        let p = Params::resolve(PARAMS, &g).unwrap();
+        assert!(LruChe.check(&p).is_err());
+    }
+}

@@ -1,0 +1,199 @@
+//! Experiment parameters: declarations with ranges, and resolved values.
+
+use crate::Error;
+use std::collections::BTreeMap;
+
+/// A parameter value as written in a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Int(x) => write!(f, "{x}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Text(x) => write!(f, "{x}"),
+            Value::Bool(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// What values a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A whole number in `min..=max`.
+    Int { min: i64, max: i64 },
+    /// A number in `min..=max` (an integer is accepted too).
+    Float { min: f64, max: f64 },
+    /// One of the listed words.
+    Choice(&'static [&'static str]),
+    Bool,
+}
+
+impl Kind {
+    /// What is allowed, in words.
+    pub fn allowed(&self) -> String {
+        match self {
+            Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::Float { min, max } => format!("a number from {min} to {max}"),
+            Kind::Choice(c) => format!("one of {}", c.join(", ")),
+            Kind::Bool => "true or false".into(),
+        }
+    }
+}
+
+/// A declared parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: DefaultValue,
+    pub help: &'static str,
+}
+
+/// A default, in a form that can live in a `static`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DefaultValue {
+    Int(i64),
+    Float(f64),
+    Text(&'static str),
+    Bool(bool),
+}
+
+impl DefaultValue {
+    fn value(self) -> Value {
+        match self {
+            DefaultValue::Int(x) => Value::Int(x),
+            DefaultValue::Float(x) => Value::Float(x),
+            DefaultValue::Text(x) => Value::Text(x.into()),
+            DefaultValue::Bool(x) => Value::Bool(x),
+        }
+    }
+}
+
+impl ParamSpec {
+    /// Checks `v` against the kind, normalising an integer given for a float.
+    pub fn validate(&self, v: &Value) -> Result<Value, Error> {
+        let bad = || Error::param(self.name, v, self.kind.allowed());
+        match (self.kind, v) {
+            (Kind::Int { min, max }, Value::Int(x)) if (min..=max).contains(x) => Ok(v.clone()),
+            (Kind::Float { min, max }, Value::Float(x)) if x.is_finite() && *x >= min && *x <= max => {
+                Ok(v.clone())
+            }
+            (Kind::Float { min, max }, Value::Int(x))
+                if (*x as f64) >= min && (*x as f64) <= max =>
+            {
+                Ok(Value::Float(*x as f64))
+            }
+            (Kind::Choice(c), Value::Text(x)) if c.contains(&x.as_str()) => Ok(v.clone()),
+            (Kind::Bool, Value::Bool(_)) => Ok(v.clone()),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Resolved parameters of one cell: every declared name has a valid value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params(BTreeMap<String, Value>);
+
+impl Params {
+    /// Validates `given` against `specs` and fills in defaults. Unknown names are refused.
+    pub fn resolve(specs: &[ParamSpec], given: &BTreeMap<String, Value>) -> Result<Params, Error> {
+        if let Some(k) = given.keys().find(|k| !specs.iter().any(|s| s.name == *k)) {
+            return Err(Error::Unknown {
+                what: "parameter",
+                name: k.clone(),
+                allowed: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            });
+        }
+        let mut out = BTreeMap::new();
+        for s in specs {
+            let v = match given.get(s.name) {
+                Some(v) => s.validate(v)?,
+                None => s.default.value(),
+            };
+            out.insert(s.name.to_string(), v);
+        }
+        Ok(Params(out))
+    }
+
+    /// The values, by name.
+    pub fn values(&self) -> &BTreeMap<String, Value> {
+        &self.0
+    }
+
+    fn get(&self, name: &str) -> &Value {
+        // Experiments only ask for names they declared; resolve() filled every one.
+        self.0
+            .get(name)
+            .unwrap_or_else(|| panic!("parameter `{name}` was not declared"))
+    }
+
+    /// An integer parameter.
+    pub fn int(&self, name: &str) -> i64 {
+        match self.get(name) {
+            Value::Int(x) => *x,
+            v => panic!("parameter `{name}` is {v:?}, not an integer"),
+        }
+    }
+
+    /// A float parameter.
+    pub fn float(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Value::Float(x) => *x,
+            Value::Int(x) => *x as f64,
+            v => panic!("parameter `{name}` is {v:?}, not a number"),
+        }
+    }
+
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> &str {
+        match self.get(name) {
+            Value::Text(x) => x,
+            v => panic!("parameter `{name}` is {v:?}, not text"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[ParamSpec] = &[
+        ParamSpec {
+            name: "alpha",
+            kind: Kind::Float { min: 0.0, max: 5.0 },
+            default: DefaultValue::Float(0.8),
+            help: "",
+        },
+        ParamSpec {
+            name: "n",
+            kind: Kind::Int { min: 1, max: 10 },
+            default: DefaultValue::Int(3),
+            help: "",
+        },
+    ];
+
+    #[test]
+    fn resolve_fills_defaults_and_checks_ranges() {
+        let mut g = BTreeMap::new();
+        g.insert("alpha".to_string(), Value::Int(1));
+        let p = Params::resolve(SPECS, &g).unwrap();
+        assert_eq!(p.float("alpha"), 1.0);
+        assert_eq!(p.int("n"), 3);
+        g.insert("alpha".into(), Value::Float(-0.5));
+        let e = Params::resolve(SPECS, &g).unwrap_err().to_string();
+        assert!(e.contains("alpha") && e.contains("-0.5") && e.contains("from 0 to 5"), "{e}");
+        g.insert("alpha".into(), Value::Text("x".into()));
+        assert!(Params::resolve(SPECS, &g).is_err());
+        let mut g = BTreeMap::new();
+        g.insert("beta".to_string(), Value::Int(1));
+        let e = Params::resolve(SPECS, &g).unwrap_err().to_string();
+        assert!(e.contains("beta") && e.contains("alpha, n"), "{e}");
+    }
+}
