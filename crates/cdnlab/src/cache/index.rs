@@ -45,7 +45,9 @@ pub struct IdIndex {
 impl IdIndex {
     /// An index sized so that `expected` entries stay under 3/4 load.
     pub fn with_capacity(expected: usize) -> Self {
-        let buckets = (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(8);
+        let buckets = (expected.saturating_mul(4) / 3 + 1)
+            .next_power_of_two()
+            .max(8);
         IdIndex {
             table: vec![EMPTY; buckets],
             mask: buckets - 1,

@@ -82,7 +82,9 @@ impl Capacity {
     /// arrays grow if more objects fit).
     pub fn expected_objects(&self) -> usize {
         match self.unit {
-            Unit::Objects => usize::try_from(self.amount).unwrap_or(usize::MAX).min(1 << 26),
+            Unit::Objects => usize::try_from(self.amount)
+                .unwrap_or(usize::MAX)
+                .min(1 << 26),
             Unit::Bytes => usize::try_from(self.amount / 4096)
                 .unwrap_or(usize::MAX)
                 .clamp(16, 1 << 20),

@@ -156,14 +156,23 @@ impl NaiveS3 {
 }
 impl Model for NaiveS3 {
     fn access(&mut self, id: u64, w: u32) -> bool {
-        if let Some(e) = self.s.iter_mut().chain(self.m.iter_mut()).find(|e| e.0 == id) {
+        if let Some(e) = self
+            .s
+            .iter_mut()
+            .chain(self.m.iter_mut())
+            .find(|e| e.0 == id)
+        {
             e.2 = (e.2 + 1).min(3);
             return true;
         }
         if u64::from(w) > self.cap {
             return false;
         }
-        let ghost = self.g.iter().position(|e| e.0 == id).map(|i| self.g.remove(i));
+        let ghost = self
+            .g
+            .iter()
+            .position(|e| e.0 == id)
+            .map(|i| self.g.remove(i));
         while used3(&self.s) + used3(&self.m) + u64::from(w) > self.cap {
             if used3(&self.s) >= self.s_cap || self.m.is_empty() {
                 self.evict_s();
@@ -255,7 +264,10 @@ fn registry_names_roundtrip_and_refuse_unknown() {
         assert_eq!(p.name().parse::<Policy>().unwrap(), p);
     }
     let e = "arc".parse::<Policy>().unwrap_err().to_string();
-    assert!(e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve"), "{e}");
+    assert!(
+        e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve"),
+        "{e}"
+    );
     assert!(Capacity::objects(0).is_err());
 }
 

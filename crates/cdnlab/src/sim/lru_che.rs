@@ -1,12 +1,12 @@
 //! `lru-che`: simulated LRU hit ratio under independent Zipf requests, against the Che
 //! approximation. A check of the cache, the workload and the approximation together.
 
-use super::params::{DefaultValue as D, Kind, ParamSpec, Params};
 use super::Experiment;
+use super::params::{DefaultValue as D, Kind, ParamSpec, Params};
+use crate::Error;
 use crate::cache::{Cache, Capacity, che, lru::Lru};
 use crate::rng::Rng;
 use crate::workload::popularity::{Law, Sampler};
-use crate::Error;
 
 /// The experiment.
 pub struct LruChe;
@@ -14,13 +14,19 @@ pub struct LruChe;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "objects",
-        kind: Kind::Int { min: 2, max: 100_000_000 },
+        kind: Kind::Int {
+            min: 2,
+            max: 100_000_000,
+        },
         default: D::Int(10_000),
         help: "catalogue size N (unit-size objects)",
     },
     ParamSpec {
         name: "cache_size",
-        kind: Kind::Int { min: 1, max: 100_000_000 },
+        kind: Kind::Int {
+            min: 1,
+            max: 100_000_000,
+        },
         default: D::Int(100),
         help: "LRU capacity C in objects (below N)",
     },
@@ -32,13 +38,19 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "warmup",
-        kind: Kind::Int { min: 0, max: 10_000_000_000 },
+        kind: Kind::Int {
+            min: 0,
+            max: 10_000_000_000,
+        },
         default: D::Int(100_000),
         help: "requests before measuring (fill the cache)",
     },
     ParamSpec {
         name: "requests",
-        kind: Kind::Int { min: 1, max: 10_000_000_000 },
+        kind: Kind::Int {
+            min: 1,
+            max: 10_000_000_000,
+        },
         default: D::Int(1_000_000),
         help: "measured requests",
     },

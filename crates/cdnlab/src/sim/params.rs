@@ -27,9 +27,15 @@ impl std::fmt::Display for Value {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     /// A whole number in `min..=max`.
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     /// A number in `min..=max` (an integer is accepted too).
-    Float { min: f64, max: f64 },
+    Float {
+        min: f64,
+        max: f64,
+    },
     /// One of the listed words.
     Choice(&'static [&'static str]),
     Bool,
@@ -82,7 +88,9 @@ impl ParamSpec {
         let bad = || Error::param(self.name, v, self.kind.allowed());
         match (self.kind, v) {
             (Kind::Int { min, max }, Value::Int(x)) if (min..=max).contains(x) => Ok(v.clone()),
-            (Kind::Float { min, max }, Value::Float(x)) if x.is_finite() && *x >= min && *x <= max => {
+            (Kind::Float { min, max }, Value::Float(x))
+                if x.is_finite() && *x >= min && *x <= max =>
+            {
                 Ok(v.clone())
             }
             (Kind::Float { min, max }, Value::Int(x))
@@ -188,7 +196,10 @@ mod tests {
         assert_eq!(p.int("n"), 3);
         g.insert("alpha".into(), Value::Float(-0.5));
         let e = Params::resolve(SPECS, &g).unwrap_err().to_string();
-        assert!(e.contains("alpha") && e.contains("-0.5") && e.contains("from 0 to 5"), "{e}");
+        assert!(
+            e.contains("alpha") && e.contains("-0.5") && e.contains("from 0 to 5"),
+            "{e}"
+        );
         g.insert("alpha".into(), Value::Text("x".into()));
         assert!(Params::resolve(SPECS, &g).is_err());
         let mut g = BTreeMap::new();

@@ -92,7 +92,11 @@ mod tests {
     /// (e.g. off by one rank) exceeds it by orders of magnitude.
     #[test]
     fn sampler_fits_pmf() {
-        for law in [Law::Zipf { alpha: 0.8 }, Law::Zipf { alpha: 1.2 }, Law::Uniform] {
+        for law in [
+            Law::Zipf { alpha: 0.8 },
+            Law::Zipf { alpha: 1.2 },
+            Law::Uniform,
+        ] {
             let n = 20;
             let s = Sampler::new(law, n).unwrap();
             let p = law.pmf(n).unwrap();

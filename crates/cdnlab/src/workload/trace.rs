@@ -159,7 +159,11 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// Reads a CSV trace with the given column mapping. `next_access` is filled in.
 pub fn read_csv(input: impl Read, cols: &CsvColumns) -> Result<Vec<Request>, TraceError> {
-    for (name, c) in [("id", Some(cols.id)), ("size", cols.size), ("time", cols.time)] {
+    for (name, c) in [
+        ("id", Some(cols.id)),
+        ("size", cols.size),
+        ("time", cols.time),
+    ] {
         if c == Some(0) {
             return Err(TraceError::Csv {
                 line: 0,
@@ -175,10 +179,12 @@ pub fn read_csv(input: impl Read, cols: &CsvColumns) -> Result<Vec<Request>, Tra
     let mut out = Vec::new();
     let mut rec = csv::ByteRecord::new();
     loop {
-        let more = rdr.read_byte_record(&mut rec).map_err(|e| TraceError::Csv {
-            line: e.position().map_or(0, |p| p.line()),
-            message: e.to_string(),
-        })?;
+        let more = rdr
+            .read_byte_record(&mut rec)
+            .map_err(|e| TraceError::Csv {
+                line: e.position().map_or(0, |p| p.line()),
+                message: e.to_string(),
+            })?;
         if !more {
             break;
         }
@@ -308,7 +314,10 @@ mod tests {
         };
         let r = read_csv(text.as_bytes(), &cols).unwrap();
         assert_eq!(r.len(), 3);
-        assert_eq!((r[0].time, r[0].id, r[0].size, r[0].next_access), (10, 5, 300, 2));
+        assert_eq!(
+            (r[0].time, r[0].id, r[0].size, r[0].next_access),
+            (10, 5, 300, 2)
+        );
         let e = read_csv("x,1\n".as_bytes(), &CsvColumns::default()).unwrap_err();
         assert!(e.to_string().contains("line 1"), "{e}");
         let cols = CsvColumns {
@@ -318,10 +327,19 @@ mod tests {
         };
         let r = read_csv("1,abc\n2,abc\n".as_bytes(), &cols).unwrap();
         assert_eq!(r[0].id, fnv1a64(b"abc"));
-        let e = read_csv("1\n".as_bytes(), &CsvColumns { id: 3, ..Default::default() })
-            .unwrap_err();
+        let e = read_csv(
+            "1\n".as_bytes(),
+            &CsvColumns {
+                id: 3,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("no column 3"), "{e}");
-        assert_eq!(read_csv("".as_bytes(), &CsvColumns::default()), Err(TraceError::Empty));
+        assert_eq!(
+            read_csv("".as_bytes(), &CsvColumns::default()),
+            Err(TraceError::Empty)
+        );
     }
 
     proptest! {

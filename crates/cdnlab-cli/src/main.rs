@@ -1,0 +1,77 @@
+//! The `cdnlab` command: a thin shell over the `cdnlab` library. It reads files, parses flags,
+//! runs sweeps in parallel, writes results and plots, and reports errors as one clear message.
+
+mod error;
+mod gentrace;
+mod output;
+mod plot;
+mod replay;
+mod reproduce;
+mod runner;
+mod scenario;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// cdnlab: CDN server selection and load balancing, simulated and measured.
+#[derive(Debug, Parser)]
+#[command(name = "cdnlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Replay a trace through a cache policy: miss ratio, timings, throughput.
+    CacheReplay(replay::ReplayArgs),
+    /// Run a scenario: its grid x replications in parallel, with results, summary and plots.
+    Run(runner::RunArgs),
+    /// Combine the output folders of `run --shard` into one.
+    Merge(runner::MergeArgs),
+    /// Run every registered experiment and write report.html and claims.json.
+    Reproduce(reproduce::ReproduceArgs),
+    /// Write a synthetic Zipf trace in oracleGeneral format.
+    GenTrace(gentrace::GenTraceArgs),
+    /// List the experiments a scenario can name, with their parameters and metrics.
+    Experiments,
+}
+
+fn experiments() {
+    for e in cdnlab::sim::registry() {
+        println!("{}: {}", e.name(), e.about());
+        println!("  parameters:");
+        for p in e.params() {
+            println!(
+                "    {:<12} {} ({}; default {:?})",
+                p.name,
+                p.help,
+                p.kind.allowed(),
+                p.default
+            );
+        }
+        println!("  metrics: {}", e.metrics().join(", "));
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::CacheReplay(a) => replay::run(a),
+        Command::Run(a) => runner::run(a),
+        Command::Merge(a) => runner::merge(a),
+        Command::Reproduce(a) => reproduce::run(a),
+        Command::GenTrace(a) => gentrace::run(a),
+        Command::Experiments => {
+            experiments();
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

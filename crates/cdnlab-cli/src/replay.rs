@@ -1,0 +1,160 @@
+//! `cdnlab cache-replay`: replays a trace through one cache policy and reports the miss ratio and
+//! the throughput, with reading and simulation timed separately.
+
+use crate::error::{CliError, Result};
+use crate::output;
+use cdnlab::cache::{Capacity, Policy, Unit};
+use cdnlab::workload::trace::{self, CsvColumns};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Trace file formats.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// libCacheSim oracleGeneral binary: 24-byte records (u32 time, u64 id, u32 size,
+    /// i64 next-access), little endian.
+    OracleGeneral,
+    /// Text, one request a line; columns chosen with --csv-id, --csv-size, --csv-time.
+    Csv,
+}
+
+/// Arguments of `cdnlab cache-replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Trace file to replay.
+    #[arg(long)]
+    pub trace: PathBuf,
+    /// Trace format.
+    #[arg(long, value_enum, default_value = "oracle-general")]
+    pub format: Format,
+    /// Eviction policy: lru, fifo, lfu, s3fifo or sieve.
+    #[arg(long, default_value = "lru")]
+    pub policy: String,
+    /// Cache capacity, in --size-unit units (at least 1).
+    #[arg(long)]
+    pub size: u64,
+    /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size).
+    #[arg(long, default_value = "objects")]
+    pub size_unit: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// CSV: column of the object id (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub csv_id: usize,
+    /// CSV: column of the object size in bytes (default: every size is 1).
+    #[arg(long)]
+    pub csv_size: Option<usize>,
+    /// CSV: column of the timestamp (default: the line number).
+    #[arg(long)]
+    pub csv_time: Option<usize>,
+    /// CSV: the first line is a header.
+    #[arg(long)]
+    pub csv_header: bool,
+    /// CSV: field delimiter (one ASCII character).
+    #[arg(long, default_value = ",")]
+    pub csv_delimiter: String,
+    /// CSV: ids are text (hashed with FNV-1a 64) rather than integers.
+    #[arg(long)]
+    pub csv_id_text: bool,
+}
+
+/// Peak resident memory of this process (Linux), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs the command.
+pub fn run(a: &ReplayArgs) -> Result<()> {
+    let policy: Policy = a.policy.parse()?;
+    let unit: Unit = a.size_unit.parse()?;
+    let cap = Capacity::new(a.size, unit).map_err(|_| {
+        CliError::Usage(format!(
+            "--size {}: the capacity must be at least 1",
+            a.size
+        ))
+    })?;
+    let t0 = Instant::now();
+    let bytes = output::read(&a.trace)?;
+    let reqs = match a.format {
+        Format::OracleGeneral => trace::parse_oracle_general(&bytes, unit == Unit::Bytes),
+        Format::Csv => {
+            let delim = match a.csv_delimiter.as_bytes() {
+                [d] => *d,
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "--csv-delimiter `{}`: one ASCII character is allowed",
+                        a.csv_delimiter
+                    )));
+                }
+            };
+            let cols = CsvColumns {
+                id: a.csv_id,
+                size: a.csv_size,
+                time: a.csv_time,
+                header: a.csv_header,
+                delimiter: delim,
+                id_is_text: a.csv_id_text,
+            };
+            trace::read_csv(&bytes[..], &cols)
+        }
+    }
+    .map_err(|e| CliError::file(&a.trace, e.to_string()))?;
+    drop(bytes);
+    let read_s = t0.elapsed().as_secs_f64();
+
+    let mut cache = policy.build(cap);
+    let t1 = Instant::now();
+    let hits = cache.replay_dyn(&reqs);
+    let sim_s = t1.elapsed().as_secs_f64();
+
+    let n = reqs.len() as u64;
+    let miss_ratio = (n - hits) as f64 / n as f64;
+    let mreq = n as f64 / sim_s.max(1e-9) / 1e6;
+    let heap = cache.heap_bytes();
+    let per_obj = heap as f64 / cache.len().max(1) as f64;
+    if a.json {
+        let v = serde_json::json!({
+            "trace": a.trace.display().to_string(),
+            "format": format!("{:?}", a.format).to_lowercase(),
+            "policy": policy.name(),
+            "size": a.size,
+            "size_unit": a.size_unit,
+            "requests": n,
+            "hits": hits,
+            "misses": n - hits,
+            "miss_ratio": miss_ratio,
+            "read_seconds": read_s,
+            "sim_seconds": sim_s,
+            "mreq_per_s": mreq,
+            "cached_objects": cache.len(),
+            "cache_heap_bytes": heap,
+            "heap_bytes_per_cached_object": per_obj,
+            "peak_rss_bytes": peak_rss(),
+        });
+        println!("{v}");
+    } else {
+        println!("trace        {} ({n} requests)", a.trace.display());
+        println!(
+            "policy       {}, capacity {} {}",
+            policy.name(),
+            a.size,
+            a.size_unit
+        );
+        println!("requests     {n}");
+        println!("hits         {hits}");
+        println!("miss ratio   {miss_ratio:.6}");
+        println!("read time    {read_s:.3} s");
+        println!("sim time     {sim_s:.3} s");
+        println!("throughput   {mreq:.2} Mreq/s (simulation only)");
+        println!(
+            "cache memory {heap} bytes for {} objects ({per_obj:.1} bytes/object)",
+            cache.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! `cdnlab reproduce`: runs every registered experiment (quick or paper scale), evaluates its
+//! claims and writes `report.html` and `claims.json`.
+//!
+//! A [`Reproduction`] is a scenario (embedded, in two scales) plus a function from its summary to
+//! claims. Each paper's issue registers its own here; the runner is shared.
+
+use crate::error::{CliError, Result};
+use crate::output::{self, write_atomic};
+use crate::runner::{self, Shard, SummaryRow};
+use crate::scenario::Scenario;
+use clap::Args;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One claim checked against a measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Claim {
+    pub id: String,
+    pub paper: &'static str,
+    pub claim: String,
+    pub measured: serde_json::Value,
+    pub expected: String,
+    pub pass: bool,
+}
+
+/// A registered experiment.
+pub struct Reproduction {
+    /// Short id; output goes to DIR/ID.
+    pub id: &'static str,
+    /// `cache`, `gwtw`, `multihash` or `transport`.
+    pub paper: &'static str,
+    pub title: &'static str,
+    /// Scenario text at quick scale (the default) and at paper scale.
+    pub quick: &'static str,
+    pub full: &'static str,
+    /// What the figures show and how the claims are judged (HTML allowed).
+    pub notes: &'static str,
+    pub claims: fn(&Scenario, &[SummaryRow]) -> Vec<Claim>,
+}
+
+/// Every registered experiment.
+pub fn registry() -> Vec<Reproduction> {
+    vec![Reproduction {
+        id: "cache-che",
+        paper: "cache",
+        title: "LRU hit ratio vs the Che approximation",
+        quick: include_str!("../../../scenarios/cache-che.toml"),
+        full: include_str!("../../../scenarios/cache-che-full.toml"),
+        notes: "Independent requests over a Zipf(alpha) catalogue of unit-size objects into one \
+                LRU cache. The Che approximation (characteristic time T solving \
+                sum(1 - exp(-p_i T)) = C) is known to be accurate in this regime, so agreement \
+                checks the cache, the Zipf sampler and the approximation together.",
+        claims: cache_claims,
+    }]
+}
+
+/// Tolerance of `cache.C1`: mean simulated hit ratio within this of Che's, in every cell.
+pub const CHE_TOLERANCE: f64 = 0.01;
+
+fn metric(sc: &Scenario, r: &SummaryRow, name: &str) -> f64 {
+    let i = sc
+        .experiment
+        .metrics()
+        .iter()
+        .position(|m| *m == name)
+        .expect("registered metric");
+    r.metrics[i].mean
+}
+
+fn cache_claims(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let worst = rows
+        .iter()
+        .map(|r| (metric(sc, r, "hit_ratio") - metric(sc, r, "che_hit_ratio")).abs())
+        .fold(0.0f64, f64::max);
+    // Monotonicity: along cache_size for each alpha, and along alpha for each cache_size.
+    let increasing = |key: &str, other: &str| {
+        let mut ok = true;
+        for a in rows {
+            for b in rows {
+                let same_other = a.params[other] == b.params[other];
+                let less = match (&a.params[key], &b.params[key]) {
+                    (cdnlab::sim::Value::Float(x), cdnlab::sim::Value::Float(y)) => x < y,
+                    (cdnlab::sim::Value::Int(x), cdnlab::sim::Value::Int(y)) => x < y,
+                    _ => false,
+                };
+                if same_other && less && metric(sc, a, "hit_ratio") >= metric(sc, b, "hit_ratio") {
+                    ok = false;
+                }
+            }
+        }
+        ok
+    };
+    let by_size = increasing("cache_size", "alpha");
+    let by_alpha = increasing("alpha", "cache_size");
+    vec![
+        Claim {
+            id: "cache.C1".into(),
+            paper: "cache",
+            claim: "Simulated LRU hit ratio agrees with the Che approximation in every cell".into(),
+            measured: serde_json::json!(worst),
+            expected: format!("max |simulated - Che| <= {CHE_TOLERANCE}"),
+            pass: worst <= CHE_TOLERANCE && !rows.is_empty(),
+        },
+        Claim {
+            id: "cache.C2".into(),
+            paper: "cache",
+            claim: "LRU hit ratio increases with the cache size, for every alpha".into(),
+            measured: serde_json::json!(by_size),
+            expected: "true".into(),
+            pass: by_size && !rows.is_empty(),
+        },
+        Claim {
+            id: "cache.C3".into(),
+            paper: "cache",
+            claim: "LRU hit ratio increases with the Zipf exponent alpha, at every cache size"
+                .into(),
+            measured: serde_json::json!(by_alpha),
+            expected: "true".into(),
+            pass: by_alpha && !rows.is_empty(),
+        },
+    ]
+}
+
+/// Arguments of `cdnlab reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Quick scale (the default): every experiment in at most a few minutes on 2 cores.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// Paper scale: larger catalogues, more requests and replications.
+    #[arg(long)]
+    pub full: bool,
+    /// Output folder.
+    #[arg(long, default_value = "out/reproduce")]
+    pub out: PathBuf,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run only the experiments with these ids (repeatable); see --list.
+    #[arg(long)]
+    pub only: Vec<String>,
+    /// List the registered experiments and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+struct Done {
+    rep: Reproduction,
+    scenario: Scenario,
+    dir: PathBuf,
+    claims: Vec<Claim>,
+}
+
+/// Runs the command.
+pub fn run(a: &ReproduceArgs) -> Result<()> {
+    let all = registry();
+    if a.list {
+        for r in &all {
+            println!("{:<14} {:<10} {}", r.id, r.paper, r.title);
+        }
+        return Ok(());
+    }
+    if let Some(bad) = a
+        .only
+        .iter()
+        .find(|o| !all.iter().any(|r| r.id == o.as_str()))
+    {
+        let ids: Vec<&str> = all.iter().map(|r| r.id).collect();
+        return Err(CliError::Usage(format!(
+            "--only {bad}: no such experiment (registered: {})",
+            ids.join(", ")
+        )));
+    }
+    if a.threads == Some(0) {
+        return Err(CliError::Usage("--threads 0: at least 1 is allowed".into()));
+    }
+    output::ensure_dir(&a.out)?;
+    let scale = if a.full { "full" } else { "quick" };
+    let mut done = Vec::new();
+    let mut failures = Vec::new();
+    for rep in all
+        .into_iter()
+        .filter(|r| a.only.is_empty() || a.only.iter().any(|o| o == r.id))
+    {
+        let text = if a.full { rep.full } else { rep.quick };
+        let name = Path::new("scenarios").join(format!("{}-{scale}.toml", rep.id));
+        let sc = Scenario::parse(text, &name)?;
+        let dir = a.out.join(format!("{}-{scale}", rep.id));
+        eprintln!(
+            "== {} ({}, {scale}): {} cells",
+            rep.id,
+            rep.paper,
+            sc.cells.len()
+        );
+        // Re-running into the same folder reuses finished cells: results are a function of the
+        // scenario, so they are the same.
+        let o = runner::run_scenario(&sc, &dir, Shard::ALL, a.threads, true, true)?;
+        failures.extend(
+            o.failures
+                .iter()
+                .map(|(c, e)| format!("{} cell {c}: {e}", rep.id)),
+        );
+        let rows = read_summary(&sc, &dir)?;
+        let claims = (rep.claims)(&sc, &rows);
+        for c in &claims {
+            eprintln!(
+                "   {} {}: measured {} (expected {})",
+                if c.pass { "PASS" } else { "FAIL" },
+                c.id,
+                c.measured,
+                c.expected
+            );
+        }
+        done.push(Done {
+            rep,
+            scenario: sc,
+            dir,
+            claims,
+        });
+    }
+    let claims: Vec<&Claim> = done.iter().flat_map(|d| d.claims.iter()).collect();
+    let json = serde_json::to_string_pretty(&claims).expect("serialisable");
+    write_atomic(&a.out.join("claims.json"), json.as_bytes())?;
+    write_atomic(&a.out.join("report.html"), report(&done, scale)?.as_bytes())?;
+    let passed = claims.iter().filter(|c| c.pass).count();
+    eprintln!(
+        "{passed} of {} claims pass; report: {}",
+        claims.len(),
+        a.out.join("report.html").display()
+    );
+    if !failures.is_empty() {
+        return Err(CliError::Failed(format!(
+            "some cells failed:\n  {}",
+            failures.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+/// The summary rows of a finished folder (re-read, so a resumed run is judged on all cells).
+fn read_summary(sc: &Scenario, dir: &Path) -> Result<Vec<SummaryRow>> {
+    let path = dir.join("summary.csv");
+    let bytes = output::read(&path)?;
+    let mut rdr = csv::Reader::from_reader(&bytes[..]);
+    let metrics = sc.experiment.metrics();
+    let mut rows = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| CliError::file(&path, e.to_string()))?;
+        let cell: u64 = rec[0]
+            .parse()
+            .map_err(|_| CliError::file(&path, "bad cell index"))?;
+        let c = sc
+            .cells
+            .get(cell as usize)
+            .ok_or_else(|| CliError::file(&path, format!("cell {cell} is not in the scenario")))?;
+        let base = rec.len() - 3 * metrics.len();
+        let n: usize = rec[base - 1].parse().unwrap_or(0);
+        let f = |i: usize| rec[i].parse::<f64>().unwrap_or(f64::NAN);
+        rows.push(SummaryRow {
+            cell,
+            params: c.params.values().clone(),
+            metrics: (0..metrics.len())
+                .map(|m| cdnlab::stats::Summary {
+                    n,
+                    mean: f(base + 3 * m),
+                    sd: f(base + 3 * m + 1),
+                    ci95: f(base + 3 * m + 2),
+                })
+                .collect(),
+        });
+    }
+    Ok(rows)
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn report(done: &[Done], scale: &str) -> Result<String> {
+    let claims: Vec<&Claim> = done.iter().flat_map(|d| d.claims.iter()).collect();
+    let passed = claims.iter().filter(|c| c.pass).count();
+    let mut h = String::new();
+    h.push_str(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>cdnlab reproduction report</title>\
+         <style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;line-height:1.4}\
+         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}\
+         .pass{background:#e6f4e6}.fail{background:#fbe3e3}code{background:#f3f3f3}</style></head><body>",
+    );
+    h.push_str(&format!(
+        "<h1>cdnlab reproduction report ({scale} scale)</h1><p>{passed} of {} claims pass. \
+         Every number here is regenerated by <code>cdnlab reproduce --{scale}</code>; each \
+         experiment's folder holds its resolved scenario, per-replication results (with seeds) \
+         and the summary with 95% confidence intervals.</p>",
+        claims.len()
+    ));
+    h.push_str("<h2>Claims</h2>");
+    claims_table(&mut h, &claims);
+    for d in done {
+        let r = &d.scenario.resolved;
+        h.push_str(&format!(
+            "<h2 id=\"{id}\">{title} <small>({id}, paper: {paper})</small></h2><p>{notes}</p>",
+            id = d.rep.id,
+            title = esc(d.rep.title),
+            paper = d.rep.paper,
+            notes = d.rep.notes
+        ));
+        h.push_str(&format!(
+            "<p>Experiment <code>{}</code>, seed {}, {} replications per cell, {} cells. \
+             Results: <code>{}</code>.</p><table><tr><th>parameter</th><th>value</th></tr>",
+            r.experiment,
+            r.seed,
+            r.replications,
+            d.scenario.cells.len(),
+            esc(&d.dir.display().to_string())
+        ));
+        for (k, v) in &r.params {
+            h.push_str(&format!(
+                "<tr><td>{k}</td><td>{}</td></tr>",
+                esc(&v.to_string())
+            ));
+        }
+        for (k, vs) in &r.grid {
+            let vals: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+            h.push_str(&format!(
+                "<tr><td>{k} (swept)</td><td>{}</td></tr>",
+                esc(&vals.join(", "))
+            ));
+        }
+        h.push_str("</table>");
+        for p in &r.plots {
+            let svg = output::read_text(&d.dir.join(&p.file))?;
+            h.push_str(&format!("<figure>{svg}</figure>"));
+        }
+        claims_table(&mut h, &d.claims.iter().collect::<Vec<_>>());
+    }
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+fn claims_table(h: &mut String, claims: &[&Claim]) {
+    h.push_str(
+        "<table><tr><th>id</th><th>claim</th><th>measured</th><th>expected</th><th>pass</th></tr>",
+    );
+    for c in claims {
+        h.push_str(&format!(
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if c.pass { "pass" } else { "fail" },
+            c.id,
+            esc(&c.claim),
+            esc(&c.measured.to_string()),
+            esc(&c.expected),
+            if c.pass { "yes" } else { "NO" }
+        ));
+    }
+    h.push_str("</table>");
+}

@@ -1,0 +1,505 @@
+//! `cdnlab run` and `cdnlab merge`: sweep a scenario's cells x replications in parallel and write
+//! the results.
+//!
+//! Layout of an output folder:
+//! - `scenario.toml`: the resolved scenario (every parameter, seed, grid, plots). A folder holds
+//!   the results of one scenario only; `--resume` and `merge` check it.
+//! - `cells/cell-NNNNNN.csv`: the rows of one finished cell, written atomically as soon as the
+//!   cell ends, so an interrupted run loses only the cells in flight and `--resume` skips the rest.
+//! - `results.csv`: one row per cell and replication (cell, replication, seed, parameters,
+//!   metrics). `summary.csv`: per cell, n and for each metric the mean, standard deviation and
+//!   95% CI half-width. Plots declared in the scenario, as SVG.
+//!
+//! Each replication's RNG is `rng::stream(seed, cell, replication)` and the files are assembled in
+//! cell order, so the output is byte-identical whatever the thread count or shard split.
+
+use crate::error::{CliError, Result};
+use crate::output::{self, write_atomic};
+use crate::plot;
+use crate::scenario::{Cell, Scenario, to_value};
+use cdnlab::sim::Value;
+use cdnlab::stats::Summary;
+use clap::Args;
+use indicatif::{ParallelProgressIterator, ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Arguments of `cdnlab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Output folder (default: out/NAME, NAME from the scenario).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run only shard I of N (0 <= I < N): the cells whose index is I modulo N. Combine shard
+    /// folders with `cdnlab merge`.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Continue an interrupted run in the same folder, skipping finished cells.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// A shard: index and count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole scenario.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `I/N`.
+    pub fn parse(s: &str) -> Result<Shard> {
+        let bad = |why: &str| CliError::Usage(format!("--shard {s}: {why}"));
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| bad("expected I/N, e.g. 0/4"))?;
+        let i: u64 = i
+            .trim()
+            .parse()
+            .map_err(|_| bad("I must be a whole number"))?;
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("N must be a whole number"))?;
+        if n == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if i >= n {
+            return Err(bad(&format!(
+                "I must be below N (shards are numbered 0 to {})",
+                n - 1
+            )));
+        }
+        Ok(Shard { index: i, count: n })
+    }
+
+    fn owns(&self, cell: u64) -> bool {
+        cell % self.count == self.index
+    }
+}
+
+/// How a sweep went.
+#[derive(Debug)]
+pub struct Outcome {
+    pub cells_run: usize,
+    pub failures: Vec<(u64, String)>,
+}
+
+fn cell_path(out: &Path, index: u64) -> PathBuf {
+    out.join("cells").join(format!("cell-{index:06}.csv"))
+}
+
+/// The results header: cell, replication, seed, parameters (sorted), metrics.
+fn header(sc: &Scenario) -> Vec<String> {
+    let mut h: Vec<String> = ["cell", "replication", "seed"].map(String::from).into();
+    h.extend(
+        sc.experiment
+            .params()
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect::<std::collections::BTreeSet<_>>(),
+    );
+    h.extend(sc.experiment.metrics().iter().map(|m| m.to_string()));
+    h
+}
+
+fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.write_record(&r).expect("writing to memory");
+    }
+    w.into_inner().expect("writing to memory")
+}
+
+/// Runs every replication of `cell` and writes its file; a failed replication fails the cell
+/// (no file, so `--resume` retries it).
+fn run_cell(sc: &Scenario, cell: &Cell, out: &Path) -> std::result::Result<(), String> {
+    let mut rows = vec![header(sc)];
+    for rep in 0..sc.resolved.replications {
+        let seed = cdnlab::rng::stream_seed(sc.resolved.seed, cell.index, rep);
+        let mut rng = cdnlab::rng::from_seed(seed);
+        let metrics = sc
+            .experiment
+            .run(&cell.params, &mut rng)
+            .map_err(|e| format!("replication {rep}: {e}"))?;
+        let mut row = vec![cell.index.to_string(), rep.to_string(), seed.to_string()];
+        row.extend(cell.params.values().values().map(|v| v.to_string()));
+        // `{}` on f64 is the shortest text that parses back to the same bits.
+        row.extend(metrics.iter().map(|m| m.to_string()));
+        rows.push(row);
+    }
+    write_atomic(&cell_path(out, cell.index), &csv_bytes(rows)).map_err(|e| e.to_string())
+}
+
+/// Sweeps `sc` into `out`.
+pub fn run_scenario(
+    sc: &Scenario,
+    out: &Path,
+    shard: Shard,
+    threads: Option<usize>,
+    resume: bool,
+    show_progress: bool,
+) -> Result<Outcome> {
+    output::ensure_dir(&out.join("cells"))?;
+    let text = toml::to_string(&sc.resolved).map_err(|e| CliError::Failed(e.to_string()))?;
+    let scen_path = out.join("scenario.toml");
+    let any_cells = std::fs::read_dir(out.join("cells"))
+        .map_err(|e| CliError::io(&out.join("cells"), e))?
+        .any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".csv")));
+    if scen_path.exists() {
+        let old = output::read_text(&scen_path)?;
+        if old != text {
+            return Err(CliError::file(
+                out,
+                "holds results of a different scenario (its scenario.toml differs); choose \
+                 another --out",
+            ));
+        }
+    }
+    if any_cells && !resume {
+        return Err(CliError::file(
+            out,
+            "already holds results of this scenario; pass --resume to continue it, or choose \
+             another --out",
+        ));
+    }
+    write_atomic(&scen_path, text.as_bytes())?;
+    let todo: Vec<&Cell> = sc
+        .cells
+        .iter()
+        .filter(|c| shard.owns(c.index) && !(resume && cell_path(out, c.index).exists()))
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start worker threads: {e}")))?;
+    let bar = if show_progress {
+        ProgressBar::new(todo.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} cells, ETA {eta}",
+        )
+        .expect("valid template"),
+    );
+    let t0 = Instant::now();
+    let failures: Vec<(u64, String)> = pool.install(|| {
+        todo.par_iter()
+            .progress_with(bar.clone())
+            .filter_map(|c| run_cell(sc, c, out).err().map(|e| (c.index, e)))
+            .collect()
+    });
+    bar.finish_and_clear();
+    let present = finalize(sc, out)?;
+    if show_progress {
+        let runs = todo.len() as u64 * sc.resolved.replications;
+        eprintln!(
+            "{} cells ({runs} runs) in {:.1} s; {present} of {} cells in {}",
+            todo.len(),
+            t0.elapsed().as_secs_f64(),
+            sc.cells.len(),
+            out.display()
+        );
+    }
+    Ok(Outcome {
+        cells_run: todo.len(),
+        failures,
+    })
+}
+
+/// A row of `summary.csv`.
+#[derive(Debug, Clone)]
+pub struct SummaryRow {
+    pub cell: u64,
+    pub params: BTreeMap<String, Value>,
+    pub metrics: Vec<Summary>,
+}
+
+/// Reads the cell files present and writes results.csv, summary.csv and the plots. Returns the
+/// number of cells present.
+pub fn finalize(sc: &Scenario, out: &Path) -> Result<usize> {
+    let head = header(sc);
+    let metrics = sc.experiment.metrics();
+    let first_metric = head.len() - metrics.len();
+    let mut results = vec![head.clone()];
+    let mut summary_rows = Vec::new();
+    for cell in &sc.cells {
+        let path = cell_path(out, cell.index);
+        if !path.exists() {
+            continue;
+        }
+        let bytes = output::read(&path)?;
+        let mut rdr = csv::Reader::from_reader(&bytes[..]);
+        let hdr: Vec<String> = rdr
+            .headers()
+            .map_err(|e| CliError::file(&path, e.to_string()))?
+            .iter()
+            .map(String::from)
+            .collect();
+        if hdr != head {
+            return Err(CliError::file(&path, "columns differ from this scenario's"));
+        }
+        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); metrics.len()];
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| CliError::file(&path, e.to_string()))?;
+            for (m, col) in cols.iter_mut().enumerate() {
+                let v = rec.get(first_metric + m).unwrap_or("");
+                col.push(v.parse().map_err(|_| {
+                    CliError::file(
+                        &path,
+                        format!("metric `{}` = `{v}` is not a number", metrics[m]),
+                    )
+                })?);
+            }
+            results.push(rec.iter().map(String::from).collect());
+        }
+        summary_rows.push(SummaryRow {
+            cell: cell.index,
+            params: cell.params.values().clone(),
+            metrics: cols.iter().map(|c| Summary::of(c)).collect(),
+        });
+    }
+    write_atomic(&out.join("results.csv"), &csv_bytes(results))?;
+    let mut sh: Vec<String> = vec!["cell".into()];
+    sh.extend(head[3..first_metric].iter().cloned());
+    sh.push("n".into());
+    for m in metrics {
+        sh.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
+    }
+    let rows = summary_rows.iter().map(|r| {
+        let mut row = vec![r.cell.to_string()];
+        row.extend(r.params.values().map(|v| v.to_string()));
+        row.push(r.metrics.first().map_or(0, |s| s.n).to_string());
+        for s in &r.metrics {
+            row.extend([s.mean.to_string(), s.sd.to_string(), s.ci95.to_string()]);
+        }
+        row
+    });
+    write_atomic(
+        &out.join("summary.csv"),
+        &csv_bytes(std::iter::once(sh).chain(rows)),
+    )?;
+    for p in &sc.resolved.plots {
+        let chart = chart(sc, p, &summary_rows);
+        write_atomic(&out.join(&p.file), plot::svg(&chart).as_bytes())?;
+    }
+    Ok(summary_rows.len())
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        _ => num(a) == num(b),
+    }
+}
+
+/// The chart of plot `p` from the summary rows.
+pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) -> plot::Chart {
+    let metrics = sc.experiment.metrics();
+    let keep: Vec<&SummaryRow> = rows
+        .iter()
+        .filter(|r| {
+            p.filter.iter().all(|(k, v)| {
+                to_value(v).is_some_and(|v| r.params.get(k).is_some_and(|x| same(x, &v)))
+            })
+        })
+        .collect();
+    let mut series_vals: Vec<Option<Value>> = Vec::new();
+    for r in &keep {
+        let s = p.series.as_ref().map(|s| r.params[s].clone());
+        if !series_vals.iter().any(|x| match (x, &s) {
+            (Some(a), Some(b)) => same(a, b),
+            (None, None) => true,
+            _ => false,
+        }) {
+            series_vals.push(s);
+        }
+    }
+    let mut series = Vec::new();
+    for sv in &series_vals {
+        for m in &p.y {
+            let mi = metrics
+                .iter()
+                .position(|x| x == m)
+                .expect("validated metric");
+            let mut points: Vec<(f64, f64, f64)> = keep
+                .iter()
+                .filter(|r| match (sv, &p.series) {
+                    (Some(v), Some(s)) => same(&r.params[s], v),
+                    _ => true,
+                })
+                .map(|r| (num(&r.params[&p.x]), r.metrics[mi].mean, r.metrics[mi].ci95))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let label = match (sv, &p.series) {
+                (Some(v), Some(s)) if p.y.len() > 1 => format!("{m}, {s} = {v}"),
+                (Some(v), Some(s)) => format!("{s} = {v}"),
+                _ => m.clone(),
+            };
+            series.push(plot::Series { label, points });
+        }
+    }
+    plot::Chart {
+        title: p.title.clone().unwrap_or_else(|| sc.resolved.name.clone()),
+        x_label: p.x.clone(),
+        y_label: p.y_label.clone().unwrap_or_else(|| p.y.join(", ")),
+        log_x: p.log_x,
+        log_y: p.log_y,
+        series,
+    }
+}
+
+/// `cdnlab run`.
+pub fn run(a: &RunArgs) -> Result<()> {
+    let sc = Scenario::load(&a.scenario)?;
+    let shard = match &a.shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::ALL,
+    };
+    if a.threads == Some(0) {
+        return Err(CliError::Usage("--threads 0: at least 1 is allowed".into()));
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(&sc.resolved.name));
+    let o = run_scenario(&sc, &out, shard, a.threads, a.resume, true)?;
+    check_failures(&o)
+}
+
+/// Turns failed cells into an error after everything else was saved.
+pub fn check_failures(o: &Outcome) -> Result<()> {
+    if o.failures.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = o
+        .failures
+        .iter()
+        .map(|(c, e)| format!("  cell {c}: {e}"))
+        .collect();
+    Err(CliError::Failed(format!(
+        "{} of {} cells failed (the others are saved; --resume retries the failed ones):\n{}",
+        o.failures.len(),
+        o.cells_run,
+        list.join("\n")
+    )))
+}
+
+/// Arguments of `cdnlab merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard output folders of one scenario.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Folder for the combined results.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `cdnlab merge`: checks that the folders hold one scenario and together every cell, copies
+/// the cell files and writes the same files a single run writes.
+pub fn merge(a: &MergeArgs) -> Result<()> {
+    let first = a.dirs[0].join("scenario.toml");
+    let text = output::read_text(&first)?;
+    for d in &a.dirs[1..] {
+        let p = d.join("scenario.toml");
+        if output::read_text(&p)? != text {
+            return Err(CliError::file(
+                &p,
+                format!(
+                    "a different scenario from {}: cannot merge",
+                    first.display()
+                ),
+            ));
+        }
+    }
+    let sc = Scenario::parse(&text, &first)?;
+    let mut cells: Vec<Option<(PathBuf, Vec<u8>)>> = vec![None; sc.cells.len()];
+    for d in &a.dirs {
+        for c in &sc.cells {
+            let p = cell_path(d, c.index);
+            if !p.exists() {
+                continue;
+            }
+            let bytes = output::read(&p)?;
+            match &cells[c.index as usize] {
+                Some((q, b)) if *b != bytes => {
+                    return Err(CliError::file(
+                        &p,
+                        format!("cell {} differs from {}", c.index, q.display()),
+                    ));
+                }
+                Some(_) => {}
+                None => cells[c.index as usize] = Some((p, bytes)),
+            }
+        }
+    }
+    let missing: Vec<String> = cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_none())
+        .map(|(i, _)| i.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(CliError::Failed(format!(
+            "{} of {} cells are in none of the folders (cells {}); run the missing shards first",
+            missing.len(),
+            cells.len(),
+            missing
+                .iter()
+                .take(20)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    output::ensure_dir(&a.out.join("cells"))?;
+    write_atomic(&a.out.join("scenario.toml"), text.as_bytes())?;
+    for (i, c) in cells.into_iter().enumerate() {
+        let (_, bytes) = c.expect("checked complete");
+        write_atomic(&cell_path(&a.out, i as u64), &bytes)?;
+    }
+    let n = finalize(&sc, &a.out)?;
+    eprintln!(
+        "merged {n} cells from {} folders into {}",
+        a.dirs.len(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_parsing() {
+        assert_eq!(Shard::parse("1/4").unwrap(), Shard { index: 1, count: 4 });
+        for bad in ["3/2", "2/2", "1/0", "x/2", "1", "-1/2"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        let e = Shard::parse("3/2").unwrap_err().to_string();
+        assert!(e.contains("--shard 3/2") && e.contains("0 to 1"), "{e}");
+    }
+}

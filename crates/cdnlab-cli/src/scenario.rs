@@ -1,0 +1,434 @@
+//! Scenario files: which experiment, fixed parameters, a grid to sweep, replications, seed and
+//! plots. Loading validates everything before anything runs; errors name the file, the line, the
+//! field, the bad value and what is allowed.
+//!
+//! ```toml
+//! experiment = "lru-che"
+//! seed = 1
+//! replications = 5
+//! [params]            # fixed for every cell (omitted ones take the experiment's defaults)
+//! objects = 10000
+//! [grid]              # swept: the cells are the cartesian product, last key fastest
+//! alpha = [0.6, 0.8, 1.0]
+//! cache_size = [10, 100, 1000]
+//! [[plots]]
+//! file = "hit_ratio.svg"
+//! x = "cache_size"
+//! y = ["hit_ratio", "che_hit_ratio"]
+//! series = "alpha"
+//! log_x = true
+//! ```
+
+use crate::error::{CliError, Result};
+use cdnlab::sim::{self, Experiment, Params, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use toml::Spanned;
+
+/// Most cells x replications a scenario may expand to.
+pub const MAX_RUNS: u64 = 10_000_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Option<String>,
+    description: Option<String>,
+    experiment: Spanned<String>,
+    seed: Option<Spanned<i64>>,
+    replications: Option<Spanned<i64>>,
+    #[serde(default)]
+    params: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    #[serde(default)]
+    grid: BTreeMap<Spanned<String>, Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    plots: Vec<Spanned<PlotSpec>>,
+}
+
+/// A plot declared in a scenario: summary means (with 95% CI bars) of `y` against grid
+/// parameter `x`, one line per value of `series` (and per metric).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// SVG file name, written in the output folder.
+    pub file: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    pub x: String,
+    pub y: Vec<String>,
+    #[serde(default)]
+    pub series: Option<String>,
+    #[serde(default)]
+    pub log_x: bool,
+    #[serde(default)]
+    pub log_y: bool,
+    #[serde(default)]
+    pub y_label: Option<String>,
+    /// Values for the other grid parameters, when the grid has more than x and series.
+    #[serde(default, rename = "where")]
+    pub filter: BTreeMap<String, toml::Value>,
+}
+
+/// The canonical, fully resolved scenario: written beside the results and compared on
+/// `--resume` and `merge`, so results of different scenarios never mix.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Resolved {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub experiment: String,
+    pub seed: u64,
+    pub replications: u64,
+    pub params: BTreeMap<String, toml::Value>,
+    pub grid: BTreeMap<String, Vec<toml::Value>>,
+    #[serde(default)]
+    pub plots: Vec<PlotSpec>,
+}
+
+/// One point of the grid.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub index: u64,
+    /// Every parameter of the experiment, resolved.
+    pub params: Params,
+}
+
+/// A loaded scenario, ready to run.
+pub struct Scenario {
+    pub resolved: Resolved,
+    pub experiment: &'static dyn Experiment,
+    pub cells: Vec<Cell>,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Converts a TOML scalar to a parameter value.
+pub fn to_value(v: &toml::Value) -> Option<Value> {
+    match v {
+        toml::Value::Integer(i) => Some(Value::Int(*i)),
+        toml::Value::Float(f) => Some(Value::Float(*f)),
+        toml::Value::String(s) => Some(Value::Text(s.clone())),
+        toml::Value::Boolean(b) => Some(Value::Bool(*b)),
+        _ => None,
+    }
+}
+
+/// Converts a parameter value back to TOML.
+pub fn to_toml(v: &Value) -> toml::Value {
+    match v {
+        Value::Int(i) => toml::Value::Integer(*i),
+        Value::Float(f) => toml::Value::Float(*f),
+        Value::Text(s) => toml::Value::String(s.clone()),
+        Value::Bool(b) => toml::Value::Boolean(*b),
+    }
+}
+
+impl Scenario {
+    /// Loads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario> {
+        let text = crate::output::read_text(path)?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates scenario text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
+        let raw: Raw = toml::from_str(text)
+            .map_err(|e| CliError::file(path, e.to_string().trim_end().to_string()))?;
+        let at = |span: std::ops::Range<usize>, msg: String| {
+            CliError::file(path, format!("line {}: {msg}", line_of(text, span.start)))
+        };
+        let exp = sim::find(raw.experiment.get_ref())
+            .map_err(|e| at(raw.experiment.span(), e.to_string()))?;
+        let seed = match &raw.seed {
+            None => 1,
+            Some(s) if *s.get_ref() >= 0 => *s.get_ref() as u64,
+            Some(s) => {
+                return Err(at(
+                    s.span(),
+                    format!("seed = {}: allowed a whole number >= 0", s.get_ref()),
+                ));
+            }
+        };
+        let replications = match &raw.replications {
+            None => 3,
+            Some(r) if (1..=1_000_000).contains(r.get_ref()) => *r.get_ref() as u64,
+            Some(r) => {
+                return Err(at(
+                    r.span(),
+                    format!(
+                        "replications = {}: allowed a whole number from 1 to 1000000",
+                        r.get_ref()
+                    ),
+                ));
+            }
+        };
+        let known = |k: &Spanned<String>| -> Result<()> {
+            if exp.params().iter().any(|s| s.name == k.get_ref()) {
+                Ok(())
+            } else {
+                let names: Vec<_> = exp.params().iter().map(|s| s.name).collect();
+                Err(at(
+                    k.span(),
+                    format!(
+                        "unknown parameter `{}` for experiment `{}` (allowed: {})",
+                        k.get_ref(),
+                        exp.name(),
+                        names.join(", ")
+                    ),
+                ))
+            }
+        };
+        let scalar = |k: &str, v: &Spanned<toml::Value>| -> Result<Value> {
+            let val = to_value(v.get_ref()).ok_or_else(|| {
+                at(
+                    v.span(),
+                    format!(
+                        "`{k}`: {} is not allowed (a number, text or boolean)",
+                        v.get_ref()
+                    ),
+                )
+            })?;
+            let spec = exp
+                .params()
+                .iter()
+                .find(|s| s.name == k)
+                .expect("checked name");
+            spec.validate(&val).map_err(|e| at(v.span(), e.to_string()))
+        };
+        let mut fixed = BTreeMap::new();
+        for (k, v) in &raw.params {
+            known(k)?;
+            fixed.insert(k.get_ref().clone(), scalar(k.get_ref(), v)?);
+        }
+        let mut grid: Vec<(String, Vec<Value>)> = Vec::new();
+        for (k, vs) in &raw.grid {
+            known(k)?;
+            if fixed.contains_key(k.get_ref()) {
+                return Err(at(
+                    k.span(),
+                    format!("`{}` is in both [params] and [grid]; keep one", k.get_ref()),
+                ));
+            }
+            if vs.get_ref().is_empty() {
+                return Err(at(
+                    vs.span(),
+                    format!("grid `{}` is empty; give at least one value", k.get_ref()),
+                ));
+            }
+            let vals = vs
+                .get_ref()
+                .iter()
+                .map(|v| scalar(k.get_ref(), v))
+                .collect::<Result<Vec<_>>>()?;
+            grid.push((k.get_ref().clone(), vals));
+        }
+        let n_cells: u64 = grid.iter().map(|(_, v)| v.len() as u64).product();
+        if n_cells.saturating_mul(replications) > MAX_RUNS {
+            return Err(CliError::file(
+                path,
+                format!(
+                    "{n_cells} cells x {replications} replications is more than the {MAX_RUNS} \
+                     runs one scenario may hold; split it"
+                ),
+            ));
+        }
+        // Cartesian product, last grid key varying fastest.
+        let mut cells = Vec::with_capacity(n_cells as usize);
+        for index in 0..n_cells {
+            let mut given = fixed.clone();
+            let mut rest = index;
+            for (k, vals) in grid.iter().rev() {
+                given.insert(k.clone(), vals[(rest % vals.len() as u64) as usize].clone());
+                rest /= vals.len() as u64;
+            }
+            let params = Params::resolve(exp.params(), &given)?;
+            exp.check(&params).map_err(|e| {
+                let point: Vec<String> = grid
+                    .iter()
+                    .map(|(k, _)| format!("{k} = {}", params.values()[k]))
+                    .collect();
+                CliError::file(path, format!("grid point ({}): {e}", point.join(", ")))
+            })?;
+            cells.push(Cell { index, params });
+        }
+        let all = Params::resolve(exp.params(), &fixed)?;
+        let resolved = Resolved {
+            name: raw.name.clone().unwrap_or_else(|| {
+                path.file_stem()
+                    .map_or_else(|| exp.name().to_string(), |s| s.to_string_lossy().into())
+            }),
+            description: raw.description.clone().unwrap_or_default(),
+            experiment: exp.name().to_string(),
+            seed,
+            replications,
+            params: all
+                .values()
+                .iter()
+                .filter(|(k, _)| !grid.iter().any(|(g, _)| g == *k))
+                .map(|(k, v)| (k.clone(), to_toml(v)))
+                .collect(),
+            grid: grid
+                .iter()
+                .map(|(k, vs)| (k.clone(), vs.iter().map(to_toml).collect()))
+                .collect(),
+            plots: raw.plots.iter().map(|p| p.get_ref().clone()).collect(),
+        };
+        for p in &raw.plots {
+            check_plot(p.get_ref(), &resolved, exp).map_err(|m| at(p.span(), m))?;
+        }
+        Ok(Scenario {
+            resolved,
+            experiment: exp,
+            cells,
+        })
+    }
+}
+
+fn check_plot(p: &PlotSpec, r: &Resolved, exp: &dyn Experiment) -> std::result::Result<(), String> {
+    let grid: Vec<&String> = r.grid.keys().collect();
+    if !r.grid.contains_key(&p.x) {
+        return Err(format!(
+            "plot `{}`: x = `{}` is not a grid parameter (grid: {})",
+            p.file,
+            p.x,
+            grid.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(s) = &p.series {
+        if !r.grid.contains_key(s) || s == &p.x {
+            return Err(format!(
+                "plot `{}`: series = `{s}` must be a grid parameter other than x",
+                p.file
+            ));
+        }
+    }
+    if p.y.is_empty() {
+        return Err(format!("plot `{}`: y lists no metric", p.file));
+    }
+    if let Some(m) = p.y.iter().find(|m| !exp.metrics().contains(&m.as_str())) {
+        return Err(format!(
+            "plot `{}`: unknown metric `{m}` (metrics of `{}`: {})",
+            p.file,
+            exp.name(),
+            exp.metrics().join(", ")
+        ));
+    }
+    for g in grid {
+        let free = g != &p.x && Some(g) != p.series.as_ref();
+        if free && r.grid[g].len() > 1 && !p.filter.contains_key(g) {
+            return Err(format!(
+                "plot `{}`: grid parameter `{g}` varies but is neither x nor series; fix it with \
+                 where = {{ {g} = ... }}",
+                p.file
+            ));
+        }
+    }
+    if !p.file.ends_with(".svg") || p.file.contains(['/', '\\']) {
+        return Err(format!(
+            "plot file `{}`: a plain file name ending in .svg is allowed",
+            p.file
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const GOOD: &str = r#"
+experiment = "lru-che"
+seed = 7
+replications = 2
+[params]
+objects = 1000
+requests = 1000
+[grid]
+alpha = [0.5, 1.0]
+cache_size = [10, 100, 500]
+[[plots]]
+file = "a.svg"
+x = "cache_size"
+y = ["hit_ratio"]
+series = "alpha"
+"#;
+
+    fn err(text: &str) -> String {
+        match Scenario::parse(text, Path::new("s.toml")) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn expands_grid_last_key_fastest() {
+        let s = Scenario::parse(GOOD, Path::new("s.toml")).unwrap();
+        assert_eq!(s.cells.len(), 6);
+        let c1 = s.cells[1].params.values();
+        assert_eq!(c1["alpha"], Value::Float(0.5));
+        assert_eq!(c1["cache_size"], Value::Int(100));
+        assert_eq!(s.cells[3].params.values()["alpha"], Value::Float(1.0));
+        assert_eq!(s.resolved.seed, 7);
+        assert!(s.resolved.params.contains_key("warmup"));
+    }
+
+    #[test]
+    fn errors_name_line_field_value_and_range() {
+        let e = err(&GOOD.replace("alpha = [0.5, 1.0]", "alpha = [0.5, -1.0]"));
+        assert!(
+            e.contains("s.toml") && e.contains("line 9") && e.contains("alpha"),
+            "{e}"
+        );
+        assert!(e.contains("-1") && e.contains("from 0 to 5"), "{e}");
+        let e = err(&GOOD.replace("objects = 1000", "objects = \"many\""));
+        assert!(
+            e.contains("line 6") && e.contains("objects") && e.contains("many"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("seed = 7", "sed = 7"));
+        assert!(e.contains("unknown field") && e.contains("sed"), "{e}");
+        let e = err(&GOOD.replace("[params]", "[params]\nzeta = 1"));
+        assert!(e.contains("zeta") && e.contains("allowed: objects"), "{e}");
+        let e = err(&GOOD.replace("cache_size = [10, 100, 500]", "cache_size = [0]"));
+        assert!(e.contains("cache_size") && e.contains("from 1"), "{e}");
+        let e = err(&GOOD.replace("cache_size = [10, 100, 500]", "cache_size = [1000]"));
+        assert!(e.contains("below objects"), "{e}");
+        let e = err(&GOOD.replace("replications = 2", "replications = 0"));
+        assert!(e.contains("replications = 0"), "{e}");
+        let e = err(&GOOD.replace("y = [\"hit_ratio\"]", "y = [\"hits\"]"));
+        assert!(e.contains("unknown metric `hits`"), "{e}");
+        let e = err(&GOOD.replace("series = \"alpha\"", ""));
+        assert!(e.contains("where"), "{e}");
+        let e = err("experiment = \"nope\"");
+        assert!(
+            e.contains("unknown experiment `nope`") && e.contains("lru-che"),
+            "{e}"
+        );
+        let e = err("experiment = ");
+        assert!(e.contains("s.toml") && e.contains("line 1"), "{e}");
+    }
+
+    proptest! {
+        /// Fuzz the loader: arbitrary text and random single-byte corruptions of a valid file give
+        /// a result or an error, never a panic.
+        #[test]
+        fn loader_never_panics(text in "\\PC{0,300}") {
+            let _ = Scenario::parse(&text, Path::new("f.toml"));
+        }
+
+        #[test]
+        fn corrupted_scenarios_never_panic(pos in 0usize..GOOD.len(), byte in 32u8..127) {
+            let mut b = GOOD.as_bytes().to_vec();
+            b[pos] = byte;
+            if let Ok(t) = String::from_utf8(b) {
+                let _ = Scenario::parse(&t, Path::new("f.toml"));
+            }
+        }
+    }
+}
