@@ -171,11 +171,11 @@ mod tests {
             for (ins, id) in ops {
                 let id = id.wrapping_mul(0x1_0000_0001); // spread over high bits too
                 if ins {
-                    if !model.contains_key(&id) {
+                    if let std::collections::hash_map::Entry::Vacant(e) = model.entry(id) {
                         keys.push(id);
                         let slot = (keys.len() - 1) as u32;
                         idx.insert(id, slot);
-                        model.insert(id, slot);
+                        e.insert(slot);
                     }
                 } else {
                     prop_assert_eq!(idx.remove(id, |s| keys[s as usize]), model.remove(&id));

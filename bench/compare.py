@@ -1,0 +1,48 @@
+"""Replays one oracleGeneral trace with cdnlab and libCacheSim, side by side; see compare.sh."""
+import json
+import subprocess
+import sys
+import time
+
+import libcachesim as lcs
+
+cdnlab, trace, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
+
+
+def libcachesim(policy, size):
+    cls = {"lru": lcs.LRU, "fifo": lcs.FIFO}[policy]
+    reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE)
+    cache = cls(size)  # unit sizes: a byte capacity of `size` holds `size` objects
+    t = time.perf_counter()
+    miss_ratio, _ = cache.process_trace(reader)
+    return miss_ratio, time.perf_counter() - t
+
+
+def ours(policy, size):
+    out = subprocess.run(
+        [cdnlab, "cache-replay", "--trace", trace, "--policy", policy, "--size", str(size), "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(out)
+
+
+ok = True
+print(f"trace {trace}")
+print(f"{'policy':6} {'size':>7} {'cdnlab miss':>12} {'libCacheSim':>12} {'same':>5} "
+      f"{'cdnlab sim':>11} {'cdnlab r+s':>11} {'libCacheSim':>11} {'x (sim)':>8} {'x (r+s)':>8} {'B/obj':>6}")
+for size in sizes:
+    for policy in ["lru", "fifo"]:
+        o = ours(policy, size)
+        mr, secs = libcachesim(policy, size)
+        n = o["requests"]
+        same = round(mr * n) == o["misses"]
+        ok &= same
+        lcs_mreq = n / secs / 1e6
+        e2e = n / (o["read_seconds"] + o["sim_seconds"]) / 1e6
+        print(f"{policy:6} {size:>7} {o['miss_ratio']:>12.7f} {mr:>12.7f} {'yes' if same else 'NO':>5} "
+              f"{o['mreq_per_s']:>8.1f} M/s {e2e:>7.1f} M/s {lcs_mreq:>7.1f} M/s "
+              f"{o['mreq_per_s'] / lcs_mreq:>7.2f}x {e2e / lcs_mreq:>7.2f}x "
+              f"{o['heap_bytes_per_cached_object']:>6.1f}")
+print("columns: cdnlab sim = simulation only; r+s = reading the file + simulation; libCacheSim ="
+      " process_trace (reads while it simulates); B/obj = cdnlab cache heap bytes per cached object")
+sys.exit(0 if ok else 1)

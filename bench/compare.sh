@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: cdnlab's LRU (and FIFO) against libCacheSim's on one trace.
+#
+#   bench/compare.sh            # 10^6 objects, 10^7 requests, Zipf alpha 0.8, sizes 10^4 and 10^5
+#   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
+#
+# Creates its own Python virtual environment (bench/.venv) with PyPI libcachesim, generates the
+# trace with `cdnlab gen-trace` (unit sizes, oracleGeneral), replays it with both, prints both miss
+# ratios and the throughput ratios, and fails if any miss count differs.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+OBJECTS="${OBJECTS:-1000000}"
+REQUESTS="${REQUESTS:-10000000}"
+ALPHA="${ALPHA:-0.8}"
+SIZES="${SIZES:-10000 100000}"
+LIBCACHESIM_VERSION="${LIBCACHESIM_VERSION:-0.3.5}"
+
+if [ ! -x "$here/.venv/bin/python" ]; then
+  python3 -m venv "$here/.venv"
+fi
+if ! "$here/.venv/bin/python" -c "import libcachesim" 2>/dev/null; then
+  "$here/.venv/bin/pip" install --quiet "libcachesim==$LIBCACHESIM_VERSION"
+fi
+(cd "$root" && cargo build --release --quiet)
+cdnlab="$root/target/release/cdnlab"
+mkdir -p "$here/data"
+trace="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
+if [ ! -f "$trace" ]; then
+  "$cdnlab" gen-trace --out "$trace" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 1
+fi
+exec "$here/.venv/bin/python" "$here/compare.py" "$cdnlab" "$trace" $SIZES

@@ -1,0 +1,305 @@
+//! End-to-end tests of the `cdnlab` binary: bad input of every class gets a non-zero exit and one
+//! clear message (never a panic), and sweeps are identical whatever the threads, shards or
+//! interruptions.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cdnlab(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run cdnlab")
+}
+
+/// Asserts failure with a message containing every `needle`, and no panic or backtrace.
+fn fails_with(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "succeeded; stderr: {err}");
+    assert!(
+        err.starts_with("error: ") || err.contains("error:"),
+        "{err}"
+    );
+    for n in needles {
+        assert!(err.contains(n), "missing `{n}` in: {err}");
+    }
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+const SCENARIO: &str = r#"
+experiment = "lru-che"
+seed = 3
+replications = 3
+[params]
+objects = 500
+warmup = 2000
+requests = 5000
+[grid]
+alpha = [0.6, 1.0]
+cache_size = [5, 50, 200]
+[[plots]]
+file = "h.svg"
+x = "cache_size"
+y = ["hit_ratio", "che_hit_ratio"]
+series = "alpha"
+log_x = true
+"#;
+
+fn setup(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    (d, p)
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn scenario_errors_name_file_line_field_value_and_range() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("[params\nobjects = 5", "", &["s.toml", "line 1"]),
+        ("seed = 3", "sede = 3", &["s.toml", "unknown field", "sede"]),
+        (
+            "objects = 500",
+            "objects = \"big\"",
+            &["s.toml", "line 6", "objects", "big", "whole number"],
+        ),
+        (
+            "alpha = [0.6, 1.0]",
+            "alpha = [0.6, -1.0]",
+            &["line 10", "alpha", "-1", "from 0 to 5"],
+        ),
+        (
+            "cache_size = [5, 50, 200]",
+            "cache_size = [0]",
+            &["cache_size", "0", "from 1"],
+        ),
+        (
+            "replications = 3",
+            "replications = -2",
+            &["replications = -2", "from 1"],
+        ),
+        (
+            "experiment = \"lru-che\"",
+            "experiment = \"gwtw\"",
+            &["unknown experiment `gwtw`", "lru-che"],
+        ),
+    ];
+    for (from, to, needles) in cases {
+        let text = if to.is_empty() {
+            from.to_string()
+        } else {
+            SCENARIO.replace(from, to)
+        };
+        let (d, p) = setup(&text);
+        let out = cdnlab(&["run", p.to_str().unwrap(), "--out", "o"], d.path());
+        fails_with(&out, needles);
+        assert!(
+            !d.path().join("o").exists(),
+            "output written for a bad scenario"
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    fails_with(
+        &cdnlab(&["run", "missing.toml"], d.path()),
+        &["missing.toml", "No such file"],
+    );
+}
+
+#[test]
+fn flag_errors() {
+    let (d, p) = setup(SCENARIO);
+    let s = p.to_str().unwrap();
+    fails_with(
+        &cdnlab(&["run", s, "--shard", "3/2"], d.path()),
+        &["--shard 3/2", "0 to 1"],
+    );
+    fails_with(
+        &cdnlab(&["run", s, "--threads", "0"], d.path()),
+        &["--threads 0"],
+    );
+    // An output folder that cannot be created (under a regular file; root ignores permissions).
+    std::fs::write(d.path().join("file"), "").unwrap();
+    fails_with(
+        &cdnlab(&["run", s, "--out", "file/sub"], d.path()),
+        &["file/sub"],
+    );
+    fails_with(
+        &cdnlab(&["reproduce", "--only", "nope"], d.path()),
+        &["--only nope", "cache-che"],
+    );
+    // clap's own usage errors also exit non-zero without a panic.
+    let out = cdnlab(&["cache-replay", "--size", "x", "--trace", "t"], d.path());
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+fn record(time: u32, id: u64, size: u32, next: i64) -> Vec<u8> {
+    let mut b = time.to_le_bytes().to_vec();
+    b.extend(id.to_le_bytes());
+    b.extend(size.to_le_bytes());
+    b.extend(next.to_le_bytes());
+    b
+}
+
+#[test]
+fn trace_errors_and_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let good: Vec<u8> = [(0, 1, 1, 2), (1, 2, 1, -1), (2, 1, 1, -1)]
+        .iter()
+        .flat_map(|&(t, i, s, n)| record(t, i, s, n))
+        .collect();
+    std::fs::write(d.path().join("good.bin"), &good).unwrap();
+    std::fs::write(d.path().join("trunc.bin"), &good[..50]).unwrap();
+    let mut corrupt = good.clone();
+    corrupt[24 + 16..24 + 24].copy_from_slice(&(-7i64).to_le_bytes());
+    std::fs::write(d.path().join("corrupt.bin"), &corrupt).unwrap();
+    std::fs::write(d.path().join("empty.bin"), b"").unwrap();
+    std::fs::write(d.path().join("bad.csv"), "1\n2\nxyz\n").unwrap();
+    let replay = |t: &str, extra: &[&str]| {
+        let mut a = vec!["cache-replay", "--trace", t, "--size", "1"];
+        a.extend_from_slice(extra);
+        cdnlab(&a, d.path())
+    };
+    fails_with(&replay("nope.bin", &[]), &["nope.bin", "No such file"]);
+    fails_with(
+        &replay("trunc.bin", &[]),
+        &["trunc.bin", "truncated", "50 bytes", "2 stray"],
+    );
+    fails_with(
+        &replay("corrupt.bin", &[]),
+        &["corrupt.bin", "record 1", "offset 24", "next_access", "-7"],
+    );
+    fails_with(&replay("empty.bin", &[]), &["empty.bin", "empty"]);
+    fails_with(
+        &replay("bad.csv", &["--format", "csv"]),
+        &["bad.csv", "line 3", "xyz"],
+    );
+    fails_with(
+        &replay("good.bin", &["--policy", "arc"]),
+        &["arc", "lru, fifo"],
+    );
+    fails_with(
+        &replay("good.bin", &["--size-unit", "kb"]),
+        &["kb", "objects, bytes"],
+    );
+    let out = cdnlab(
+        &["cache-replay", "--trace", "good.bin", "--size", "0"],
+        d.path(),
+    );
+    fails_with(&out, &["--size 0", "at least 1"]);
+
+    let out = replay("good.bin", &["--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // LRU of one object on 1 2 1: three misses.
+    assert_eq!(v["requests"], 3);
+    assert_eq!(v["hits"], 0);
+    assert_eq!(v["miss_ratio"], 1.0);
+    for k in ["sim_seconds", "mreq_per_s", "read_seconds"] {
+        assert!(v[k].is_number(), "{k}");
+    }
+    let out = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "good.bin",
+            "--size",
+            "2",
+            "--json",
+        ],
+        d.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hits"], 1);
+}
+
+fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    ["results.csv", "summary.csv", "scenario.toml", "h.svg"]
+        .iter()
+        .map(|f| (f.to_string(), read(&dir.join(f))))
+        .collect()
+}
+
+#[test]
+fn sweeps_are_identical_across_threads_shards_and_resume() {
+    let (d, p) = setup(SCENARIO);
+    let s = p.to_str().unwrap();
+    let ok = |args: &[&str]| {
+        let out = cdnlab(args, d.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&["run", s, "--out", "t1", "--threads", "1"]);
+    ok(&["run", s, "--out", "t2", "--threads", "2"]);
+    let one = outputs(&d.path().join("t1"));
+    assert_eq!(one, outputs(&d.path().join("t2")));
+    let results = String::from_utf8(one[0].1.clone()).unwrap();
+    assert_eq!(results.lines().count(), 1 + 6 * 3);
+    assert!(results.starts_with("cell,replication,seed,alpha,cache_size,"));
+
+    ok(&["run", s, "--out", "a", "--shard", "0/2"]);
+    ok(&["run", s, "--out", "b", "--shard", "1/2"]);
+    let out = cdnlab(&["merge", "a", "--out", "m"], d.path());
+    fails_with(&out, &["3 of 6 cells", "none of the folders"]);
+    ok(&["merge", "a", "b", "--out", "m"]);
+    assert_eq!(one, outputs(&d.path().join("m")));
+
+    // Interrupted run: remove some cells and the assembled files, then resume.
+    for f in [
+        "cells/cell-000001.csv",
+        "cells/cell-000004.csv",
+        "results.csv",
+    ] {
+        std::fs::remove_file(d.path().join("t1").join(f)).unwrap();
+    }
+    let out = cdnlab(&["run", s, "--out", "t1"], d.path());
+    fails_with(&out, &["already holds results", "--resume"]);
+    ok(&["run", s, "--out", "t1", "--resume"]);
+    assert_eq!(one, outputs(&d.path().join("t1")));
+
+    // A different scenario never mixes into an existing folder.
+    std::fs::write(&p, SCENARIO.replace("seed = 3", "seed = 4")).unwrap();
+    let out = cdnlab(&["run", s, "--out", "t1", "--resume"], d.path());
+    fails_with(&out, &["different scenario"]);
+    let out = cdnlab(&["merge", "t1", "t2", "--out", "m2"], d.path());
+    assert!(out.status.success());
+    std::fs::write(d.path().join("t2/scenario.toml"), "x").unwrap();
+    fails_with(
+        &cdnlab(&["merge", "t1", "t2", "--out", "m3"], d.path()),
+        &["different scenario"],
+    );
+}
+
+#[test]
+fn reproduce_quick_writes_report_and_claims() {
+    let d = tempfile::tempdir().unwrap();
+    let out = cdnlab(&["reproduce", "--out", "r"], d.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let claims: serde_json::Value =
+        serde_json::from_slice(&read(&d.path().join("r/claims.json"))).unwrap();
+    let claims = claims.as_array().unwrap();
+    assert!(!claims.is_empty());
+    for c in claims {
+        for k in ["id", "paper", "claim", "measured", "expected", "pass"] {
+            assert!(c.get(k).is_some(), "claim without {k}: {c}");
+        }
+        assert_eq!(c["paper"], "cache");
+        assert_eq!(c["pass"], true, "{c}");
+    }
+    let html = String::from_utf8(read(&d.path().join("r/report.html"))).unwrap();
+    assert!(html.contains("<svg") && html.contains("cache.C1"));
+}
