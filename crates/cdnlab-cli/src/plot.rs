@@ -9,7 +9,13 @@ use std::fmt::Write;
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64, f64)>,
+    /// Colour index (one per value of the plot's series parameter).
+    pub color: usize,
+    /// Line style index (one per metric): solid, dashed, dotted, ...
+    pub dash: usize,
 }
+
+const DASHES: [&str; 4] = ["", "7 4", "2 3", "9 3 2 3"];
 
 /// A chart to draw.
 #[derive(Debug, Clone, Default)]
@@ -184,7 +190,11 @@ pub fn svg(c: &Chart) -> String {
         esc(&c.y_label)
     );
     for (i, ser) in c.series.iter().enumerate() {
-        let col = COLORS[i % COLORS.len()];
+        let col = COLORS[ser.color % COLORS.len()];
+        let dash = match DASHES[ser.dash % DASHES.len()] {
+            "" => String::new(),
+            d => format!(r#" stroke-dasharray="{d}""#),
+        };
         let mut path = String::new();
         for &(x, y, e) in &ser.points {
             let (Some(x), Some(yy)) = (px(x), py(y)) else {
@@ -215,14 +225,14 @@ pub fn svg(c: &Chart) -> String {
         if !path.is_empty() {
             let _ = writeln!(
                 s,
-                r#"<path d="{path}" fill="none" stroke="{col}" stroke-width="1.8"/>"#
+                r#"<path d="{path}" fill="none" stroke="{col}" stroke-width="1.8"{dash}/>"#
             );
         }
         let ly = TOP + 10.0 + 20.0 * i as f64;
         let lx = LEFT + pw + 15.0;
         let _ = writeln!(
             s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{col}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{col}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"#,
             lx + 22.0,
             lx + 28.0,
             ly + 4.0,
@@ -258,6 +268,7 @@ mod tests {
         assert!(out.starts_with("<svg") && out.ends_with("</svg>\n"));
         assert!(out.contains("a &lt; b") && out.contains("s&amp;1"));
         assert_eq!(out.matches("<circle").count(), 3);
+        assert!(out.contains("stroke-dasharray"));
         for t in [">10<", ">100<", ">1000<"] {
             assert!(out.contains(t), "missing tick {t}");
         }

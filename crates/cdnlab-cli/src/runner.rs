@@ -337,8 +337,8 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
         }
     }
     let mut series = Vec::new();
-    for sv in &series_vals {
-        for m in &p.y {
+    for (color, sv) in series_vals.iter().enumerate() {
+        for (dash, m) in p.y.iter().enumerate() {
             let mi = metrics
                 .iter()
                 .position(|x| x == m)
@@ -357,7 +357,12 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
                 (Some(v), Some(s)) => format!("{s} = {v}"),
                 _ => m.clone(),
             };
-            series.push(plot::Series { label, points });
+            series.push(plot::Series {
+                label,
+                points,
+                color,
+                dash,
+            });
         }
     }
     plot::Chart {
