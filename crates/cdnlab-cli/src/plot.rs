@@ -262,12 +262,15 @@ mod tests {
                     (100.0, 0.5, f64::NAN),
                     (1000.0, 0.9, 0.02),
                 ],
+                color: 0,
+                dash: 1,
             }],
         };
         let out = svg(&c);
         assert!(out.starts_with("<svg") && out.ends_with("</svg>\n"));
         assert!(out.contains("a &lt; b") && out.contains("s&amp;1"));
         assert_eq!(out.matches("<circle").count(), 3);
+        assert!(out.contains("stroke-dasharray"));
         assert!(out.contains("stroke-dasharray"));
         for t in [">10<", ">100<", ">1000<"] {
             assert!(out.contains(t), "missing tick {t}");
