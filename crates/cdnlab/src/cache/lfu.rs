@@ -126,6 +126,9 @@ impl Cache for Lfu {
         self.used += u64::from(w);
         false
     }
+    fn prefetch(&self, id: u64) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u64) -> bool {
         self.slots.find(id).is_some()
     }

@@ -46,6 +46,9 @@ impl Cache for Lru {
             .admit_evicting_tail(&mut self.list, id, w, self.cap.amount);
         false
     }
+    fn prefetch(&self, id: u64) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u64) -> bool {
         self.slots.find(id).is_some()
     }

@@ -113,13 +113,24 @@ pub trait Cache {
     fn used(&self) -> u64;
     /// Heap bytes held by the policy's structures.
     fn heap_bytes(&self) -> usize;
+    /// A hint that `id` will be accessed soon (see [`index::IdIndex::prefetch`]); no effect on
+    /// results.
+    fn prefetch(&self, _id: u64) {}
     /// Replays `reqs`, returning the number of hits. Implemented here once, and monomorphised per
     /// policy, so a replay through `dyn Cache` dispatches once, not per request.
     fn replay(&mut self, reqs: &[Request]) -> u64
     where
         Self: Sized,
     {
-        reqs.iter().filter(|r| self.access(r.id, r.size)).count() as u64
+        const AHEAD: usize = 8;
+        let mut hits = 0;
+        for (i, r) in reqs.iter().enumerate() {
+            if let Some(next) = reqs.get(i + AHEAD) {
+                self.prefetch(next.id);
+            }
+            hits += u64::from(self.access(r.id, r.size));
+        }
+        hits
     }
     /// [`Cache::replay`] through a trait object.
     fn replay_dyn(&mut self, reqs: &[Request]) -> u64;

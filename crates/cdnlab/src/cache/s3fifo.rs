@@ -166,7 +166,7 @@ impl S3Fifo {
                     self.evict_main();
                 }
             } else {
-                let (id, w) = (self.slots.keys[t as usize], self.slots.weights[t as usize]);
+                let (id, w) = (self.slots.key(t), self.slots.weights[t as usize]);
                 self.slots.release(t);
                 self.ghost.push(id, w);
                 return;
@@ -223,6 +223,9 @@ impl Cache for S3Fifo {
             self.slots.push_front(&mut self.small, s);
         }
         false
+    }
+    fn prefetch(&self, id: u64) {
+        self.slots.prefetch(id);
     }
     fn contains(&self, id: u64) -> bool {
         self.slots.find(id).is_some()

@@ -36,12 +36,12 @@ impl Sieve {
         };
         while self.visited[h as usize] {
             self.visited[h as usize] = false;
-            h = self.slots.prev[h as usize];
+            h = self.slots.prev(h);
             if h == NIL {
                 h = self.list.tail;
             }
         }
-        self.hand = self.slots.prev[h as usize];
+        self.hand = self.slots.prev(h);
         self.slots.unlink(&mut self.list, h);
         self.slots.release(h);
     }
@@ -74,6 +74,9 @@ impl Cache for Sieve {
         self.visited[s as usize] = false;
         self.slots.push_front(&mut self.list, s);
         false
+    }
+    fn prefetch(&self, id: u64) {
+        self.slots.prefetch(id);
     }
     fn contains(&self, id: u64) -> bool {
         self.slots.find(id).is_some()
