@@ -84,9 +84,9 @@ impl IdIndex {
         let _ = i;
     }
 
-    /// The slot of `id`, if present. `key_of(slot)` gives the id stored in a slot.
+    /// The bucket holding `id`, if present. `key_of(slot)` gives the id stored in a slot.
     #[inline]
-    pub fn find(&self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
+    fn locate(&self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<usize> {
         let fp = fingerprint(id);
         let mut i = fp as usize & self.mask;
         loop {
@@ -95,10 +95,16 @@ impl IdIndex {
                 return None;
             }
             if fp_of(e) == fp && key_of(slot_of(e)) == id {
-                return Some(slot_of(e));
+                return Some(i);
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// The slot of `id`, if present. `key_of(slot)` gives the id stored in a slot.
+    #[inline]
+    pub fn find(&self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
+        self.locate(id, key_of).map(|i| slot_of(self.table[i]))
     }
 
     /// Adds `id -> slot`; `id` must be absent.
@@ -132,18 +138,7 @@ impl IdIndex {
     /// Removes `id`, returning its slot.
     #[inline]
     pub fn remove(&mut self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
-        let fp = fingerprint(id);
-        let mut i = fp as usize & self.mask;
-        loop {
-            let e = self.table[i];
-            if e == EMPTY {
-                return None;
-            }
-            if fp_of(e) == fp && key_of(slot_of(e)) == id {
-                break;
-            }
-            i = (i + 1) & self.mask;
-        }
+        let i = self.locate(id, key_of)?;
         let found = slot_of(self.table[i]);
         // Backward shift: pull later entries of the probe run into the hole when their home
         // bucket does not lie cyclically in (hole, j].
