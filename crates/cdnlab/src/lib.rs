@@ -14,6 +14,25 @@
 //!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
 //!   scenario names to experiments, so the runner never names a concrete model.
 //!
+//! ## Example
+//!
+//! ```
+//! use cdnlab::cache::{Capacity, Policy};
+//! use cdnlab::workload::popularity::{Law, Sampler};
+//!
+//! // An LRU cache of 100 objects under Zipf(0.8) requests over 1000 objects.
+//! let sampler = Sampler::new(Law::Zipf { alpha: 0.8 }, 1000)?;
+//! let mut rng = cdnlab::rng::stream(42, 0, 0);
+//! let mut cache = Policy::Lru.build(Capacity::objects(100)?);
+//! let hits = (0..100_000)
+//!     .filter(|_| cache.access(sampler.sample(&mut rng) as u64, 1))
+//!     .count();
+//! // The Che approximation predicts the long-run hit ratio.
+//! let che = cdnlab::cache::che::lru_hit_ratio(&Law::Zipf { alpha: 0.8 }.pmf(1000)?, 100.0)?;
+//! assert!((hits as f64 / 100_000.0 - che).abs() < 0.02);
+//! # Ok::<(), cdnlab::Error>(())
+//! ```
+//!
 //! ## Design rules
 //! - Determinism: a result is a function of (scenario, seed). Nothing reads the clock or a global
 //!   RNG; hash-table iteration order never reaches an output.
