@@ -43,7 +43,7 @@ fn experiments() {
         println!("  parameters:");
         for p in e.params() {
             println!(
-                "    {:<12} {} ({}; default {:?})",
+                "    {:<12} {} ({}; default {})",
                 p.name,
                 p.help,
                 p.kind.allowed(),

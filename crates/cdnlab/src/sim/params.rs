@@ -71,6 +71,12 @@ pub enum DefaultValue {
     Bool(bool),
 }
 
+impl std::fmt::Display for DefaultValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
 impl DefaultValue {
     fn value(self) -> Value {
         match self {
