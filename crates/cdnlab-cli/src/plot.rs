@@ -39,7 +39,8 @@ const COLORS: [&str; 10] = [
     "#bcbd22", "#17becf",
 ];
 
-fn esc(s: &str) -> String {
+/// Escapes text for SVG and HTML.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

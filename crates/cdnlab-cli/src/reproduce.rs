@@ -6,6 +6,7 @@
 
 use crate::error::{CliError, Result};
 use crate::output::{self, write_atomic};
+use crate::plot::esc;
 use crate::runner::{self, Shard, SummaryRow};
 use crate::scenario::Scenario;
 use clap::Args;
@@ -134,7 +135,7 @@ pub struct ReproduceArgs {
     #[arg(long, default_value = "out/reproduce")]
     pub out: PathBuf,
     /// Worker threads (default: one per core). Results do not depend on it.
-    #[arg(long)]
+    #[arg(long, value_parser = runner::parse_threads)]
     pub threads: Option<usize>,
     /// Run only the experiments with these ids (repeatable); see --list.
     #[arg(long)]
@@ -170,9 +171,6 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             "--only {bad}: no such experiment (registered: {})",
             ids.join(", ")
         )));
-    }
-    if a.threads == Some(0) {
-        return Err(CliError::Usage("--threads 0: at least 1 is allowed".into()));
     }
     output::ensure_dir(&a.out)?;
     let scale = if a.full { "full" } else { "quick" };
@@ -270,12 +268,6 @@ fn read_summary(sc: &Scenario, dir: &Path) -> Result<Vec<SummaryRow>> {
         });
     }
     Ok(rows)
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 fn report(done: &[Done], scale: &str) -> Result<String> {

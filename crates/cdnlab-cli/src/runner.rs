@@ -35,7 +35,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads (default: one per core). Results do not depend on it.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Run only shard I of N (0 <= I < N): the cells whose index is I modulo N. Combine shard
     /// folders with `cdnlab merge`.
@@ -44,6 +44,16 @@ pub struct RunArgs {
     /// Continue an interrupted run in the same folder, skipping finished cells.
     #[arg(long)]
     pub resume: bool,
+}
+
+/// Parses `--threads`: a whole number, at least 1 (shared by `run` and `reproduce`).
+pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "--threads {s}: a whole number, at least 1, is allowed"
+        )),
+    }
 }
 
 /// A shard: index and count.
@@ -382,9 +392,6 @@ pub fn run(a: &RunArgs) -> Result<()> {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
     };
-    if a.threads == Some(0) {
-        return Err(CliError::Usage("--threads 0: at least 1 is allowed".into()));
-    }
     let out = a
         .out
         .clone()
