@@ -3,9 +3,10 @@
 
 use crate::error::{CliError, Result};
 use crate::output;
-use cdnlab::cache::{Capacity, Policy, Unit};
+use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use cdnlab::workload::trace::{self, CsvColumns};
 use clap::{Args, ValueEnum};
+use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -68,6 +69,104 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Records decoded and replayed at a time: small enough to stay in cache beside the policy's
+/// state, large enough that per-chunk work is negligible.
+const CHUNK_RECORDS: usize = 1 << 14;
+
+/// What a replay counted, and where its time went.
+struct Replayed {
+    requests: u64,
+    hits: u64,
+    read_s: f64,
+    sim_s: f64,
+}
+
+/// Streams an oracleGeneral file through `cache` in chunks, with one reused buffer: no copy of
+/// the whole trace in memory (which cost more than the simulation on large traces). Time in
+/// reading and decoding counts as reading; time in the cache as simulation.
+fn stream_oracle_general(a: &ReplayArgs, sized: bool, cache: &mut dyn Cache) -> Result<Replayed> {
+    let bad = |e: trace::TraceError| CliError::file(&a.trace, e.to_string());
+    let mut file = std::fs::File::open(&a.trace).map_err(|e| CliError::io(&a.trace, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| CliError::io(&a.trace, e))?
+        .len();
+    trace::check_oracle_general_length(len).map_err(bad)?;
+    let mut buf = vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD];
+    let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+    let mut r = Replayed {
+        requests: 0,
+        hits: 0,
+        read_s: 0.0,
+        sim_s: 0.0,
+    };
+    loop {
+        let t = Instant::now();
+        let got = fill(&mut file, &mut buf).map_err(|e| CliError::io(&a.trace, e))?;
+        if got == 0 {
+            break;
+        }
+        trace::decode_oracle_general(&buf[..got], r.requests as usize, sized, &mut reqs)
+            .map_err(bad)?;
+        let t1 = Instant::now();
+        r.hits += cache.replay_dyn(&reqs);
+        r.sim_s += t1.elapsed().as_secs_f64();
+        r.read_s += (t1 - t).as_secs_f64();
+        r.requests += reqs.len() as u64;
+    }
+    if r.requests == 0 {
+        return Err(bad(trace::TraceError::Empty));
+    }
+    Ok(r)
+}
+
+/// Reads until `buf` is full or the file ends; returns the bytes read.
+fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads a CSV trace whole, then replays it.
+fn replay_csv(a: &ReplayArgs, cache: &mut dyn Cache) -> Result<Replayed> {
+    let delimiter = match a.csv_delimiter.as_bytes() {
+        [d] => *d,
+        _ => {
+            return Err(CliError::Usage(format!(
+                "--csv-delimiter `{}`: one ASCII character is allowed",
+                a.csv_delimiter
+            )));
+        }
+    };
+    let cols = CsvColumns {
+        id: a.csv_id,
+        size: a.csv_size,
+        time: a.csv_time,
+        header: a.csv_header,
+        delimiter,
+        id_is_text: a.csv_id_text,
+    };
+    let t0 = Instant::now();
+    let bytes = output::read(&a.trace)?;
+    let reqs =
+        trace::read_csv(&bytes[..], &cols).map_err(|e| CliError::file(&a.trace, e.to_string()))?;
+    let t1 = Instant::now();
+    let hits = cache.replay_dyn(&reqs);
+    Ok(Replayed {
+        requests: reqs.len() as u64,
+        hits,
+        read_s: (t1 - t0).as_secs_f64(),
+        sim_s: t1.elapsed().as_secs_f64(),
+    })
+}
+
 /// Runs the command.
 pub fn run(a: &ReplayArgs) -> Result<()> {
     let policy: Policy = a.policy.parse()?;
@@ -78,41 +177,12 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             a.size
         ))
     })?;
-    let t0 = Instant::now();
-    let bytes = output::read(&a.trace)?;
-    let reqs = match a.format {
-        Format::OracleGeneral => trace::parse_oracle_general(&bytes, unit == Unit::Bytes),
-        Format::Csv => {
-            let delim = match a.csv_delimiter.as_bytes() {
-                [d] => *d,
-                _ => {
-                    return Err(CliError::Usage(format!(
-                        "--csv-delimiter `{}`: one ASCII character is allowed",
-                        a.csv_delimiter
-                    )));
-                }
-            };
-            let cols = CsvColumns {
-                id: a.csv_id,
-                size: a.csv_size,
-                time: a.csv_time,
-                header: a.csv_header,
-                delimiter: delim,
-                id_is_text: a.csv_id_text,
-            };
-            trace::read_csv(&bytes[..], &cols)
-        }
-    }
-    .map_err(|e| CliError::file(&a.trace, e.to_string()))?;
-    drop(bytes);
-    let read_s = t0.elapsed().as_secs_f64();
-
     let mut cache = policy.build(cap);
-    let t1 = Instant::now();
-    let hits = cache.replay_dyn(&reqs);
-    let sim_s = t1.elapsed().as_secs_f64();
-
-    let n = reqs.len() as u64;
+    let r = match a.format {
+        Format::OracleGeneral => stream_oracle_general(a, unit == Unit::Bytes, cache.as_mut()),
+        Format::Csv => replay_csv(a, cache.as_mut()),
+    }?;
+    let (n, hits, read_s, sim_s) = (r.requests, r.hits, r.read_s, r.sim_s);
     let miss_ratio = (n - hits) as f64 / n as f64;
     let mreq = n as f64 / sim_s.max(1e-9) / 1e6;
     let heap = cache.heap_bytes();

@@ -25,9 +25,9 @@ pub enum TraceError {
          ({records} whole records, then {trailing} stray bytes)"
     )]
     Truncated {
-        bytes: usize,
-        records: usize,
-        trailing: usize,
+        bytes: u64,
+        records: u64,
+        trailing: u64,
     },
     #[error(
         "corrupt oracleGeneral record {record} (byte offset {offset}): {field} = {value} \
@@ -49,20 +49,49 @@ pub enum TraceError {
 /// Refused: an empty input, a length that is not a multiple of 24, `next_access < -1`, and (when
 /// `require_size` holds, i.e. capacities are in bytes) a zero object size.
 pub fn parse_oracle_general(bytes: &[u8], require_size: bool) -> Result<Vec<Request>, TraceError> {
-    if bytes.is_empty() {
+    check_oracle_general_length(bytes.len() as u64)?;
+    let mut out = Vec::with_capacity(bytes.len() / ORACLE_GENERAL_RECORD);
+    decode_oracle_general(bytes, 0, require_size, &mut out)?;
+    Ok(out)
+}
+
+/// Refuses a trace length that cannot be whole oracleGeneral records (or is empty): lets a
+/// streaming reader fail before it starts.
+pub fn check_oracle_general_length(len: u64) -> Result<(), TraceError> {
+    let rec = ORACLE_GENERAL_RECORD as u64;
+    if len == 0 {
         return Err(TraceError::Empty);
     }
-    let trailing = bytes.len() % ORACLE_GENERAL_RECORD;
-    let records = bytes.len() / ORACLE_GENERAL_RECORD;
-    if trailing != 0 {
+    if len % rec != 0 {
         return Err(TraceError::Truncated {
-            bytes: bytes.len(),
-            records,
-            trailing,
+            bytes: len,
+            records: len / rec,
+            trailing: len % rec,
         });
     }
-    let mut out = Vec::with_capacity(records);
-    for (i, rec) in bytes.chunks_exact(ORACLE_GENERAL_RECORD).enumerate() {
+    Ok(())
+}
+
+/// Decodes a run of whole records into `out` (cleared first), for streaming in chunks. `first` is
+/// the index of the first record in the whole trace, so errors name the right record and offset.
+pub fn decode_oracle_general(
+    bytes: &[u8],
+    first: usize,
+    require_size: bool,
+    out: &mut Vec<Request>,
+) -> Result<(), TraceError> {
+    out.clear();
+    if bytes.len() % ORACLE_GENERAL_RECORD != 0 {
+        let rec = ORACLE_GENERAL_RECORD as u64;
+        let len = (first * ORACLE_GENERAL_RECORD + bytes.len()) as u64;
+        return Err(TraceError::Truncated {
+            bytes: len,
+            records: len / rec,
+            trailing: len % rec,
+        });
+    }
+    for (k, rec) in bytes.chunks_exact(ORACLE_GENERAL_RECORD).enumerate() {
+        let i = first + k;
         let time = u32::from_le_bytes(rec[0..4].try_into().expect("4 bytes"));
         let id = u64::from_le_bytes(rec[4..12].try_into().expect("8 bytes"));
         let size = u32::from_le_bytes(rec[12..16].try_into().expect("4 bytes"));
@@ -95,7 +124,7 @@ pub fn parse_oracle_general(bytes: &[u8], require_size: bool) -> Result<Vec<Requ
             next_access,
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Encodes requests as oracleGeneral bytes. Times above `u32::MAX` are refused by the caller's
@@ -300,6 +329,36 @@ mod tests {
         bad[16..24].copy_from_slice(&(-5i64).to_le_bytes());
         let e = parse_oracle_general(&bad, false).unwrap_err();
         assert!(e.to_string().contains("record 0"), "{e}");
+    }
+
+    #[test]
+    fn chunked_decoding_names_global_records() {
+        let mut reqs: Vec<Request> = (0..10).map(|i| req(i, i % 3, 1)).collect();
+        fill_next_access(&mut reqs);
+        let mut bytes = encode_oracle_general(&reqs);
+        let mut buf = Vec::new();
+        let mut all = Vec::new();
+        for (c, chunk) in bytes.chunks(4 * ORACLE_GENERAL_RECORD).enumerate() {
+            decode_oracle_general(chunk, c * 4, true, &mut buf).unwrap();
+            all.extend_from_slice(&buf);
+        }
+        assert_eq!(all, reqs);
+        bytes[7 * 24 + 16..7 * 24 + 24].copy_from_slice(&(-3i64).to_le_bytes());
+        let e = decode_oracle_general(&bytes[4 * 24..8 * 24], 4, true, &mut buf).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TraceError::Corrupt {
+                    record: 7,
+                    offset: 168,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(check_oracle_general_length(0).is_err());
+        assert!(check_oracle_general_length(25).is_err());
+        assert!(check_oracle_general_length(48).is_ok());
     }
 
     #[test]
