@@ -20,6 +20,19 @@ fn fingerprint(id: u64) -> u32 {
     h as u32
 }
 
+/// Asks the CPU to bring `x`'s cache line in; no effect on results.
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it cannot fault, and the address is a live reference.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 #[inline]
 fn pack(fp: u32, slot: u32) -> u64 {
     (u64::from(fp) << 32) | u64::from(slot)
@@ -73,15 +86,7 @@ impl IdIndex {
     /// few requests ahead, so the table's cache misses overlap instead of queueing.
     #[inline]
     pub fn prefetch(&self, id: u64) {
-        let i = fingerprint(id) as usize & self.mask;
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is only a hint; it cannot fault, and the address is in the table.
-        unsafe {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            _mm_prefetch::<_MM_HINT_T0>(self.table.as_ptr().add(i).cast());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
+        prefetch(&self.table[fingerprint(id) as usize & self.mask]);
     }
 
     /// The bucket holding `id`, if present. `key_of(slot)` gives the id stored in a slot.

@@ -1,7 +1,7 @@
 //! Flat per-object storage shared by the policies: keys, sizes, doubly linked lists over slot
 //! numbers, a free chain, and the id index. No per-request allocation once warm.
 
-use super::index::IdIndex;
+use super::index::{IdIndex, prefetch};
 
 /// "No slot": list ends and empty heads.
 pub const NIL: u32 = u32::MAX;
@@ -166,10 +166,20 @@ impl Slots {
     /// head: the admission of LRU and FIFO.
     #[inline]
     pub fn admit_evicting_tail(&mut self, list: &mut List, id: u64, w: u32, cap: u64) -> u32 {
+        let evicted = list.used + u64::from(w) > cap;
         while list.used + u64::from(w) > cap {
             let t = list.tail;
             self.unlink(list, t);
             self.release(t);
+        }
+        if evicted && list.tail != NIL {
+            // The new tail's record was just written (its `next`), so it is at hand: fetch what
+            // the next eviction touches, its index bucket and the record before it.
+            let t = self.nodes[list.tail as usize];
+            self.index.prefetch(t.key);
+            if t.prev != NIL {
+                prefetch(&self.nodes[t.prev as usize]);
+            }
         }
         let s = self.alloc(id, w);
         self.push_front(list, s);
