@@ -51,8 +51,9 @@ fn slot_of(e: u64) -> u32 {
 /// Id -> slot map. Slot `u32::MAX` is reserved.
 #[derive(Debug, Clone)]
 pub struct IdIndex {
+    /// Length a power of two; `mask()` is derived from it so the compiler sees every masked
+    /// index is in bounds.
     table: Vec<u64>,
-    mask: usize,
     len: usize,
 }
 
@@ -62,9 +63,13 @@ impl IdIndex {
         let buckets = expected.saturating_mul(2).next_power_of_two().max(8);
         IdIndex {
             table: vec![EMPTY; buckets],
-            mask: buckets - 1,
             len: 0,
         }
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.table.len() - 1
     }
 
     /// Number of entries.
@@ -86,14 +91,14 @@ impl IdIndex {
     /// few requests ahead, so the table's cache misses overlap instead of queueing.
     #[inline]
     pub fn prefetch(&self, id: u64) {
-        prefetch(&self.table[fingerprint(id) as usize & self.mask]);
+        prefetch(&self.table[fingerprint(id) as usize & self.mask()]);
     }
 
     /// The bucket holding `id`, if present. `key_of(slot)` gives the id stored in a slot.
     #[inline]
     fn locate(&self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<usize> {
         let fp = fingerprint(id);
-        let mut i = fp as usize & self.mask;
+        let mut i = fp as usize & self.mask();
         loop {
             let e = self.table[i];
             if e == EMPTY {
@@ -102,7 +107,7 @@ impl IdIndex {
             if fp_of(e) == fp && key_of(slot_of(e)) == id {
                 return Some(i);
             }
-            i = (i + 1) & self.mask;
+            i = (i + 1) & self.mask();
         }
     }
 
@@ -125,16 +130,16 @@ impl IdIndex {
 
     #[inline]
     fn place(&mut self, e: u64) {
-        let mut i = fp_of(e) as usize & self.mask;
+        let mut i = fp_of(e) as usize & self.mask();
         while self.table[i] != EMPTY {
-            i = (i + 1) & self.mask;
+            i = (i + 1) & self.mask();
         }
         self.table[i] = e;
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.table, vec![EMPTY; (self.mask + 1) * 2]);
-        self.mask = self.table.len() - 1;
+        let doubled = vec![EMPTY; self.table.len() * 2];
+        let old = std::mem::replace(&mut self.table, doubled);
         for e in old.into_iter().filter(|&e| e != EMPTY) {
             self.place(e);
         }
@@ -145,27 +150,52 @@ impl IdIndex {
     pub fn remove(&mut self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
         let i = self.locate(id, key_of)?;
         let found = slot_of(self.table[i]);
-        // Backward shift: pull later entries of the probe run into the hole when their home
-        // bucket does not lie cyclically in (hole, j].
+        self.remove_at(i);
+        Some(found)
+    }
+
+    /// Removes the entry `id -> slot` if present, comparing whole entries: no key lookup, which
+    /// is what an eviction needs (it knows both). True if it was there.
+    #[inline]
+    pub fn remove_entry(&mut self, id: u64, slot: u32) -> bool {
+        let want = pack(fingerprint(id), slot);
+        let mut i = fp_of(want) as usize & self.mask();
+        loop {
+            let e = self.table[i];
+            if e == EMPTY {
+                return false;
+            }
+            if e == want {
+                self.remove_at(i);
+                return true;
+            }
+            i = (i + 1) & self.mask();
+        }
+    }
+
+    /// Empties bucket `i` with backward shift: later entries of the probe run move into the hole
+    /// when their home bucket does not lie cyclically in (hole, j].
+    #[inline]
+    fn remove_at(&mut self, i: usize) {
+        let mask = self.mask();
         let mut hole = i;
-        let mut j = (i + 1) & self.mask;
+        let mut j = (i + 1) & mask;
         loop {
             let e = self.table[j];
             if e == EMPTY {
                 break;
             }
-            let home = fp_of(e) as usize & self.mask;
-            let dist_home = j.wrapping_sub(home) & self.mask;
-            let dist_hole = j.wrapping_sub(hole) & self.mask;
+            let home = fp_of(e) as usize & mask;
+            let dist_home = j.wrapping_sub(home) & mask;
+            let dist_hole = j.wrapping_sub(hole) & mask;
             if dist_home >= dist_hole {
                 self.table[hole] = e;
                 hole = j;
             }
-            j = (j + 1) & self.mask;
+            j = (j + 1) & mask;
         }
         self.table[hole] = EMPTY;
         self.len -= 1;
-        Some(found)
     }
 }
 
@@ -192,8 +222,16 @@ mod tests {
                         idx.insert(id, slot);
                         e.insert(slot);
                     }
-                } else {
+                } else if id % 2 == 0 {
                     prop_assert_eq!(idx.remove(id, |s| keys[s as usize]), model.remove(&id));
+                } else {
+                    let slot = model.get(&id).copied();
+                    // A wrong slot never removes; the right one does.
+                    prop_assert!(!idx.remove_entry(id, slot.map_or(7, |s| s + 1)));
+                    if let Some(s) = slot {
+                        prop_assert!(idx.remove_entry(id, s));
+                        model.remove(&id);
+                    }
                 }
                 prop_assert_eq!(idx.len(), model.len());
             }

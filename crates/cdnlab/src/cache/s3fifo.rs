@@ -78,10 +78,9 @@ impl Ghost {
         let p = (self.tail & self.mask()) as u32;
         self.tail += 1;
         let (id, w) = self.ring[p as usize];
-        let ring = &self.ring;
-        if self.index.find(id, |q| ring[q as usize].0) == Some(p) {
-            let ring = &self.ring;
-            self.index.remove(id, |q| ring[q as usize].0);
+        // A stale record (its id left the ghost, or came back at a later position) is not in
+        // the index under this position, so nothing is removed.
+        if self.index.remove_entry(id, p) {
             self.used -= u64::from(w);
         }
     }

@@ -118,11 +118,8 @@ impl Slots {
     /// Frees slot `s` (already unlinked from its list).
     #[inline]
     pub fn release(&mut self, s: u32) {
-        let nodes = &self.nodes;
-        let removed = self
-            .index
-            .remove(nodes[s as usize].key, |x| nodes[x as usize].key);
-        debug_assert_eq!(removed, Some(s));
+        let removed = self.index.remove_entry(self.nodes[s as usize].key, s);
+        debug_assert!(removed);
         self.nodes[s as usize].next = self.free;
         self.free = s;
     }
