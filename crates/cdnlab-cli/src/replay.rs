@@ -190,7 +190,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     if a.json {
         let v = serde_json::json!({
             "trace": a.trace.display().to_string(),
-            "format": format!("{:?}", a.format).to_lowercase(),
+            "format": a.format.to_possible_value().map(|v| v.get_name().to_string()),
             "policy": policy.name(),
             "size": a.size,
             "size_unit": a.size_unit,

@@ -198,8 +198,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
                 .iter()
                 .map(|(c, e)| format!("{} cell {c}: {e}", rep.id)),
         );
-        let rows = read_summary(&sc, &dir)?;
-        let claims = (rep.claims)(&sc, &rows);
+        let claims = (rep.claims)(&sc, &o.rows);
         for c in &claims {
             eprintln!(
                 "   {} {}: measured {} (expected {})",
@@ -233,41 +232,6 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The summary rows of a finished folder (re-read, so a resumed run is judged on all cells).
-fn read_summary(sc: &Scenario, dir: &Path) -> Result<Vec<SummaryRow>> {
-    let path = dir.join("summary.csv");
-    let bytes = output::read(&path)?;
-    let mut rdr = csv::Reader::from_reader(&bytes[..]);
-    let metrics = sc.experiment.metrics();
-    let mut rows = Vec::new();
-    for rec in rdr.records() {
-        let rec = rec.map_err(|e| CliError::file(&path, e.to_string()))?;
-        let cell: u64 = rec[0]
-            .parse()
-            .map_err(|_| CliError::file(&path, "bad cell index"))?;
-        let c = sc
-            .cells
-            .get(cell as usize)
-            .ok_or_else(|| CliError::file(&path, format!("cell {cell} is not in the scenario")))?;
-        let base = rec.len() - 3 * metrics.len();
-        let n: usize = rec[base - 1].parse().unwrap_or(0);
-        let f = |i: usize| rec[i].parse::<f64>().unwrap_or(f64::NAN);
-        rows.push(SummaryRow {
-            cell,
-            params: c.params.values().clone(),
-            metrics: (0..metrics.len())
-                .map(|m| cdnlab::stats::Summary {
-                    n,
-                    mean: f(base + 3 * m),
-                    sd: f(base + 3 * m + 1),
-                    ci95: f(base + 3 * m + 2),
-                })
-                .collect(),
-        });
-    }
-    Ok(rows)
 }
 
 fn report(done: &[Done], scale: &str) -> Result<String> {

@@ -103,6 +103,8 @@ impl Shard {
 pub struct Outcome {
     pub cells_run: usize,
     pub failures: Vec<(u64, String)>,
+    /// The summary of every cell in the folder (finished earlier or now).
+    pub rows: Vec<SummaryRow>,
 }
 
 fn cell_path(out: &Path, index: u64) -> PathBuf {
@@ -212,7 +214,8 @@ pub fn run_scenario(
             .collect()
     });
     bar.finish_and_clear();
-    let present = finalize(sc, out)?;
+    let rows = finalize(sc, out)?;
+    let present = rows.len();
     if show_progress {
         let runs = todo.len() as u64 * sc.resolved.replications;
         eprintln!(
@@ -226,6 +229,7 @@ pub fn run_scenario(
     Ok(Outcome {
         cells_run: todo.len(),
         failures,
+        rows,
     })
 }
 
@@ -238,8 +242,8 @@ pub struct SummaryRow {
 }
 
 /// Reads the cell files present and writes results.csv, summary.csv and the plots. Returns the
-/// number of cells present.
-pub fn finalize(sc: &Scenario, out: &Path) -> Result<usize> {
+/// summary of every cell present.
+pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
     let head = header(sc);
     let metrics = sc.experiment.metrics();
     let first_metric = head.len() - metrics.len();
@@ -305,7 +309,7 @@ pub fn finalize(sc: &Scenario, out: &Path) -> Result<usize> {
         let chart = chart(sc, p, &summary_rows);
         write_atomic(&out.join(&p.file), plot::svg(&chart).as_bytes())?;
     }
-    Ok(summary_rows.len())
+    Ok(summary_rows)
 }
 
 fn num(v: &Value) -> f64 {
@@ -492,7 +496,7 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
         let (_, bytes) = c.expect("checked complete");
         write_atomic(&cell_path(&a.out, i as u64), &bytes)?;
     }
-    let n = finalize(&sc, &a.out)?;
+    let n = finalize(&sc, &a.out)?.len();
     eprintln!(
         "merged {n} cells from {} folders into {}",
         a.dirs.len(),
