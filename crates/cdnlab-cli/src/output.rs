@@ -14,6 +14,19 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
         .map_err(|e| CliError::file(dir, format!("output folder is not writable: {e}")))
 }
 
+/// Removes the temporaries of [`write_atomic`] that a killed run left in `dir` (its finished
+/// files are whole; these never are).
+pub fn remove_stale_temporaries(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| CliError::io(dir, e))? {
+        let path = entry.map_err(|e| CliError::io(dir, e))?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp")) {
+            std::fs::remove_file(&path).map_err(|e| CliError::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
@@ -58,6 +71,9 @@ mod tests {
         write_atomic(&p, b"one").unwrap();
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+        std::fs::write(d.path().join(".a.csv.99.tmp"), b"half").unwrap();
+        remove_stale_temporaries(d.path()).unwrap();
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
         let e = write_atomic(&d.path().join("missing/x"), b"").unwrap_err();
         assert!(e.to_string().contains("missing"), "{e}");

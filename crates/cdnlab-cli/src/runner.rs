@@ -163,6 +163,7 @@ pub fn run_scenario(
     show_progress: bool,
 ) -> Result<Outcome> {
     output::ensure_dir(&out.join("cells"))?;
+    output::remove_stale_temporaries(&out.join("cells"))?;
     let text = toml::to_string(&sc.resolved).map_err(|e| CliError::Failed(e.to_string()))?;
     let scen_path = out.join("scenario.toml");
     let any_cells = std::fs::read_dir(out.join("cells"))

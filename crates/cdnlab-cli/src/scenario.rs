@@ -299,6 +299,15 @@ fn check_plot(p: &PlotSpec, r: &Resolved, exp: &dyn Experiment) -> std::result::
                 .join(", ")
         ));
     }
+    if let Some(v) = r.grid[&p.x]
+        .iter()
+        .find(|v| !matches!(v, toml::Value::Integer(_) | toml::Value::Float(_)))
+    {
+        return Err(format!(
+            "plot `{}`: x = `{}` takes the value {v}; an x axis needs numbers",
+            p.file, p.x
+        ));
+    }
     if let Some(s) = &p.series {
         if !r.grid.contains_key(s) || s == &p.x {
             return Err(format!(
@@ -412,6 +421,20 @@ series = "alpha"
         );
         let e = err("experiment = ");
         assert!(e.contains("s.toml") && e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn plot_x_must_be_numeric() {
+        // No registered experiment sweeps text yet, so check the plot rule on its own.
+        let s = Scenario::parse(GOOD, Path::new("s.toml")).unwrap();
+        let mut r = s.resolved.clone();
+        r.grid.insert(
+            "cache_size".into(),
+            vec![toml::Value::Integer(1), toml::Value::String("big".into())],
+        );
+        let e = check_plot(&r.plots[0], &r, s.experiment).unwrap_err();
+        assert!(e.contains("\"big\"") && e.contains("needs numbers"), "{e}");
+        assert!(check_plot(&s.resolved.plots[0], &s.resolved, s.experiment).is_ok());
     }
 
     proptest! {
