@@ -31,12 +31,23 @@ pub struct Reproduction {
     /// `cache`, `gwtw`, `multihash` or `transport`.
     pub paper: &'static str,
     pub title: &'static str,
-    /// Scenario text at quick scale (the default) and at paper scale.
-    pub quick: &'static str,
-    pub full: &'static str,
+    /// Scenario at quick scale (the default) and at paper scale: (path in the repository, text
+    /// embedded at build time, so the binary runs anywhere).
+    pub quick: (&'static str, &'static str),
+    pub full: (&'static str, &'static str),
     /// What the figures show and how the claims are judged (HTML allowed).
     pub notes: &'static str,
     pub claims: fn(&Scenario, &[SummaryRow]) -> Vec<Claim>,
+}
+
+/// A scenario file of `scenarios/`, embedded: (path, text).
+macro_rules! scenario {
+    ($file:literal) => {
+        (
+            concat!("scenarios/", $file),
+            include_str!(concat!("../../../scenarios/", $file)),
+        )
+    };
 }
 
 /// Every registered experiment.
@@ -45,8 +56,8 @@ pub fn registry() -> Vec<Reproduction> {
         id: "cache-che",
         paper: "cache",
         title: "LRU hit ratio vs the Che approximation",
-        quick: include_str!("../../../scenarios/cache-che.toml"),
-        full: include_str!("../../../scenarios/cache-che-full.toml"),
+        quick: scenario!("cache-che.toml"),
+        full: scenario!("cache-che-full.toml"),
         notes: "Independent requests over a Zipf(alpha) catalogue of unit-size objects into one \
                 LRU cache. The Che approximation (characteristic time T solving \
                 sum(1 - exp(-p_i T)) = C) is known to be accurate in this regime, so agreement \
@@ -180,9 +191,8 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         .into_iter()
         .filter(|r| a.only.is_empty() || a.only.iter().any(|o| o == r.id))
     {
-        let text = if a.full { rep.full } else { rep.quick };
-        let name = Path::new("scenarios").join(format!("{}-{scale}.toml", rep.id));
-        let sc = Scenario::parse(text, &name)?;
+        let (path, text) = if a.full { rep.full } else { rep.quick };
+        let sc = Scenario::parse(text, Path::new(path))?;
         let dir = a.out.join(format!("{}-{scale}", rep.id));
         eprintln!(
             "== {} ({}, {scale}): {} cells",
