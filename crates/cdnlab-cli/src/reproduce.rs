@@ -322,3 +322,30 @@ fn claims_table(h: &mut String, claims: &[&Claim]) {
     }
     h.push_str("</table>");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every registered experiment's scenarios load at both scales, ids are unique and papers are
+    /// the four known ones: a registration mistake fails here, not in a user's reproduce run.
+    #[test]
+    fn registry_is_well_formed() {
+        let all = registry();
+        let mut ids: Vec<&str> = all.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len());
+        for r in &all {
+            assert!(
+                ["cache", "gwtw", "multihash", "transport"].contains(&r.paper),
+                "{}",
+                r.id
+            );
+            for (path, text) in [r.quick, r.full] {
+                assert!(Path::new("../..").join(path).exists(), "{path}");
+                Scenario::parse(text, Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+}
