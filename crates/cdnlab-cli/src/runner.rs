@@ -136,20 +136,25 @@ fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
 /// Runs every replication of `cell` and writes its file; a failed replication fails the cell
 /// (no file, so `--resume` retries it).
 fn run_cell(sc: &Scenario, cell: &Cell, out: &Path) -> std::result::Result<(), String> {
-    let mut rows = vec![header(sc)];
-    for rep in 0..sc.resolved.replications {
-        let seed = cdnlab::rng::stream_seed(sc.resolved.seed, cell.index, rep);
-        let mut rng = cdnlab::rng::from_seed(seed);
-        let metrics = sc
-            .experiment
-            .run(&cell.params, &mut rng)
-            .map_err(|e| format!("replication {rep}: {e}"))?;
-        let mut row = vec![cell.index.to_string(), rep.to_string(), seed.to_string()];
-        row.extend(cell.params.values().values().map(|v| v.to_string()));
-        // `{}` on f64 is the shortest text that parses back to the same bits.
-        row.extend(metrics.iter().map(|m| m.to_string()));
-        rows.push(row);
-    }
+    // Replications run in parallel too (rayon nests), so a few expensive cells still keep every
+    // core busy; collecting in order keeps the rows in replication order.
+    let reps: Vec<Vec<String>> = (0..sc.resolved.replications)
+        .into_par_iter()
+        .map(|rep| {
+            let seed = cdnlab::rng::stream_seed(sc.resolved.seed, cell.index, rep);
+            let mut rng = cdnlab::rng::from_seed(seed);
+            let metrics = sc
+                .experiment
+                .run(&cell.params, &mut rng)
+                .map_err(|e| format!("replication {rep}: {e}"))?;
+            let mut row = vec![cell.index.to_string(), rep.to_string(), seed.to_string()];
+            row.extend(cell.params.values().values().map(|v| v.to_string()));
+            // `{}` on f64 is the shortest text that parses back to the same bits.
+            row.extend(metrics.iter().map(|m| m.to_string()));
+            Ok(row)
+        })
+        .collect::<std::result::Result<_, String>>()?;
+    let rows = std::iter::once(header(sc)).chain(reps);
     write_atomic(&cell_path(out, cell.index), &csv_bytes(rows)).map_err(|e| e.to_string())
 }
 

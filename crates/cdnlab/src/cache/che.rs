@@ -2,8 +2,8 @@
 //! Fricker, Robert, Roberts 2012).
 //!
 //! With request probabilities `p_i` and a cache of `C` unit-size objects, the characteristic time
-//! `T` solves `sum_i (1 - exp(-p_i T)) = C`, and object `i` is cached with probability
-//! `1 - exp(-p_i T)`. The hit ratio is `sum_i p_i (1 - exp(-p_i T))`.
+//! `T` solves `sum_i (1 - exp(-p_i T)) = C` (Newton's method), and object `i` is cached with
+//! probability `1 - exp(-p_i T)`. The hit ratio is `sum_i p_i (1 - exp(-p_i T))`.
 
 use crate::Error;
 
@@ -17,25 +17,25 @@ pub fn characteristic_time(pmf: &[f64], c: f64) -> Result<f64, Error> {
             format!("above 0 and below the number of objects {n}"),
         ));
     }
-    let occupancy = |t: f64| pmf.iter().map(|&p| -(-p * t).exp_m1()).sum::<f64>();
-    let mut hi = 1.0;
-    while occupancy(hi) < c {
-        hi *= 2.0;
-    }
-    let mut lo = 0.0;
-    // Bisection to relative precision 1e-12; occupancy is increasing in T.
+    // f(T) = sum(1 - exp(-p T)) - c is increasing and concave, so Newton's method started left
+    // of the root (T = 0, f = -c) climbs to it monotonically: each tangent lies above f and
+    // meets zero before the root. One pass over the pmf gives f and f'.
+    let mut t = 0.0f64;
     for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if occupancy(mid) < c {
-            lo = mid;
-        } else {
-            hi = mid;
+        let (mut f, mut df) = (-c, 0.0);
+        for &p in pmf {
+            // exp_m1 keeps 1 - exp(-pT) accurate when pT is tiny (rare objects).
+            let em = (-p * t).exp_m1();
+            f -= em;
+            df += p * (1.0 + em);
         }
-        if hi - lo <= 1e-12 * hi {
-            break;
+        let next = t - f / df;
+        if !next.is_finite() || next <= t * (1.0 + 1e-14) {
+            return Ok(next.max(t));
         }
+        t = next;
     }
-    Ok(0.5 * (lo + hi))
+    Ok(t)
 }
 
 /// The Che hit ratio of LRU with `c` objects under request probabilities `pmf`. A cache that holds
@@ -74,6 +74,16 @@ mod tests {
             .map(|&c| lru_hit_ratio(&p, c).unwrap())
             .collect();
         assert!(h.windows(2).all(|w| w[0] < w[1]), "{h:?}");
+        // Edge capacities and a steep law still solve to the capacity.
+        for (alpha, c) in [(1.2, 1.0), (1.2, 9_999.0), (0.0, 9_999.5), (2.5, 3.0)] {
+            let p = Law::Zipf { alpha }.pmf(10_000).unwrap();
+            let t = characteristic_time(&p, c).unwrap();
+            let occ: f64 = p.iter().map(|&x| -(-x * t).exp_m1()).sum();
+            assert!(
+                (occ - c).abs() < 1e-6 * c.max(1.0),
+                "alpha {alpha} c {c}: {occ}"
+            );
+        }
         assert!(lru_hit_ratio(&p, 0.0).is_err());
         assert_eq!(lru_hit_ratio(&p, 10_000.0).unwrap(), 1.0);
     }
