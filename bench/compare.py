@@ -46,9 +46,10 @@ def ours(policy, size):
 
 
 ok = True
+baseline_rss = ours_once("lru", 1)["peak_rss_bytes"]
 print(f"trace {trace}")
 print(f"{'policy':6} {'size':>7} {'cdnlab miss':>12} {'libCacheSim':>12} {'same':>5} "
-      f"{'cdnlab sim':>11} {'cdnlab r+s':>11} {'libCacheSim':>11} {'x (sim)':>8} {'x (r+s)':>8} {'B/obj':>6}")
+      f"{'cdnlab sim':>11} {'cdnlab r+s':>11} {'libCacheSim':>11} {'x (sim)':>8} {'x (r+s)':>8} {'B/obj':>6} {'RSS B/obj':>9}")
 for size in sizes:
     for policy in ["lru", "fifo"]:
         o = ours(policy, size)
@@ -61,7 +62,9 @@ for size in sizes:
         print(f"{policy:6} {size:>7} {o['miss_ratio']:>12.7f} {mr:>12.7f} {'yes' if same else 'NO':>5} "
               f"{o['mreq_per_s']:>8.1f} M/s {e2e:>7.1f} M/s {lcs_mreq:>7.1f} M/s "
               f"{o['mreq_per_s'] / lcs_mreq:>7.2f}x {e2e / lcs_mreq:>7.2f}x "
-              f"{o['heap_bytes_per_cached_object']:>6.1f}")
+              f"{o['heap_bytes_per_cached_object']:>6.1f} "
+              f"{(o['peak_rss_bytes'] - baseline_rss) / o['cached_objects']:>9.1f}")
 print(f"best of {REPEATS} runs each; columns: cdnlab sim = simulation only; r+s = reading the file + simulation; libCacheSim ="
-      " process_trace (reads while it simulates); B/obj = cdnlab cache heap bytes per cached object")
+      " process_trace (reads while it simulates); B/obj = cdnlab cache heap bytes per cached object; RSS B/obj = growth of cdnlab's peak resident "
+      "memory over a 1-object run, per cached object")
 sys.exit(0 if ok else 1)

@@ -15,7 +15,7 @@ impl Fifo {
     /// An empty cache.
     pub fn new(cap: Capacity) -> Self {
         Fifo {
-            slots: Slots::with_capacity(cap.expected_objects()),
+            slots: Slots::for_capacity(cap),
             list: List::default(),
             cap,
         }

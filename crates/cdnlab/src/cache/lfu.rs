@@ -24,7 +24,7 @@ impl Lfu {
     pub fn new(cap: Capacity) -> Self {
         let n = cap.expected_objects();
         Lfu {
-            slots: Slots::with_capacity(n),
+            slots: Slots::for_capacity(cap),
             freq: Vec::with_capacity(n),
             last: Vec::with_capacity(n),
             pos: Vec::with_capacity(n),
@@ -82,7 +82,7 @@ impl Lfu {
         self.swap(0, last);
         self.heap.pop();
         self.sift_down(0);
-        self.used -= u64::from(self.slots.weights[s as usize]);
+        self.used -= u64::from(self.slots.weight(s));
         self.slots.release(s);
     }
 }

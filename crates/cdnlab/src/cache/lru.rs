@@ -15,7 +15,7 @@ impl Lru {
     /// An empty cache.
     pub fn new(cap: Capacity) -> Self {
         Lru {
-            slots: Slots::with_capacity(cap.expected_objects()),
+            slots: Slots::for_capacity(cap),
             list: List::default(),
             cap,
         }

@@ -136,7 +136,7 @@ impl S3Fifo {
         let small_cap = ((cap.amount as f64 * SMALL_SHARE) as u64).max(1);
         let main_cap = cap.amount.saturating_sub(small_cap).max(1);
         S3Fifo {
-            slots: Slots::with_capacity(n),
+            slots: Slots::for_capacity(cap),
             small: List::default(),
             main: List::default(),
             freq: Vec::with_capacity(n),
@@ -165,7 +165,7 @@ impl S3Fifo {
                     self.evict_main();
                 }
             } else {
-                let (id, w) = (self.slots.key(t), self.slots.weights[t as usize]);
+                let (id, w) = (self.slots.key(t), self.slots.weight(t));
                 self.slots.release(t);
                 self.ghost.push(id, w);
                 return;

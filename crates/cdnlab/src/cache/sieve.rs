@@ -20,7 +20,7 @@ impl Sieve {
     pub fn new(cap: Capacity) -> Self {
         let n = cap.expected_objects();
         Sieve {
-            slots: Slots::with_capacity(n),
+            slots: Slots::for_capacity(cap),
             list: List::default(),
             visited: Vec::with_capacity(n),
             hand: NIL,

@@ -2,6 +2,7 @@
 //! numbers, a free chain, and the id index. No per-request allocation once warm.
 
 use super::index::{IdIndex, prefetch};
+use super::{Capacity, Unit};
 
 /// "No slot": list ends and empty heads.
 pub const NIL: u32 = u32::MAX;
@@ -40,20 +41,35 @@ struct Node {
 #[derive(Debug, Clone)]
 pub struct Slots {
     nodes: Vec<Node>,
-    /// Weight of each object in capacity units (1, or its size in bytes).
-    pub weights: Vec<u32>,
+    /// Weight of each object in capacity units: its size in bytes. Empty when the capacity counts
+    /// objects (every weight is 1), which saves 4 bytes per object.
+    weights: Vec<u32>,
+    sized: bool,
     free: u32,
     index: IdIndex,
 }
 
 impl Slots {
-    /// Storage for about `expected` objects (it grows if more are needed).
-    pub fn with_capacity(expected: usize) -> Self {
+    /// Storage for a cache of capacity `cap` (it grows if more objects fit than expected).
+    pub fn for_capacity(cap: Capacity) -> Self {
+        let expected = cap.expected_objects();
+        let sized = cap.unit == Unit::Bytes;
         Slots {
             nodes: Vec::with_capacity(expected),
-            weights: Vec::with_capacity(expected),
+            weights: Vec::with_capacity(if sized { expected } else { 0 }),
+            sized,
             free: NIL,
             index: IdIndex::with_capacity(expected),
+        }
+    }
+
+    /// The weight of the object in slot `s`, in capacity units.
+    #[inline]
+    pub fn weight(&self, s: u32) -> u32 {
+        if self.sized {
+            self.weights[s as usize]
+        } else {
+            1
         }
     }
 
@@ -99,7 +115,9 @@ impl Slots {
             let s = self.free;
             self.free = self.nodes[s as usize].next;
             self.nodes[s as usize].key = id;
-            self.weights[s as usize] = weight;
+            if self.sized {
+                self.weights[s as usize] = weight;
+            }
             s
         } else {
             let s = self.nodes.len() as u32;
@@ -108,7 +126,9 @@ impl Slots {
                 prev: NIL,
                 next: NIL,
             });
-            self.weights.push(weight);
+            if self.sized {
+                self.weights.push(weight);
+            }
             s
         };
         self.index.insert(id, s);
@@ -137,7 +157,7 @@ impl Slots {
         }
         list.head = s;
         list.len += 1;
-        list.used += u64::from(self.weights[i]);
+        list.used += u64::from(self.weight(s));
     }
 
     /// Removes `s` from `list`.
@@ -156,7 +176,7 @@ impl Slots {
             list.tail = p;
         }
         list.len -= 1;
-        list.used -= u64::from(self.weights[i]);
+        list.used -= u64::from(self.weight(s));
     }
 
     /// Evicts from the tail of `list` until `w` more units fit in `cap`, then stores `id` at the
