@@ -49,7 +49,7 @@ ok = True
 baseline_rss = ours_once("lru", 1)["peak_rss_bytes"]
 print(f"trace {trace}")
 print(f"{'policy':6} {'size':>7} {'cdnlab miss':>12} {'libCacheSim':>12} {'same':>5} "
-      f"{'cdnlab sim':>11} {'cdnlab r+s':>11} {'libCacheSim':>11} {'x (sim)':>8} {'x (r+s)':>8} {'B/obj':>6} {'RSS B/obj':>9}")
+      f"{'cdnlab sim':>11} {'cdnlab r+s':>11} {'libCacheSim':>11} {'x (sim)':>8} {'x (r+s)':>8} {'B/obj':>6}")
 for size in sizes:
     for policy in ["lru", "fifo"]:
         o = ours(policy, size)
@@ -62,9 +62,14 @@ for size in sizes:
         print(f"{policy:6} {size:>7} {o['miss_ratio']:>12.7f} {mr:>12.7f} {'yes' if same else 'NO':>5} "
               f"{o['mreq_per_s']:>8.1f} M/s {e2e:>7.1f} M/s {lcs_mreq:>7.1f} M/s "
               f"{o['mreq_per_s'] / lcs_mreq:>7.2f}x {e2e / lcs_mreq:>7.2f}x "
-              f"{o['heap_bytes_per_cached_object']:>6.1f} "
-              f"{(o['peak_rss_bytes'] - baseline_rss) / o['cached_objects']:>9.1f}")
+              f"{o['heap_bytes_per_cached_object']:>6.1f}")
 print(f"best of {REPEATS} runs each; columns: cdnlab sim = simulation only; r+s = reading the file + simulation; libCacheSim ="
-      " process_trace (reads while it simulates); B/obj = cdnlab cache heap bytes per cached object; RSS B/obj = growth of cdnlab's peak resident "
-      "memory over a 1-object run, per cached object")
+      " process_trace (reads while it simulates); B/obj = cdnlab cache heap bytes per cached object")
+# Resident memory per cached object, from the growth of peak RSS over a 1-object run. At 10^4
+# objects that growth is a few hundred KB, within allocator and page noise (we saw 37 to 80
+# B/object), so it is measured on a cache that holds most of the trace's objects.
+big = ours_once("lru", 1_000_000)
+print(f"memory check: LRU with capacity 10^6 holds {big['cached_objects']} objects: heap "
+      f"{big['heap_bytes_per_cached_object']:.1f} B/object, peak RSS growth "
+      f"{(big['peak_rss_bytes'] - baseline_rss) / big['cached_objects']:.1f} B/object")
 sys.exit(0 if ok else 1)
