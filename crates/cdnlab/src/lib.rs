@@ -9,6 +9,9 @@
 //! - [`workload`]: catalogues, popularity laws (Zipf, uniform), Poisson arrivals, trace readers.
 //! - [`cache`]: one [`cache::Cache`] trait, one file per eviction policy (LRU, FIFO, LFU, S3-FIFO,
 //!   SIEVE), the Che approximation, and a registry from config names to policies.
+//! - [`select`]: client-side server selection behind one [`select::Selector`] trait:
+//!   Go-With-The-Winner, k = 1 / oracle (fixed server), per-request power of two choices, and the
+//!   b-matching that finds an optimal assignment.
 //! - [`stats`]: running moments, confidence intervals.
 //! - [`sim`]: experiments. An [`sim::Experiment`] declares its parameters (with ranges) and metrics
 //!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
@@ -43,6 +46,7 @@
 pub mod cache;
 pub mod error;
 pub mod rng;
+pub mod select;
 pub mod sim;
 pub mod stats;
 pub mod workload;

@@ -1,0 +1,335 @@
+//! Go-With-The-Winner (Liu, Sitaraman, Towsley, IFIP Networking 2016), as reconstructed in
+//! `docs/gwtw.md`.
+//!
+//! A client has k distinct candidate servers and one window of the last tau outcomes per
+//! candidate. It starts in TRIAL: each request goes to every candidate ([`Probe::All`]) or to one
+//! after another ([`Probe::RoundRobin`]). When every window is full it settles on the candidate
+//! with the best mean; on a tie it stays where it was if that is among the best, else picks
+//! uniformly among the best. A settled client whose window falls short of the best achievable
+//! value re-enters TRIAL with probability q per shortfall observation ([`Retrial::OnShortfall`];
+//! the randomness breaks lock-step flip-flopping), or never ([`Retrial::Never`]). Windows are
+//! cleared when a trial starts, so a trial measures the candidates afresh.
+
+use super::window::Window;
+use super::{Event, Load, Selector};
+use crate::Error;
+use crate::rng::Rng;
+use rand::RngExt;
+
+/// Two means closer than this are a tie; a window this close to the best has no shortfall.
+pub const EPS: f64 = 1e-9;
+
+/// Where TRIAL requests go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// Every request to every candidate (trial traffic loads all of them).
+    All,
+    /// Each request to the next candidate in turn.
+    RoundRobin,
+}
+
+/// When a settled client measures again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retrial {
+    /// When its window shows less than the best value, with probability q per observation.
+    OnShortfall,
+    /// Never (a baseline).
+    Never,
+}
+
+/// GWTW parameters shared by all clients of a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GwtwConfig {
+    /// Window length (outcomes per candidate), >= 1.
+    pub tau: usize,
+    pub probe: Probe,
+    pub retrial: Retrial,
+    /// Activation probability of a re-trial, in (0, 1].
+    pub q: f64,
+    /// The best value a server can give (1 for hit rate, r_max for bit rate).
+    pub best: f64,
+}
+
+impl GwtwConfig {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.tau == 0 {
+            return Err(Error::param("tau", 0, "a whole number >= 1"));
+        }
+        if !(self.q > 0.0 && self.q <= 1.0) {
+            return Err(Error::param("q", self.q, "a probability in (0, 1]"));
+        }
+        if !(self.best.is_finite() && self.best > 0.0) {
+            return Err(Error::param("best", self.best, "a finite value > 0"));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Trial,
+    Settled(usize),
+}
+
+/// One GWTW client.
+#[derive(Debug, Clone)]
+pub struct Gwtw {
+    cfg: GwtwConfig,
+    candidates: Box<[u32]>,
+    windows: Box<[Window]>,
+    state: State,
+    /// The candidate it last settled on (the tie rule prefers it).
+    current: Option<usize>,
+    /// Next candidate in round-robin probing.
+    rr: usize,
+    /// Scratch for the tie rule.
+    best: Vec<usize>,
+}
+
+impl Gwtw {
+    /// A client in TRIAL over `candidates` (distinct, at least one).
+    pub fn new(candidates: Vec<u32>, cfg: GwtwConfig) -> Result<Self, Error> {
+        cfg.validate()?;
+        if candidates.is_empty() {
+            return Err(Error::param("k", 0, "at least 1 candidate"));
+        }
+        let mut sorted = candidates.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(Error::param(
+                "candidates",
+                format!("{candidates:?}"),
+                "distinct servers",
+            ));
+        }
+        let k = candidates.len();
+        Ok(Gwtw {
+            cfg,
+            windows: (0..k).map(|_| Window::new(cfg.tau)).collect(),
+            candidates: candidates.into_boxed_slice(),
+            state: State::Trial,
+            current: None,
+            rr: 0,
+            best: Vec::with_capacity(k),
+        })
+    }
+
+    /// The candidate servers.
+    pub fn candidates(&self) -> &[u32] {
+        &self.candidates
+    }
+
+    /// Whether the client is measuring its candidates.
+    pub fn in_trial(&self) -> bool {
+        self.state == State::Trial
+    }
+
+    /// The window of candidate `j`.
+    pub fn window(&self, j: usize) -> &Window {
+        &self.windows[j]
+    }
+
+    fn settle(&mut self, rng: &mut Rng) -> usize {
+        let top = self
+            .windows
+            .iter()
+            .map(Window::mean)
+            .fold(f64::NEG_INFINITY, f64::max);
+        self.best.clear();
+        self.best
+            .extend((0..self.windows.len()).filter(|&j| self.windows[j].mean() >= top - EPS));
+        match self.current {
+            Some(c) if self.best.contains(&c) => c,
+            _ => self.best[rng.random_range(0..self.best.len())],
+        }
+    }
+}
+
+impl Selector for Gwtw {
+    #[inline]
+    fn targets(&mut self, _load: &dyn Load, _rng: &mut Rng, out: &mut Vec<u32>) {
+        match (self.state, self.cfg.probe) {
+            (State::Settled(j), _) => out.push(self.candidates[j]),
+            (State::Trial, Probe::All) => out.extend_from_slice(&self.candidates),
+            (State::Trial, Probe::RoundRobin) => out.push(self.candidates[self.rr]),
+        }
+    }
+
+    fn observe(&mut self, server: u32, value: Option<f64>, rng: &mut Rng) -> Event {
+        let Some(j) = self.candidates.iter().position(|&c| c == server) else {
+            return Event::None;
+        };
+        if let Some(v) = value {
+            self.windows[j].push(v);
+        }
+        match self.state {
+            State::Trial => {
+                if self.cfg.probe == Probe::RoundRobin && j == self.rr {
+                    self.rr = (self.rr + 1) % self.candidates.len();
+                }
+                if self.windows.iter().all(Window::is_full) {
+                    let c = self.settle(rng);
+                    self.state = State::Settled(c);
+                    self.current = Some(c);
+                    return Event::Settled(self.candidates[c]);
+                }
+                Event::None
+            }
+            State::Settled(c) => {
+                let w = &self.windows[c];
+                let short = self.cfg.retrial == Retrial::OnShortfall
+                    && j == c
+                    && value.is_some()
+                    && w.is_full()
+                    && w.mean() < self.cfg.best - EPS;
+                if short && rng.random::<f64>() < self.cfg.q {
+                    self.state = State::Trial;
+                    self.rr = 0;
+                    self.windows.iter_mut().for_each(Window::clear);
+                    return Event::Retrial;
+                }
+                Event::None
+            }
+        }
+    }
+
+    fn settled(&self) -> Option<u32> {
+        match self.state {
+            State::Settled(j) => Some(self.candidates[j]),
+            State::Trial => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::NoLoad;
+
+    fn cfg(probe: Probe, retrial: Retrial) -> GwtwConfig {
+        GwtwConfig {
+            tau: 3,
+            probe,
+            retrial,
+            q: 1.0,
+            best: 1.0,
+        }
+    }
+
+    fn targets(g: &mut Gwtw, rng: &mut Rng) -> Vec<u32> {
+        let mut out = Vec::new();
+        g.targets(&NoLoad, rng, &mut out);
+        out
+    }
+
+    #[test]
+    fn probes_all_then_settles_on_the_winner() {
+        let mut rng = crate::rng::stream(1, 0, 0);
+        let mut g = Gwtw::new(vec![7, 9], cfg(Probe::All, Retrial::OnShortfall)).unwrap();
+        for t in 0..3 {
+            assert_eq!(targets(&mut g, &mut rng), vec![7, 9]);
+            assert_eq!(g.observe(7, Some(0.0), &mut rng), Event::None);
+            let e = g.observe(9, Some(1.0), &mut rng);
+            assert_eq!(
+                e,
+                if t == 2 {
+                    Event::Settled(9)
+                } else {
+                    Event::None
+                }
+            );
+        }
+        assert_eq!(g.settled(), Some(9));
+        assert_eq!(targets(&mut g, &mut rng), vec![9]);
+        // Uncounted outcomes never fill a window or trigger anything.
+        assert_eq!(g.observe(9, None, &mut rng), Event::None);
+        // A miss in the full window of the chosen server is a shortfall: with q = 1, re-trial.
+        assert_eq!(g.observe(9, Some(0.0), &mut rng), Event::Retrial);
+        assert!(g.in_trial() && g.window(0).is_empty() && g.window(1).is_empty());
+    }
+
+    #[test]
+    fn round_robin_alternates_and_never_retrial_stays() {
+        let mut rng = crate::rng::stream(2, 0, 0);
+        let mut g = Gwtw::new(vec![1, 2, 3], cfg(Probe::RoundRobin, Retrial::Never)).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..9 {
+            let t = targets(&mut g, &mut rng);
+            assert_eq!(t.len(), 1);
+            seen.push(t[0]);
+            let v = if t[0] == 2 { 0.5 } else { 0.25 };
+            g.observe(t[0], Some(v), &mut rng);
+        }
+        assert_eq!(seen, [1, 2, 3, 1, 2, 3, 1, 2, 3]);
+        assert_eq!(g.settled(), Some(2));
+        for _ in 0..10 {
+            assert_eq!(g.observe(2, Some(0.0), &mut rng), Event::None);
+        }
+        assert_eq!(g.settled(), Some(2));
+    }
+
+    #[test]
+    fn ties_stay_on_the_current_server_else_pick_uniformly() {
+        // First settle: both perfect, so a uniform pick; over many clients both servers appear.
+        let mut firsts = [0; 2];
+        for seed in 0..200 {
+            let mut rng = crate::rng::stream(seed, 0, 0);
+            let mut g = Gwtw::new(vec![0, 1], cfg(Probe::All, Retrial::OnShortfall)).unwrap();
+            for _ in 0..3 {
+                g.observe(0, Some(1.0), &mut rng);
+                g.observe(1, Some(1.0), &mut rng);
+            }
+            let s = g.settled().unwrap();
+            firsts[s as usize] += 1;
+            // Force a re-trial, then tie again: it must stay on s.
+            g.observe(s, Some(0.0), &mut rng);
+            for _ in 0..3 {
+                g.observe(0, Some(1.0), &mut rng);
+                g.observe(1, Some(1.0), &mut rng);
+            }
+            assert_eq!(g.settled(), Some(s));
+        }
+        // Binomial(200, 1/2): outside 70..130 has probability below 1e-5.
+        assert!((70..=130).contains(&firsts[0]), "{firsts:?}");
+    }
+
+    #[test]
+    fn activation_probability_q() {
+        // With q = 0.3, the number of shortfall observations before a re-trial is geometric
+        // with mean 1/0.3; over 2000 clients the mean is within 0.3 of 3.33 (sd of the mean 0.06).
+        let mut total = 0u64;
+        let clients = 2000;
+        for seed in 0..clients {
+            let mut rng = crate::rng::stream(9, seed, 0);
+            let mut c = cfg(Probe::All, Retrial::OnShortfall);
+            c.q = 0.3;
+            let mut g = Gwtw::new(vec![4], c).unwrap();
+            for _ in 0..3 {
+                g.observe(4, Some(0.5), &mut rng);
+            }
+            assert_eq!(g.settled(), Some(4));
+            let mut n = 0;
+            loop {
+                n += 1;
+                if g.observe(4, Some(0.5), &mut rng) == Event::Retrial {
+                    break;
+                }
+            }
+            total += n;
+        }
+        let mean = total as f64 / clients as f64;
+        assert!((mean - 1.0 / 0.3).abs() < 0.3, "{mean}");
+    }
+
+    #[test]
+    fn bad_configuration_is_refused() {
+        let good = cfg(Probe::All, Retrial::OnShortfall);
+        assert!(Gwtw::new(vec![], good).is_err());
+        assert!(Gwtw::new(vec![1, 1], good).is_err());
+        assert!(Gwtw::new(vec![1], GwtwConfig { tau: 0, ..good }).is_err());
+        assert!(Gwtw::new(vec![1], GwtwConfig { q: 0.0, ..good }).is_err());
+        assert!(Gwtw::new(vec![1], GwtwConfig { q: 1.5, ..good }).is_err());
+        assert!(Gwtw::new(vec![1], GwtwConfig { best: 0.0, ..good }).is_err());
+    }
+}
