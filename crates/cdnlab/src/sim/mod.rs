@@ -7,6 +7,7 @@
 //! [`Experiment::run`] with that replication's own RNG stream. The [`registry`] maps scenario
 //! names to experiments; later models register here and the runner stays as it is.
 
+pub mod gwtw;
 pub mod lru_che;
 pub mod params;
 
@@ -35,7 +36,7 @@ pub trait Experiment: Sync {
 
 /// Every registered experiment.
 pub fn registry() -> &'static [&'static dyn Experiment] {
-    &[&lru_che::LruChe]
+    &[&lru_che::LruChe, &gwtw::experiment::GwtwExperiment]
 }
 
 /// The experiment named `name`.

@@ -1,0 +1,266 @@
+//! The `gwtw` experiment: one run of the GWTW model per replication (web or video service).
+
+use super::{Config, Model, Outcome, Policy};
+use crate::Error;
+use crate::rng::Rng;
+use crate::select::gwtw::{GwtwConfig, Probe, Retrial};
+use crate::sim::Experiment;
+use crate::sim::params::{DefaultValue as D, Kind, ParamSpec, Params};
+
+/// The experiment.
+pub struct GwtwExperiment;
+
+const fn int(
+    name: &'static str,
+    min: i64,
+    max: i64,
+    default: i64,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: Kind::Int { min, max },
+        default: D::Int(default),
+        help,
+    }
+}
+
+const fn float(
+    name: &'static str,
+    min: f64,
+    max: f64,
+    default: f64,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: Kind::Float { min, max },
+        default: D::Float(default),
+        help,
+    }
+}
+
+const fn choice(
+    name: &'static str,
+    options: &'static [&'static str],
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: Kind::Choice(options),
+        default: D::Text(options[0]),
+        help,
+    }
+}
+
+const PARAMS: &[ParamSpec] = &[
+    choice(
+        "model",
+        &["web", "video"],
+        "service: web (LRU hit rate) or video (bit rate)",
+    ),
+    choice(
+        "policy",
+        &["gwtw", "p2c", "oracle"],
+        "how users pick servers",
+    ),
+    int("servers", 1, 1_000_000, 200, "number of servers n"),
+    float(
+        "load",
+        0.0,
+        100.0,
+        1.0,
+        "users per server lambda (users = round(lambda n))",
+    ),
+    int(
+        "k",
+        1,
+        64,
+        2,
+        "candidate servers per GWTW user (1: a random server kept)",
+    ),
+    int(
+        "tau",
+        1,
+        1_000_000,
+        20,
+        "history window: outcomes per candidate",
+    ),
+    choice("probe", &["all", "round-robin"], "where trial requests go"),
+    choice(
+        "retrial",
+        &["on-shortfall", "never"],
+        "when a settled user measures again",
+    ),
+    float(
+        "q",
+        0.0,
+        1.0,
+        0.5,
+        "activation probability of a re-trial, in (0, 1]",
+    ),
+    float(
+        "partial",
+        0.0,
+        1.0,
+        1.0,
+        "fraction p of users running GWTW (the rest k = 1)",
+    ),
+    int("horizon", 1, 100_000_000, 3000, "slots simulated"),
+    int(
+        "measure",
+        1,
+        100_000_000,
+        100,
+        "final slots over which per-user values are measured",
+    ),
+    ParamSpec {
+        name: "exclude_warmup",
+        kind: Kind::Bool,
+        default: D::Bool(true),
+        help: "do not count compulsory misses of a (user, server) pair in the windows",
+    },
+    float(
+        "capacity_spread",
+        0.0,
+        0.99,
+        0.0,
+        "server capacities uniform in base x [1-h, 1+h]",
+    ),
+    int(
+        "cache_size",
+        1,
+        100_000_000,
+        40,
+        "web: LRU capacity C in items",
+    ),
+    int("catalogue", 1, 100_000_000, 20, "web: items N per user"),
+    float(
+        "alpha",
+        0.0,
+        10.0,
+        0.8,
+        "web: Zipf exponent of each user's requests (>= 0)",
+    ),
+    float("bandwidth", 0.0, 1e9, 2.0, "video: bandwidth B per server"),
+    float(
+        "r_max",
+        0.0,
+        1e9,
+        1.0,
+        "video: highest bit rate of a stream (> 0)",
+    ),
+    ParamSpec {
+        name: "ladder",
+        kind: Kind::Bool,
+        default: D::Bool(false),
+        help: "video: round rates down to r_max / 2^i (i = 0..4)",
+    },
+];
+
+const METRICS: &[&str] = &[
+    "converged",
+    "convergence_slot",
+    "satisfied",
+    "at_best",
+    "worst_value",
+    "mean_value",
+    "wrong_settle_rate",
+    "retrials_per_user",
+    "warmup_slot",
+    "max_load",
+];
+
+/// The run configuration of a parameter set.
+pub fn config(p: &Params) -> Result<Config, Error> {
+    let servers = p.int("servers") as u32;
+    let users = (p.float("load") * f64::from(servers)).round();
+    let model = match p.text("model") {
+        "web" => Model::Web {
+            cache: p.int("cache_size") as u32,
+            catalogue: p.int("catalogue") as u32,
+            alpha: p.float("alpha"),
+        },
+        _ => Model::Video {
+            bandwidth: p.float("bandwidth"),
+            r_max: p.float("r_max"),
+            ladder: p.values()["ladder"] == crate::sim::Value::Bool(true),
+        },
+    };
+    let best = match model {
+        Model::Web { .. } => 1.0,
+        Model::Video { r_max, .. } => r_max,
+    };
+    let cfg = Config {
+        servers,
+        users: users.min(f64::from(u32::MAX)) as u32,
+        k: p.int("k") as u32,
+        policy: match p.text("policy") {
+            "gwtw" => Policy::Gwtw,
+            "p2c" => Policy::P2c,
+            _ => Policy::Oracle,
+        },
+        gwtw: GwtwConfig {
+            tau: p.int("tau") as usize,
+            probe: if p.text("probe") == "all" {
+                Probe::All
+            } else {
+                Probe::RoundRobin
+            },
+            retrial: if p.text("retrial") == "never" {
+                Retrial::Never
+            } else {
+                Retrial::OnShortfall
+            },
+            q: p.float("q"),
+            best: if best > 0.0 { best } else { 1.0 },
+        },
+        partial: p.float("partial"),
+        horizon: p.int("horizon") as u32,
+        measure: p.int("measure") as u32,
+        exclude_warmup: p.values()["exclude_warmup"] == crate::sim::Value::Bool(true),
+        capacity_spread: p.float("capacity_spread"),
+        model,
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+impl Outcome {
+    /// The metric values, in the order of the experiment's metrics.
+    pub fn values(&self) -> Vec<f64> {
+        vec![
+            f64::from(u8::from(self.converged)),
+            f64::from(self.convergence_slot),
+            self.satisfied,
+            self.at_best,
+            self.worst_value,
+            self.mean_value,
+            self.wrong_settle_rate,
+            self.retrials_per_user,
+            f64::from(self.warmup_slot),
+            f64::from(self.max_load),
+        ]
+    }
+}
+
+impl Experiment for GwtwExperiment {
+    fn name(&self) -> &'static str {
+        "gwtw"
+    }
+    fn about(&self) -> &'static str {
+        "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C and an oracle"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn metrics(&self) -> &'static [&'static str] {
+        METRICS
+    }
+    fn check(&self, p: &Params) -> Result<(), Error> {
+        config(p).map(|_| ())
+    }
+    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+        Ok(super::run(&config(p)?, rng)?.values())
+    }
+}

@@ -1,0 +1,474 @@
+//! The Go-With-The-Winner model (spec: `shared/spec/gwtw.md`; as implemented: `docs/gwtw.md`).
+//!
+//! n servers, m = lambda n users, time in slots; each user makes one request (web) or streams one
+//! slot (video) per slot. Users choose servers with a [`crate::select::Selector`]: GWTW with k
+//! candidates (a fraction `partial` of users; the others k = 1), per-request power of two
+//! choices, or an oracle's optimal assignment. The service model is [`web`] (an LRU cache of C
+//! unit items per server, a disjoint Zipf catalogue of N items per user) or [`video`] (bandwidth
+//! B per server shared equally, each stream capped at r_max).
+//!
+//! The engine is written once over both services: [`Population`] holds the clients and the
+//! settled load of every server (so optimality — no server above its capacity c_s of users —
+//! is known at every slot), and each service serves one slot of requests.
+
+pub mod experiment;
+pub mod video;
+pub mod web;
+
+use crate::Error;
+use crate::rng::Rng;
+use crate::select::fixed::Fixed;
+use crate::select::gwtw::{Gwtw, GwtwConfig};
+use crate::select::p2c::P2c;
+use crate::select::{Event, Load, Selector, matching};
+use rand::RngExt;
+
+/// How users choose servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// GWTW with k candidates (k = 1: a random server kept forever).
+    Gwtw,
+    /// Per-request power of two choices on the servers' in-slot load.
+    P2c,
+    /// The assignment of a maximum b-matching over k random candidates (the optimum when one
+    /// exists); users it cannot place keep a random candidate.
+    Oracle,
+}
+
+/// The service a server gives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Model {
+    /// LRU cache of `cache` unit items per server; each user requests Zipf(alpha) over its own
+    /// `catalogue` items. The value of a request is 1 for a hit, 0 for a miss.
+    Web {
+        cache: u32,
+        catalogue: u32,
+        alpha: f64,
+    },
+    /// Bandwidth per server shared equally by its streams, each capped at `r_max`; with `ladder`
+    /// the rate is rounded down to r_max / 2^i (i = 0..4, and 0 below the lowest rung).
+    Video {
+        bandwidth: f64,
+        r_max: f64,
+        ladder: bool,
+    },
+}
+
+/// One run's configuration (validated).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub servers: u32,
+    pub users: u32,
+    pub k: u32,
+    pub policy: Policy,
+    pub gwtw: GwtwConfig,
+    /// Fraction of users that run GWTW with k candidates; the rest have k = 1.
+    pub partial: f64,
+    pub horizon: u32,
+    /// Final slots over which per-user values are measured.
+    pub measure: u32,
+    /// Do not count compulsory misses (first request for an item at a server by that user).
+    pub exclude_warmup: bool,
+    /// Server capacities (C or B) drawn uniformly in base x [1 - spread, 1 + spread].
+    pub capacity_spread: f64,
+    pub model: Model,
+}
+
+impl Config {
+    /// Checks ranges and combinations; errors name the parameter, the value and what is allowed.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.servers == 0 {
+            return Err(Error::param("servers", 0, "at least 1"));
+        }
+        if self.users == 0 {
+            return Err(Error::param(
+                "users",
+                0,
+                "at least 1 (raise load or servers)",
+            ));
+        }
+        if self.k == 0 || self.k > self.servers {
+            return Err(Error::param(
+                "k",
+                self.k,
+                format!("from 1 to the number of servers ({})", self.servers),
+            ));
+        }
+        if self.policy == Policy::P2c && self.servers < 2 {
+            return Err(Error::param("servers", self.servers, "at least 2 for p2c"));
+        }
+        if !(0.0..=1.0).contains(&self.partial) {
+            return Err(Error::param(
+                "partial",
+                self.partial,
+                "a fraction in [0, 1]",
+            ));
+        }
+        if self.horizon == 0 {
+            return Err(Error::param("horizon", 0, "at least 1 slot"));
+        }
+        if self.measure == 0 || self.measure > self.horizon {
+            return Err(Error::param(
+                "measure",
+                self.measure,
+                format!("from 1 to horizon ({})", self.horizon),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.capacity_spread) {
+            return Err(Error::param(
+                "capacity_spread",
+                self.capacity_spread,
+                "a fraction in [0, 1)",
+            ));
+        }
+        self.gwtw.validate()?;
+        match self.model {
+            Model::Web {
+                cache,
+                catalogue,
+                alpha,
+            } => {
+                if cache == 0 {
+                    return Err(Error::param("cache_size", 0, "at least 1 item"));
+                }
+                if catalogue == 0 {
+                    return Err(Error::param("catalogue", 0, "at least 1 item"));
+                }
+                if !(alpha.is_finite() && alpha >= 0.0) {
+                    return Err(Error::param("alpha", alpha, "a finite number >= 0"));
+                }
+                let bits = u64::from(self.users) * u64::from(self.k) * u64::from(catalogue);
+                if self.exclude_warmup && bits > 1 << 33 {
+                    return Err(Error::param(
+                        "catalogue",
+                        catalogue,
+                        "users x k x catalogue at most 2^33 while exclude_warmup holds \
+                         (one bit per user, candidate and item)",
+                    ));
+                }
+            }
+            Model::Video {
+                bandwidth, r_max, ..
+            } => {
+                if !(bandwidth.is_finite() && bandwidth > 0.0) {
+                    return Err(Error::param("bandwidth", bandwidth, "a finite number > 0"));
+                }
+                if !(r_max.is_finite() && r_max > 0.0) {
+                    return Err(Error::param("r_max", r_max, "a finite number > 0"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A user's selector (an enum, so the engine dispatches statically).
+#[derive(Debug, Clone)]
+pub enum Client {
+    Gwtw(Gwtw),
+    Fixed(Fixed),
+    P2c(P2c),
+}
+
+impl Client {
+    #[inline]
+    fn sel(&mut self) -> &mut dyn Selector {
+        match self {
+            Client::Gwtw(g) => g,
+            Client::Fixed(f) => f,
+            Client::P2c(p) => p,
+        }
+    }
+
+    fn settled(&self) -> Option<u32> {
+        match self {
+            Client::Gwtw(g) => g.settled(),
+            Client::Fixed(f) => f.settled(),
+            Client::P2c(p) => p.settled(),
+        }
+    }
+
+    /// Index of `server` among the user's candidates (for per-candidate warm-up bookkeeping).
+    #[inline]
+    fn candidate_index(&self, server: u32) -> Option<usize> {
+        match self {
+            Client::Gwtw(g) => g.candidates().iter().position(|&c| c == server),
+            Client::Fixed(f) => (f.server == server).then_some(0),
+            Client::P2c(_) => None,
+        }
+    }
+}
+
+/// Requests sent to each server in the current slot (the load P2C balances).
+pub struct SlotLoad(pub Vec<u64>);
+
+impl Load for SlotLoad {
+    #[inline]
+    fn load(&self, server: u32) -> u64 {
+        self.0[server as usize]
+    }
+}
+
+/// Clients and the settled load of every server.
+pub struct Population {
+    pub clients: Vec<Client>,
+    /// Settled users per server.
+    pub load: Vec<u32>,
+    /// How many users each server serves at the best value (c_s).
+    pub capacity: Vec<u32>,
+    overloaded: u32,
+    settled: u32,
+    /// Settle decisions, those onto an overloaded server, and re-trials.
+    pub settles: u64,
+    pub wrong_settles: u64,
+    pub retrials: u64,
+    /// Whether every user can ever be settled (false with P2C users).
+    settleable: bool,
+}
+
+impl Population {
+    fn new(clients: Vec<Client>, capacity: Vec<u32>) -> Self {
+        let mut p = Population {
+            load: vec![0; capacity.len()],
+            capacity,
+            overloaded: 0,
+            settled: 0,
+            settles: 0,
+            wrong_settles: 0,
+            retrials: 0,
+            settleable: !clients.iter().any(|c| matches!(c, Client::P2c(_))),
+            clients,
+        };
+        for u in 0..p.clients.len() {
+            if let Some(s) = p.clients[u].settled() {
+                p.add(s);
+            }
+        }
+        p
+    }
+
+    fn add(&mut self, s: u32) {
+        let i = s as usize;
+        self.load[i] += 1;
+        self.settled += 1;
+        if self.load[i] == self.capacity[i] + 1 {
+            self.overloaded += 1;
+        }
+    }
+
+    fn remove(&mut self, s: u32) {
+        let i = s as usize;
+        if self.load[i] == self.capacity[i] + 1 {
+            self.overloaded -= 1;
+        }
+        self.load[i] -= 1;
+        self.settled -= 1;
+    }
+
+    /// Whether every user is settled and no server holds more than its capacity.
+    pub fn optimal(&self) -> bool {
+        self.settleable && self.settled as usize == self.clients.len() && self.overloaded == 0
+    }
+
+    /// Feeds an outcome to user u and keeps the loads current.
+    #[inline]
+    pub fn observe(&mut self, u: usize, server: u32, value: Option<f64>, rng: &mut Rng) {
+        let before = self.clients[u].settled();
+        match self.clients[u].sel().observe(server, value, rng) {
+            Event::None => {}
+            Event::Settled(s) => {
+                self.add(s);
+                self.settles += 1;
+                if self.load[s as usize] > self.capacity[s as usize] {
+                    self.wrong_settles += 1;
+                }
+            }
+            Event::Retrial => {
+                self.remove(before.expect("a re-trial leaves a settled server"));
+                self.retrials += 1;
+            }
+        }
+    }
+
+    /// Whether user u is settled on a server within its capacity.
+    pub fn satisfied(&self, u: usize) -> bool {
+        self.clients[u]
+            .settled()
+            .is_some_and(|s| self.load[s as usize] <= self.capacity[s as usize])
+    }
+}
+
+/// k distinct random servers out of n.
+pub fn draw_candidates(n: u32, k: u32, rng: &mut Rng) -> Vec<u32> {
+    let mut c = Vec::with_capacity(k as usize);
+    while c.len() < k as usize {
+        let s = rng.random_range(0..n);
+        if !c.contains(&s) {
+            c.push(s);
+        }
+    }
+    c
+}
+
+/// Builds the clients of a run (the RNG draws candidates in user order, so a run is a function
+/// of its seed).
+pub fn clients(cfg: &Config, capacity: &[u32], rng: &mut Rng) -> Result<Vec<Client>, Error> {
+    let (n, m) = (cfg.servers, cfg.users as usize);
+    Ok(match cfg.policy {
+        Policy::P2c => vec![Client::P2c(P2c { n }); m],
+        Policy::Gwtw => {
+            let mut out = Vec::with_capacity(m);
+            for _ in 0..m {
+                let k = if rng.random::<f64>() < cfg.partial {
+                    cfg.k
+                } else {
+                    1
+                };
+                let cands = draw_candidates(n, k, rng);
+                out.push(if k == 1 {
+                    Client::Fixed(Fixed { server: cands[0] })
+                } else {
+                    Client::Gwtw(Gwtw::new(cands, cfg.gwtw)?)
+                });
+            }
+            out
+        }
+        Policy::Oracle => {
+            let cands: Vec<Vec<u32>> = (0..m).map(|_| draw_candidates(n, cfg.k, rng)).collect();
+            let assigned = matching::assign(&cands, capacity);
+            cands
+                .iter()
+                .zip(assigned)
+                .map(|(c, a)| {
+                    Client::Fixed(Fixed {
+                        server: a.unwrap_or(c[0]),
+                    })
+                })
+                .collect()
+        }
+    })
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Whether the run ended in the optimal state.
+    pub converged: bool,
+    /// The slot from which the run stayed optimal to the end (the horizon if it did not end
+    /// optimal).
+    pub convergence_slot: u32,
+    /// Fraction of users settled on a server within its capacity at the end.
+    pub satisfied: f64,
+    /// Fraction of users whose value over the final `measure` slots was the best.
+    pub at_best: f64,
+    /// Lowest and mean per-user value over the final `measure` slots.
+    pub worst_value: f64,
+    pub mean_value: f64,
+    /// Wrong settles (onto an overloaded server) per settle decision (NaN with none).
+    pub wrong_settle_rate: f64,
+    pub retrials_per_user: f64,
+    /// First slot whose mean served value reached 90% of the best (horizon if never).
+    pub warmup_slot: u32,
+    /// Most settled users on one server at the end.
+    pub max_load: u32,
+}
+
+/// Per-slot hooks the engine needs from a service.
+pub trait Service {
+    /// The best value a server can give.
+    fn best(&self) -> f64;
+    /// Serves one slot: every user's request goes to its targets; returns, per user, the value
+    /// it received (written to `served`).
+    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]);
+}
+
+/// Runs `service` over a population for the configured horizon.
+pub fn simulate(
+    cfg: &Config,
+    pop: &mut Population,
+    service: &mut dyn Service,
+    rng: &mut Rng,
+) -> Outcome {
+    let m = pop.clients.len();
+    let best = service.best();
+    let mut served = vec![0.0; m];
+    let mut sum = vec![0.0; m];
+    let mut optimal_since: Option<u32> = None;
+    let mut warmup: Option<u32> = None;
+    let start_measure = cfg.horizon - cfg.measure;
+    for t in 0..cfg.horizon {
+        service.slot(pop, rng, &mut served);
+        if warmup.is_none() && served.iter().sum::<f64>() >= 0.9 * best * m as f64 {
+            warmup = Some(t);
+        }
+        if t >= start_measure {
+            sum.iter_mut().zip(&served).for_each(|(a, v)| *a += v);
+        }
+        match (pop.optimal(), optimal_since) {
+            (true, None) => optimal_since = Some(t),
+            (false, Some(_)) => optimal_since = None,
+            _ => {}
+        }
+    }
+    let per_user: Vec<f64> = sum.iter().map(|s| s / f64::from(cfg.measure)).collect();
+    Outcome {
+        converged: optimal_since.is_some(),
+        convergence_slot: optimal_since.unwrap_or(cfg.horizon),
+        satisfied: (0..m).filter(|&u| pop.satisfied(u)).count() as f64 / m as f64,
+        at_best: per_user.iter().filter(|&&v| v >= best - 1e-9).count() as f64 / m as f64,
+        worst_value: per_user.iter().copied().fold(f64::INFINITY, f64::min),
+        mean_value: per_user.iter().sum::<f64>() / m as f64,
+        wrong_settle_rate: pop.wrong_settles as f64 / pop.settles as f64,
+        retrials_per_user: pop.retrials as f64 / m as f64,
+        warmup_slot: warmup.unwrap_or(cfg.horizon),
+        max_load: pop.load.iter().copied().max().unwrap_or(0),
+    }
+}
+
+/// Per-server base capacities with the configured spread.
+fn spread(base: f64, n: u32, spread: f64, rng: &mut Rng) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            if spread == 0.0 {
+                base
+            } else {
+                base * rng.random_range(1.0 - spread..=1.0 + spread)
+            }
+        })
+        .collect()
+}
+
+/// One run: builds servers, clients and the service from the seed, then simulates.
+pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
+    cfg.validate()?;
+    match cfg.model {
+        Model::Web {
+            cache, catalogue, ..
+        } => {
+            let sizes: Vec<u32> = spread(f64::from(cache), cfg.servers, cfg.capacity_spread, rng)
+                .into_iter()
+                .map(|c| (c.round() as u32).max(1))
+                .collect();
+            let capacity: Vec<u32> = sizes.iter().map(|c| c / catalogue).collect();
+            let clients = clients(cfg, &capacity, rng)?;
+            let mut pop = Population::new(clients, capacity);
+            let mut service = web::Web::new(cfg, &sizes, &pop)?;
+            Ok(simulate(cfg, &mut pop, &mut service, rng))
+        }
+        Model::Video {
+            bandwidth,
+            r_max,
+            ladder,
+        } => {
+            let bw = spread(bandwidth, cfg.servers, cfg.capacity_spread, rng);
+            let capacity: Vec<u32> = bw
+                .iter()
+                .map(|b| (b / r_max + 1e-9).floor() as u32)
+                .collect();
+            let clients = clients(cfg, &capacity, rng)?;
+            let mut pop = Population::new(clients, capacity);
+            let mut service = video::Video::new(bw, r_max, ladder);
+            Ok(simulate(cfg, &mut pop, &mut service, rng))
+        }
+    }
+}
