@@ -87,8 +87,8 @@ fn scenario_errors_name_file_line_field_value_and_range() {
         ),
         (
             "experiment = \"lru-che\"",
-            "experiment = \"gwtw\"",
-            &["unknown experiment `gwtw`", "lru-che"],
+            "experiment = \"nope\"",
+            &["unknown experiment `nope`", "lru-che, gwtw"],
         ),
     ];
     for (from, to, needles) in cases {
