@@ -2,7 +2,7 @@
 //!
 //! | name | policy | file |
 //! |---|---|---|
-//! | `lru` | least recently used | [`lru`] |
+//! | `lru` | least recently used | [`lru`]; [`lru_bank`] holds many small LRU caches in one arena |
 //! | `fifo` | first in, first out | [`fifo`] |
 //! | `lfu` | least frequently used, ties to the least recent | [`lfu`] |
 //! | `s3fifo` | S3-FIFO (Yang et al., SOSP 2023) | [`s3fifo`] |
@@ -19,6 +19,7 @@ pub mod fifo;
 pub mod index;
 pub mod lfu;
 pub mod lru;
+pub mod lru_bank;
 pub mod s3fifo;
 pub mod sieve;
 pub mod slots;

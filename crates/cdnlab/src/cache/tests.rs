@@ -246,6 +246,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Every cache of a bank answers exactly as a linked LRU of its capacity.
+    #[test]
+    fn lru_bank_matches_lru(reqs in proptest::collection::vec((0usize..3, 0u64..40), 1..600),
+                            caps in proptest::collection::vec(1u32..20, 3)) {
+        let mut bank = lru_bank::LruBank::new(&caps).unwrap();
+        let mut lrus: Vec<lru::Lru> =
+            caps.iter().map(|&c| lru::Lru::new(Capacity::objects(u64::from(c)).unwrap())).collect();
+        for (i, id) in reqs {
+            prop_assert_eq!(bank.access(i, id), lrus[i].access(id, 1));
+            prop_assert_eq!(bank.len(i), lrus[i].len());
+            prop_assert!(bank.contains(i, id));
+        }
+    }
+}
+
+#[test]
+fn lru_bank_refuses_bad_capacities() {
+    assert!(lru_bank::LruBank::<u64>::new(&[0]).is_err());
+    assert!(lru_bank::LruBank::<u64>::new(&[lru_bank::MAX_OBJECTS + 1]).is_err());
+    assert!(lru_bank::LruBank::<u64>::new(&[1, lru_bank::MAX_OBJECTS]).is_ok());
+}
+
 #[test]
 fn oversized_objects_are_not_admitted() {
     for p in Policy::ALL {

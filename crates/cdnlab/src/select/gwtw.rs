@@ -10,7 +10,7 @@
 //! the randomness breaks lock-step flip-flopping), or never ([`Retrial::Never`]). Windows are
 //! cleared when a trial starts, so a trial measures the candidates afresh.
 
-use super::window::Window;
+use super::window::{ValueWindow, Window};
 use super::{Event, Load, Selector};
 use crate::Error;
 use crate::rng::Rng;
@@ -69,25 +69,33 @@ impl GwtwConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Trial,
-    Settled(usize),
+    Settled(u32),
 }
 
-/// One GWTW client.
+/// A candidate server and its window, side by side in one allocation.
 #[derive(Debug, Clone)]
-pub struct Gwtw {
-    cfg: GwtwConfig,
-    candidates: Box<[u32]>,
-    windows: Box<[Window]>,
-    state: State,
-    /// The candidate it last settled on (the tie rule prefers it).
-    current: Option<usize>,
-    /// Next candidate in round-robin probing.
-    rr: usize,
-    /// Scratch for the tie rule.
-    best: Vec<usize>,
+struct Cand<W> {
+    server: u32,
+    window: W,
 }
 
-impl Gwtw {
+/// "No candidate" in `current`.
+const NONE: u32 = u32::MAX;
+
+/// One GWTW client. `W` is the window, i.e. the metric: [`super::window::HitWindow`] for hit
+/// rates, [`ValueWindow`] (the default) for bit rates or any value.
+#[derive(Debug, Clone)]
+pub struct Gwtw<W = ValueWindow> {
+    cfg: GwtwConfig,
+    cands: Box<[Cand<W>]>,
+    state: State,
+    /// The candidate it last settled on (the tie rule prefers it), or NONE.
+    current: u32,
+    /// Next candidate in round-robin probing.
+    rr: u32,
+}
+
+impl<W: Window> Gwtw<W> {
     /// A client in TRIAL over `candidates` (distinct, at least one).
     pub fn new(candidates: Vec<u32>, cfg: GwtwConfig) -> Result<Self, Error> {
         cfg.validate()?;
@@ -103,21 +111,30 @@ impl Gwtw {
                 "distinct servers",
             ));
         }
-        let k = candidates.len();
         Ok(Gwtw {
             cfg,
-            windows: (0..k).map(|_| Window::new(cfg.tau)).collect(),
-            candidates: candidates.into_boxed_slice(),
+            cands: candidates
+                .into_iter()
+                .map(|server| Cand {
+                    server,
+                    window: W::new(cfg.tau),
+                })
+                .collect(),
             state: State::Trial,
-            current: None,
+            current: NONE,
             rr: 0,
-            best: Vec::with_capacity(k),
         })
     }
 
-    /// The candidate servers.
-    pub fn candidates(&self) -> &[u32] {
-        &self.candidates
+    /// The candidate servers, in order.
+    pub fn candidates(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.cands.iter().map(|c| c.server)
+    }
+
+    /// The index of `server` among the candidates.
+    #[inline]
+    pub fn candidate_index(&self, server: u32) -> Option<usize> {
+        self.cands.iter().position(|c| c.server == server)
     }
 
     /// Whether the client is measuring its candidates.
@@ -126,67 +143,77 @@ impl Gwtw {
     }
 
     /// The window of candidate `j`.
-    pub fn window(&self, j: usize) -> &Window {
-        &self.windows[j]
+    pub fn window(&self, j: usize) -> &W {
+        &self.cands[j].window
     }
 
-    fn settle(&mut self, rng: &mut Rng) -> usize {
+    /// The candidate to settle on: the best mean; on a tie the current one if it is among the
+    /// best, else a uniform pick among the best.
+    fn settle(&mut self, rng: &mut Rng) -> u32 {
         let top = self
-            .windows
+            .cands
             .iter()
-            .map(Window::mean)
+            .map(|c| c.window.mean())
             .fold(f64::NEG_INFINITY, f64::max);
-        self.best.clear();
-        self.best
-            .extend((0..self.windows.len()).filter(|&j| self.windows[j].mean() >= top - EPS));
-        match self.current {
-            Some(c) if self.best.contains(&c) => c,
-            _ => self.best[rng.random_range(0..self.best.len())],
+        let is_best = |c: &Cand<W>| c.window.mean() >= top - EPS;
+        if let Some(c) = self.cands.get(self.current as usize) {
+            if is_best(c) {
+                return self.current;
+            }
         }
+        let n = self.cands.iter().filter(|c| is_best(c)).count();
+        let pick = rng.random_range(0..n);
+        self.cands
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| is_best(c))
+            .nth(pick)
+            .map(|(j, _)| j as u32)
+            .expect("the maximum is among the candidates")
     }
 }
 
-impl Selector for Gwtw {
+impl<W: Window> Selector for Gwtw<W> {
     #[inline]
     fn targets(&mut self, _load: &dyn Load, _rng: &mut Rng, out: &mut Vec<u32>) {
         match (self.state, self.cfg.probe) {
-            (State::Settled(j), _) => out.push(self.candidates[j]),
-            (State::Trial, Probe::All) => out.extend_from_slice(&self.candidates),
-            (State::Trial, Probe::RoundRobin) => out.push(self.candidates[self.rr]),
+            (State::Settled(j), _) => out.push(self.cands[j as usize].server),
+            (State::Trial, Probe::All) => out.extend(self.cands.iter().map(|c| c.server)),
+            (State::Trial, Probe::RoundRobin) => out.push(self.cands[self.rr as usize].server),
         }
     }
 
     fn observe(&mut self, server: u32, value: Option<f64>, rng: &mut Rng) -> Event {
-        let Some(j) = self.candidates.iter().position(|&c| c == server) else {
+        let Some(j) = self.candidate_index(server) else {
             return Event::None;
         };
         if let Some(v) = value {
-            self.windows[j].push(v);
+            self.cands[j].window.push(v);
         }
         match self.state {
             State::Trial => {
-                if self.cfg.probe == Probe::RoundRobin && j == self.rr {
-                    self.rr = (self.rr + 1) % self.candidates.len();
+                if self.cfg.probe == Probe::RoundRobin && j == self.rr as usize {
+                    self.rr = ((j + 1) % self.cands.len()) as u32;
                 }
-                if self.windows.iter().all(Window::is_full) {
+                if self.cands.iter().all(|c| c.window.is_full()) {
                     let c = self.settle(rng);
                     self.state = State::Settled(c);
-                    self.current = Some(c);
-                    return Event::Settled(self.candidates[c]);
+                    self.current = c;
+                    return Event::Settled(self.cands[c as usize].server);
                 }
                 Event::None
             }
             State::Settled(c) => {
-                let w = &self.windows[c];
+                let w = &self.cands[c as usize].window;
                 let short = self.cfg.retrial == Retrial::OnShortfall
-                    && j == c
+                    && j == c as usize
                     && value.is_some()
                     && w.is_full()
                     && w.mean() < self.cfg.best - EPS;
                 if short && rng.random::<f64>() < self.cfg.q {
                     self.state = State::Trial;
                     self.rr = 0;
-                    self.windows.iter_mut().for_each(Window::clear);
+                    self.cands.iter_mut().for_each(|c| c.window.clear());
                     return Event::Retrial;
                 }
                 Event::None
@@ -196,7 +223,7 @@ impl Selector for Gwtw {
 
     fn settled(&self) -> Option<u32> {
         match self.state {
-            State::Settled(j) => Some(self.candidates[j]),
+            State::Settled(j) => Some(self.cands[j as usize].server),
             State::Trial => None,
         }
     }
@@ -217,7 +244,7 @@ mod tests {
         }
     }
 
-    fn targets(g: &mut Gwtw, rng: &mut Rng) -> Vec<u32> {
+    fn targets(g: &mut Gwtw<ValueWindow>, rng: &mut Rng) -> Vec<u32> {
         let mut out = Vec::new();
         g.targets(&NoLoad, rng, &mut out);
         out
@@ -226,7 +253,8 @@ mod tests {
     #[test]
     fn probes_all_then_settles_on_the_winner() {
         let mut rng = crate::rng::stream(1, 0, 0);
-        let mut g = Gwtw::new(vec![7, 9], cfg(Probe::All, Retrial::OnShortfall)).unwrap();
+        let mut g =
+            Gwtw::<ValueWindow>::new(vec![7, 9], cfg(Probe::All, Retrial::OnShortfall)).unwrap();
         for t in 0..3 {
             assert_eq!(targets(&mut g, &mut rng), vec![7, 9]);
             assert_eq!(g.observe(7, Some(0.0), &mut rng), Event::None);
@@ -252,7 +280,8 @@ mod tests {
     #[test]
     fn round_robin_alternates_and_never_retrial_stays() {
         let mut rng = crate::rng::stream(2, 0, 0);
-        let mut g = Gwtw::new(vec![1, 2, 3], cfg(Probe::RoundRobin, Retrial::Never)).unwrap();
+        let mut g = Gwtw::<ValueWindow>::new(vec![1, 2, 3], cfg(Probe::RoundRobin, Retrial::Never))
+            .unwrap();
         let mut seen = Vec::new();
         for _ in 0..9 {
             let t = targets(&mut g, &mut rng);
@@ -275,7 +304,8 @@ mod tests {
         let mut firsts = [0; 2];
         for seed in 0..200 {
             let mut rng = crate::rng::stream(seed, 0, 0);
-            let mut g = Gwtw::new(vec![0, 1], cfg(Probe::All, Retrial::OnShortfall)).unwrap();
+            let mut g = Gwtw::<ValueWindow>::new(vec![0, 1], cfg(Probe::All, Retrial::OnShortfall))
+                .unwrap();
             for _ in 0..3 {
                 g.observe(0, Some(1.0), &mut rng);
                 g.observe(1, Some(1.0), &mut rng);
@@ -304,7 +334,7 @@ mod tests {
             let mut rng = crate::rng::stream(9, seed, 0);
             let mut c = cfg(Probe::All, Retrial::OnShortfall);
             c.q = 0.3;
-            let mut g = Gwtw::new(vec![4], c).unwrap();
+            let mut g = Gwtw::<ValueWindow>::new(vec![4], c).unwrap();
             for _ in 0..3 {
                 g.observe(4, Some(0.5), &mut rng);
             }
@@ -325,11 +355,11 @@ mod tests {
     #[test]
     fn bad_configuration_is_refused() {
         let good = cfg(Probe::All, Retrial::OnShortfall);
-        assert!(Gwtw::new(vec![], good).is_err());
-        assert!(Gwtw::new(vec![1, 1], good).is_err());
-        assert!(Gwtw::new(vec![1], GwtwConfig { tau: 0, ..good }).is_err());
-        assert!(Gwtw::new(vec![1], GwtwConfig { q: 0.0, ..good }).is_err());
-        assert!(Gwtw::new(vec![1], GwtwConfig { q: 1.5, ..good }).is_err());
-        assert!(Gwtw::new(vec![1], GwtwConfig { best: 0.0, ..good }).is_err());
+        assert!(Gwtw::<ValueWindow>::new(vec![], good).is_err());
+        assert!(Gwtw::<ValueWindow>::new(vec![1, 1], good).is_err());
+        assert!(Gwtw::<ValueWindow>::new(vec![1], GwtwConfig { tau: 0, ..good }).is_err());
+        assert!(Gwtw::<ValueWindow>::new(vec![1], GwtwConfig { q: 0.0, ..good }).is_err());
+        assert!(Gwtw::<ValueWindow>::new(vec![1], GwtwConfig { q: 1.5, ..good }).is_err());
+        assert!(Gwtw::<ValueWindow>::new(vec![1], GwtwConfig { best: 0.0, ..good }).is_err());
     }
 }

@@ -1,9 +1,125 @@
-//! A sliding window of the last `tau` outcomes with its mean.
+//! Sliding windows of the last `tau` outcomes, with their mean. The window type is the metric a
+//! GWTW client compares: [`HitWindow`] for hit rates (one bit an outcome), [`ValueWindow`] for
+//! any value such as a bit rate.
+
+/// The last `tau` outcomes of one candidate.
+pub trait Window: Clone + std::fmt::Debug {
+    /// An empty window of `tau >= 1` outcomes.
+    fn new(tau: usize) -> Self;
+    /// Adds an outcome, dropping the oldest when full.
+    fn push(&mut self, v: f64);
+    /// Whether it holds `tau` outcomes.
+    fn is_full(&self) -> bool;
+    /// Number of outcomes held.
+    fn len(&self) -> usize;
+    /// Whether it holds nothing.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Mean of the outcomes held (NaN when empty).
+    fn mean(&self) -> f64;
+    /// Forgets every outcome.
+    fn clear(&mut self);
+}
+
+/// Hit/miss outcomes (a value >= 0.5 is a hit), one bit each: for tau <= 64 the whole window is
+/// one word, so a client's state stays small and in cache.
+#[derive(Debug, Clone)]
+pub struct HitWindow {
+    /// Ring of bits; word w holds outcomes 64w..64w+63.
+    bits: HitBits,
+    next: u32,
+    len: u32,
+    tau: u32,
+    hits: u32,
+}
+
+#[derive(Debug, Clone)]
+enum HitBits {
+    Word(u64),
+    Words(Box<[u64]>),
+}
+
+impl HitWindow {
+    #[inline]
+    fn get(&self, i: u32) -> bool {
+        match &self.bits {
+            HitBits::Word(w) => w >> i & 1 == 1,
+            HitBits::Words(ws) => ws[(i / 64) as usize] >> (i % 64) & 1 == 1,
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, i: u32, hit: bool) {
+        let (w, b) = match &mut self.bits {
+            HitBits::Word(w) => (w, i),
+            HitBits::Words(ws) => (&mut ws[(i / 64) as usize], i % 64),
+        };
+        *w = (*w & !(1 << b)) | (u64::from(hit) << b);
+    }
+}
+
+impl Window for HitWindow {
+    fn new(tau: usize) -> Self {
+        assert!(
+            (1..=u32::MAX as usize).contains(&tau),
+            "window length out of range"
+        );
+        HitWindow {
+            bits: if tau <= 64 {
+                HitBits::Word(0)
+            } else {
+                HitBits::Words(vec![0; tau.div_ceil(64)].into_boxed_slice())
+            },
+            next: 0,
+            len: 0,
+            tau: tau as u32,
+            hits: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, v: f64) {
+        let hit = v >= 0.5;
+        if self.len == self.tau {
+            self.hits -= u32::from(self.get(self.next));
+        } else {
+            self.len += 1;
+        }
+        self.set(self.next, hit);
+        self.hits += u32::from(hit);
+        self.next = if self.next + 1 == self.tau {
+            0
+        } else {
+            self.next + 1
+        };
+    }
+
+    #[inline]
+    fn is_full(&self) -> bool {
+        self.len == self.tau
+    }
+
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    fn mean(&self) -> f64 {
+        f64::from(self.hits) / f64::from(self.len)
+    }
+
+    fn clear(&mut self) {
+        self.next = 0;
+        self.len = 0;
+        self.hits = 0;
+    }
+}
 
 /// The last `tau` values. Values are stored as f32 (hits are 0/1, bit rates need no more), and
 /// the sum is recomputed from the values every `tau` pushes so rounding cannot drift.
 #[derive(Debug, Clone)]
-pub struct Window {
+pub struct ValueWindow {
     vals: Box<[f32]>,
     next: usize,
     len: usize,
@@ -11,11 +127,10 @@ pub struct Window {
     since_exact: usize,
 }
 
-impl Window {
-    /// An empty window of `tau >= 1` values.
-    pub fn new(tau: usize) -> Self {
+impl Window for ValueWindow {
+    fn new(tau: usize) -> Self {
         assert!(tau >= 1, "window length must be at least 1");
-        Window {
+        ValueWindow {
             vals: vec![0.0; tau].into_boxed_slice(),
             next: 0,
             len: 0,
@@ -24,9 +139,8 @@ impl Window {
         }
     }
 
-    /// Adds a value, dropping the oldest when full.
     #[inline]
-    pub fn push(&mut self, v: f64) {
+    fn push(&mut self, v: f64) {
         let v = v as f32;
         let tau = self.vals.len();
         if self.len == tau {
@@ -48,30 +162,21 @@ impl Window {
         }
     }
 
-    /// Whether it holds `tau` values.
     #[inline]
-    pub fn is_full(&self) -> bool {
+    fn is_full(&self) -> bool {
         self.len == self.vals.len()
     }
 
-    /// Number of values held.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether it holds nothing.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Mean of the values held (NaN when empty).
     #[inline]
-    pub fn mean(&self) -> f64 {
+    fn mean(&self) -> f64 {
         self.sum / self.len as f64
     }
 
-    /// Forgets every value.
-    pub fn clear(&mut self) {
+    fn clear(&mut self) {
         self.next = 0;
         self.len = 0;
         self.sum = 0.0;
@@ -85,7 +190,12 @@ mod tests {
 
     #[test]
     fn keeps_the_last_tau_values() {
-        let mut w = Window::new(3);
+        keeps_last::<ValueWindow>();
+        keeps_last::<HitWindow>();
+    }
+
+    fn keeps_last<W: Window>() {
+        let mut w = W::new(3);
         assert!(w.is_empty() && w.mean().is_nan());
         for v in [1.0, 0.0, 1.0] {
             w.push(v);
@@ -100,9 +210,36 @@ mod tests {
         assert!(w.is_empty());
     }
 
+    proptest::proptest! {
+        /// Both windows give the mean of the last tau outcomes, against a plain vector, for
+        /// lengths inside one word, at its edge and beyond.
+        #[test]
+        fn windows_match_a_vector(tau in 1usize..140, hits in proptest::collection::vec(proptest::bool::ANY, 0..400)) {
+            let (mut h, mut v) = (HitWindow::new(tau), ValueWindow::new(tau));
+            let mut all = Vec::new();
+            for (i, &x) in hits.iter().enumerate() {
+                if i % 97 == 96 {
+                    h.clear();
+                    v.clear();
+                    all.clear();
+                }
+                let x = f64::from(u8::from(x));
+                h.push(x);
+                v.push(x);
+                all.push(x);
+                let last = &all[all.len().saturating_sub(tau)..];
+                let mean = last.iter().sum::<f64>() / last.len() as f64;
+                proptest::prop_assert_eq!(h.len(), last.len());
+                proptest::prop_assert!((h.mean() - mean).abs() < 1e-12);
+                proptest::prop_assert!((v.mean() - mean).abs() < 1e-6);
+                proptest::prop_assert_eq!(h.is_full(), last.len() == tau);
+            }
+        }
+    }
+
     #[test]
     fn no_drift_over_long_runs() {
-        let mut w = Window::new(7);
+        let mut w = ValueWindow::new(7);
         for i in 0..100_000 {
             w.push(if i % 3 == 0 { 2.0 / 3.0 } else { 0.1 });
         }

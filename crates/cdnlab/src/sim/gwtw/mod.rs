@@ -20,6 +20,7 @@ use crate::rng::Rng;
 use crate::select::fixed::Fixed;
 use crate::select::gwtw::{Gwtw, GwtwConfig};
 use crate::select::p2c::P2c;
+use crate::select::window::{HitWindow, ValueWindow};
 use crate::select::{Event, Load, Selector, matching};
 use rand::RngExt;
 
@@ -165,7 +166,10 @@ impl Config {
 /// A user's selector (an enum, so the engine dispatches statically).
 #[derive(Debug, Clone)]
 pub enum Client {
-    Gwtw(Gwtw),
+    /// GWTW comparing hit rates (web), one bit per outcome.
+    GwtwHit(Gwtw<HitWindow>),
+    /// GWTW comparing values such as bit rates (video).
+    GwtwValue(Gwtw<ValueWindow>),
     Fixed(Fixed),
     P2c(P2c),
 }
@@ -174,7 +178,8 @@ impl Client {
     #[inline]
     fn sel(&mut self) -> &mut dyn Selector {
         match self {
-            Client::Gwtw(g) => g,
+            Client::GwtwHit(g) => g,
+            Client::GwtwValue(g) => g,
             Client::Fixed(f) => f,
             Client::P2c(p) => p,
         }
@@ -182,7 +187,8 @@ impl Client {
 
     fn settled(&self) -> Option<u32> {
         match self {
-            Client::Gwtw(g) => g.settled(),
+            Client::GwtwHit(g) => g.settled(),
+            Client::GwtwValue(g) => g.settled(),
             Client::Fixed(f) => f.settled(),
             Client::P2c(p) => p.settled(),
         }
@@ -192,7 +198,8 @@ impl Client {
     #[inline]
     fn candidate_index(&self, server: u32) -> Option<usize> {
         match self {
-            Client::Gwtw(g) => g.candidates().iter().position(|&c| c == server),
+            Client::GwtwHit(g) => g.candidate_index(server),
+            Client::GwtwValue(g) => g.candidate_index(server),
             Client::Fixed(f) => (f.server == server).then_some(0),
             Client::P2c(_) => None,
         }
@@ -325,10 +332,10 @@ pub fn clients(cfg: &Config, capacity: &[u32], rng: &mut Rng) -> Result<Vec<Clie
                     1
                 };
                 let cands = draw_candidates(n, k, rng);
-                out.push(if k == 1 {
-                    Client::Fixed(Fixed { server: cands[0] })
-                } else {
-                    Client::Gwtw(Gwtw::new(cands, cfg.gwtw)?)
+                out.push(match cfg.model {
+                    _ if k == 1 => Client::Fixed(Fixed { server: cands[0] }),
+                    Model::Web { .. } => Client::GwtwHit(Gwtw::new(cands, cfg.gwtw)?),
+                    Model::Video { .. } => Client::GwtwValue(Gwtw::new(cands, cfg.gwtw)?),
                 });
             }
             out
