@@ -159,6 +159,7 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 const METRICS: &[&str] = &[
+    "feasible",
     "converged",
     "convergence_slot",
     "satisfied",
@@ -230,6 +231,7 @@ impl Outcome {
     /// The metric values, in the order of the experiment's metrics.
     pub fn values(&self) -> Vec<f64> {
         vec![
+            f64::from(u8::from(self.feasible)),
             f64::from(u8::from(self.converged)),
             f64::from(self.convergence_slot),
             self.satisfied,

@@ -194,6 +194,16 @@ impl Client {
         }
     }
 
+    /// The user's candidate servers (none for per-request selection).
+    fn candidates(&self) -> Vec<u32> {
+        match self {
+            Client::GwtwHit(g) => g.candidates().collect(),
+            Client::GwtwValue(g) => g.candidates().collect(),
+            Client::Fixed(f) => vec![f.server],
+            Client::P2c(_) => Vec::new(),
+        }
+    }
+
     /// Index of `server` among the user's candidates (for per-candidate warm-up bookkeeping).
     #[inline]
     fn candidate_index(&self, server: u32) -> Option<usize> {
@@ -359,6 +369,9 @@ pub fn clients(cfg: &Config, capacity: &[u32], rng: &mut Rng) -> Result<Vec<Clie
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// Whether an optimal state exists for these candidate sets (a b-matching places every
+    /// user); always false with per-request selection, which has no candidate sets.
+    pub feasible: bool,
     /// Whether the run ended in the optimal state.
     pub converged: bool,
     /// The slot from which the run stayed optimal to the end (the horizon if it did not end
@@ -419,6 +432,7 @@ pub fn simulate(
     }
     let per_user: Vec<f64> = sum.iter().map(|s| s / f64::from(cfg.measure)).collect();
     Outcome {
+        feasible: false,
         converged: optimal_since.is_some(),
         convergence_slot: optimal_since.unwrap_or(cfg.horizon),
         satisfied: (0..m).filter(|&u| pop.satisfied(u)).count() as f64 / m as f64,
@@ -430,6 +444,17 @@ pub fn simulate(
         warmup_slot: warmup.unwrap_or(cfg.horizon),
         max_load: pop.load.iter().copied().max().unwrap_or(0),
     }
+}
+
+/// Whether every user can be placed on one of its candidates within capacities.
+pub fn feasible(pop: &Population) -> bool {
+    if !pop.settleable {
+        return false;
+    }
+    let cands: Vec<Vec<u32>> = pop.clients.iter().map(Client::candidates).collect();
+    matching::assign(&cands, &pop.capacity)
+        .iter()
+        .all(Option::is_some)
 }
 
 /// Per-server base capacities with the configured spread.
@@ -459,8 +484,12 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             let capacity: Vec<u32> = sizes.iter().map(|c| c / catalogue).collect();
             let clients = clients(cfg, &capacity, rng)?;
             let mut pop = Population::new(clients, capacity);
+            let feasible = feasible(&pop);
             let mut service = web::Web::new(cfg, &sizes, &pop)?;
-            Ok(simulate(cfg, &mut pop, &mut service, rng))
+            Ok(Outcome {
+                feasible,
+                ..simulate(cfg, &mut pop, &mut service, rng)
+            })
         }
         Model::Video {
             bandwidth,
@@ -474,8 +503,15 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 .collect();
             let clients = clients(cfg, &capacity, rng)?;
             let mut pop = Population::new(clients, capacity);
+            let feasible = feasible(&pop);
             let mut service = video::Video::new(bw, r_max, ladder);
-            Ok(simulate(cfg, &mut pop, &mut service, rng))
+            Ok(Outcome {
+                feasible,
+                ..simulate(cfg, &mut pop, &mut service, rng)
+            })
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
