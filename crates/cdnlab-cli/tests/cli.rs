@@ -319,3 +319,68 @@ fn reproduce_quick_writes_report_and_claims() {
     let html = String::from_utf8(read(&d.path().join("r/report.html"))).unwrap();
     assert!(html.contains("<svg") && html.contains("cache.C1") && html.contains("gwtw-e8"));
 }
+
+const GWTW: &str = r#"
+experiment = "gwtw"
+replications = 2
+[params]
+servers = 40
+horizon = 300
+[grid]
+k = [1, 2]
+model = ["web", "video"]
+"#;
+
+/// GWTW bad input: each gets one message naming the parameter, the value and what is allowed.
+#[test]
+fn gwtw_bad_input() {
+    let cases: &[(&str, &[&str])] = &[
+        ("k = 0", &["k", "0", "from 1"]),
+        ("k = 41", &["k", "41", "number of servers (40)"]),
+        ("tau = 0", &["tau", "0", "from 1"]),
+        ("partial = 1.5", &["partial", "1.5", "from 0 to 1"]),
+        ("partial = -0.1", &["partial", "-0.1", "from 0 to 1"]),
+        ("cache_size = 0", &["cache_size", "0", "from 1"]),
+        ("catalogue = 0", &["catalogue", "0", "from 1"]),
+        ("alpha = -0.5", &["alpha", "-0.5", "from 0"]),
+        ("r_max = 0", &["r_max", "0", "> 0"]),
+        ("q = 0", &["q", "0", "(0, 1]"]),
+        ("measure = 301", &["measure", "301", "horizon (300)"]),
+        ("model = \"audio\"", &["model", "audio", "web, video"]),
+    ];
+    for (line, needles) in cases {
+        let text = GWTW.replace("horizon = 300", &format!("horizon = 300\n{line}"));
+        // A name that is also swept must leave the grid.
+        let text = if line.starts_with("k =") || line.starts_with("model =") {
+            text.replace("k = [1, 2]\n", "")
+                .replace("model = [\"web\", \"video\"]\n", "")
+        } else {
+            text
+        };
+        let (d, p) = setup(&text);
+        let out = cdnlab(&["run", p.to_str().unwrap(), "--out", "o"], d.path());
+        fails_with(&out, needles);
+    }
+}
+
+/// GWTW results are identical whatever the thread count.
+#[test]
+fn gwtw_is_identical_across_threads() {
+    let (d, p) = setup(GWTW);
+    let s = p.to_str().unwrap();
+    for (t, o) in [("1", "a"), ("2", "b")] {
+        let out = cdnlab(&["run", s, "--out", o, "--threads", t], d.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for f in ["results.csv", "summary.csv"] {
+        assert_eq!(
+            read(&d.path().join("a").join(f)),
+            read(&d.path().join("b").join(f)),
+            "{f}"
+        );
+    }
+}
