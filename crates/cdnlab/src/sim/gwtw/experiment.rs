@@ -170,6 +170,7 @@ const METRICS: &[&str] = &[
     "retrials_per_user",
     "warmup_slot",
     "max_load",
+    "requests",
 ];
 
 /// The run configuration of a parameter set.
@@ -242,6 +243,7 @@ impl Outcome {
             self.retrials_per_user,
             f64::from(self.warmup_slot),
             f64::from(self.max_load),
+            self.requests as f64,
         ]
     }
 }

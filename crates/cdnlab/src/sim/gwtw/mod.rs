@@ -175,13 +175,25 @@ pub enum Client {
 }
 
 impl Client {
+    /// See [`Selector::targets`] (dispatched by `match`, so each arm inlines).
     #[inline]
-    fn sel(&mut self) -> &mut dyn Selector {
+    pub fn targets(&mut self, load: &dyn Load, rng: &mut Rng, out: &mut Vec<u32>) {
         match self {
-            Client::GwtwHit(g) => g,
-            Client::GwtwValue(g) => g,
-            Client::Fixed(f) => f,
-            Client::P2c(p) => p,
+            Client::GwtwHit(g) => g.targets(load, rng, out),
+            Client::GwtwValue(g) => g.targets(load, rng, out),
+            Client::Fixed(f) => f.targets(load, rng, out),
+            Client::P2c(p) => p.targets(load, rng, out),
+        }
+    }
+
+    /// See [`Selector::observe`].
+    #[inline]
+    pub fn observe(&mut self, server: u32, value: Option<f64>, rng: &mut Rng) -> Event {
+        match self {
+            Client::GwtwHit(g) => g.observe(server, value, rng),
+            Client::GwtwValue(g) => g.observe(server, value, rng),
+            Client::Fixed(f) => f.observe(server, value, rng),
+            Client::P2c(p) => p.observe(server, value, rng),
         }
     }
 
@@ -291,7 +303,7 @@ impl Population {
     #[inline]
     pub fn observe(&mut self, u: usize, server: u32, value: Option<f64>, rng: &mut Rng) {
         let before = self.clients[u].settled();
-        match self.clients[u].sel().observe(server, value, rng) {
+        match self.clients[u].observe(server, value, rng) {
             Event::None => {}
             Event::Settled(s) => {
                 self.add(s);
@@ -391,15 +403,18 @@ pub struct Outcome {
     pub warmup_slot: u32,
     /// Most settled users on one server at the end.
     pub max_load: u32,
+    /// Requests answered by servers over the run (trial probes included).
+    pub requests: u64,
 }
 
 /// Per-slot hooks the engine needs from a service.
 pub trait Service {
     /// The best value a server can give.
     fn best(&self) -> f64;
-    /// Serves one slot: every user's request goes to its targets; returns, per user, the value
-    /// it received (written to `served`).
-    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]);
+    /// Serves one slot: every user's request goes to its targets; writes, per user, the value
+    /// it received to `served`, and returns the number of requests servers answered (probes
+    /// included).
+    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) -> u64;
 }
 
 /// Runs `service` over a population for the configured horizon.
@@ -415,9 +430,10 @@ pub fn simulate(
     let mut sum = vec![0.0; m];
     let mut optimal_since: Option<u32> = None;
     let mut warmup: Option<u32> = None;
+    let mut requests = 0u64;
     let start_measure = cfg.horizon - cfg.measure;
     for t in 0..cfg.horizon {
-        service.slot(pop, rng, &mut served);
+        requests += service.slot(pop, rng, &mut served);
         if warmup.is_none() && served.iter().sum::<f64>() >= 0.9 * best * m as f64 {
             warmup = Some(t);
         }
@@ -443,6 +459,7 @@ pub fn simulate(
         retrials_per_user: pop.retrials as f64 / m as f64,
         warmup_slot: warmup.unwrap_or(cfg.horizon),
         max_load: pop.load.iter().copied().max().unwrap_or(0),
+        requests,
     }
 }
 

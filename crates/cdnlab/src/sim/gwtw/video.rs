@@ -53,7 +53,7 @@ impl Service for Video {
         self.r_max
     }
 
-    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) {
+    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) -> u64 {
         let m = pop.clients.len();
         if self.order.len() != m {
             self.order = (0..m as u32).collect();
@@ -70,9 +70,7 @@ impl Service for Video {
             let u = self.order[idx] as usize;
             let from = self.targets.len();
             self.start[u] = from as u32;
-            pop.clients[u]
-                .sel()
-                .targets(&self.streams, rng, &mut self.targets);
+            pop.clients[u].targets(&self.streams, rng, &mut self.targets);
             for &s in &self.targets[from..] {
                 self.streams.0[s as usize] += 1;
             }
@@ -94,6 +92,7 @@ impl Service for Video {
             }
             served[u] = best;
         }
+        self.targets.len() as u64
     }
 }
 

@@ -144,7 +144,7 @@ impl Service for Web {
     /// its own outcomes) but streaming through memory: (1) every user picks its item and targets;
     /// (2) the requests are grouped by server (counting sort), each group is shuffled, and the
     /// servers serve their groups in server order; (3) outcomes are fed back in user order.
-    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) {
+    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) -> u64 {
         let m = pop.clients.len();
         self.reqs.clear();
         if self.balances_load {
@@ -164,9 +164,7 @@ impl Service for Web {
             };
             let item = self.sampler.sample(rng) as u32;
             self.targets.clear();
-            pop.clients[u]
-                .sel()
-                .targets(&self.slot_load, rng, &mut self.targets);
+            pop.clients[u].targets(&self.slot_load, rng, &mut self.targets);
             for &server in &self.targets {
                 if self.balances_load {
                     self.slot_load.0[server as usize] += 1;
@@ -217,5 +215,6 @@ impl Service for Web {
             let value = f64::from(u8::from(q.hit));
             pop.observe(u, q.server, counted.then_some(value), rng);
         }
+        self.reqs.len() as u64
     }
 }

@@ -1,0 +1,53 @@
+"""GWTW simulator benchmark (run by bench/gwtw.sh).
+
+1. Throughput: web model, n = 10^4 servers, lambda = 1, k = 2, tau = 50, 3000 slots, one run on
+   one thread: requests answered (trial probes included) per second of wall time.
+2. Memory: peak resident memory of three short runs, (n, m) = (1e5, 1e5), (1e5, 2e5), (2e5, 1e5):
+   the differences give bytes per user and per server.
+3. One E2 point at n = 10^5 (k = 2, 4000 slots, 2 replications) on 2 threads: wall time.
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+cdnlab = sys.argv[1]
+
+
+def run(params, threads, reps=1):
+    """Runs one cell; returns (wall seconds, peak RSS bytes, summary row)."""
+    with tempfile.TemporaryDirectory() as d:
+        scen = os.path.join(d, "s.toml")
+        with open(scen, "w") as f:
+            f.write(f'experiment = "gwtw"\nreplications = {reps}\n[params]\n')
+            for k, v in params.items():
+                f.write(f"{k} = {v}\n")
+        t = time.perf_counter()
+        p = subprocess.Popen([cdnlab, "run", scen, "--out", os.path.join(d, "o"),
+                              "--threads", str(threads)], stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        if status != 0:
+            sys.exit(f"cdnlab run failed for {params}")
+        with open(os.path.join(d, "o", "summary.csv")) as f:
+            row = next(csv.DictReader(f))
+        return wall, usage.ru_maxrss * 1024, row
+
+
+wall, _, row = run({"servers": 10000, "k": 2, "tau": 50, "horizon": 3000}, threads=1)
+reqs = float(row["requests_mean"])
+print(f"throughput: {reqs:.3g} requests in {wall:.2f} s on one thread = {reqs / wall / 1e6:.1f} M requests/s "
+      f"(converged {row['converged_mean']}, at slot {row['convergence_slot_mean']})")
+
+short = {"k": 2, "tau": 50, "horizon": 20, "measure": 10}
+_, r1, _ = run({**short, "servers": 100000, "load": 1.0}, threads=1)
+_, r2, _ = run({**short, "servers": 100000, "load": 2.0}, threads=1)
+_, r3, _ = run({**short, "servers": 200000, "load": 0.5}, threads=1)
+print(f"memory: peak RSS {r1 / 2**20:.1f} MiB at n = m = 1e5; "
+      f"{(r2 - r1) / 1e5:.0f} bytes per user, {(r3 - r1) / 1e5:.0f} bytes per server")
+
+wall, _, row = run({"servers": 100000, "k": 2, "horizon": 4000}, threads=2, reps=2)
+print(f"E2 point: n = 1e5, k = 2, 4000 slots, 2 replications on 2 threads: {wall:.1f} s "
+      f"(converged {row['converged_mean']}, at slot {row['convergence_slot_mean']})")
