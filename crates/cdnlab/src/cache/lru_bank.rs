@@ -1,9 +1,7 @@
-//! Many small LRU caches in one arena: cache i keeps its ids in `keys[start[i]..]`, in no order,
-//! with the time of each one's last access beside it in `stamps`. A lookup scans the cache's run;
-//! a hit only rewrites its stamp; a miss in a full cache replaces the key with the oldest stamp.
-//! O(C) per request, but for small C the run is a few cache lines that the scans read as vectors
-//! (no moving of keys), and the runs of consecutive caches are adjacent, so a pass over the
-//! caches in index order streams through memory. That is
+//! Many small LRU caches in one arena: cache i keeps its ids in `keys[start[i]..]`, most recent
+//! first. A lookup scans the cache's run, a hit rotates the prefix, a miss shifts the run by one.
+//! O(C) per request, but for small C the run is a few cache lines, and the runs of consecutive
+//! caches are adjacent, so a pass over the caches in index order streams through memory. That is
 //! the access pattern of the GWTW web model, where thousands of caches each see about one request
 //! per slot. Same policy and answers as [`super::lru::Lru`] (capacity in objects).
 
@@ -37,24 +35,10 @@ fn find<K: Copy + Eq>(run: &[K], key: K) -> Option<usize> {
         .map(|p| base + p)
 }
 
-/// The position of the smallest stamp (the least recently used key): the minimum by a fold the
-/// compiler vectorises, then its position.
-#[inline]
-fn oldest(stamps: &[u32]) -> usize {
-    let min = stamps.iter().copied().fold(u32::MAX, u32::min);
-    stamps
-        .iter()
-        .position(|&s| s == min)
-        .expect("a full cache has a least recently used key")
-}
-
 /// A bank of LRU caches with capacities fixed at construction.
 #[derive(Debug, Clone)]
 pub struct LruBank<K> {
     keys: Vec<K>,
-    /// Last access time of each key (a bank-wide clock; unique, so LRU order is exact).
-    stamps: Vec<u32>,
-    clock: u32,
     start: Vec<u32>,
     len: Vec<u32>,
 }
@@ -80,8 +64,6 @@ impl<K: Copy + Eq + Default> LruBank<K> {
         }
         Ok(LruBank {
             keys: vec![K::default(); total as usize],
-            stamps: vec![0; total as usize],
-            clock: 0,
             start,
             len: vec![0; capacities.len()],
         })
@@ -96,45 +78,25 @@ impl<K: Copy + Eq + Default> LruBank<K> {
     /// recently used key if the cache is full.
     #[inline]
     pub fn access(&mut self, i: usize, key: K) -> bool {
-        if self.clock == u32::MAX {
-            self.renumber();
-        }
-        self.clock += 1;
         let a = self.start[i] as usize;
         let cap = self.start[i + 1] as usize - a;
         let l = self.len[i] as usize;
-        if let Some(p) = find(&self.keys[a..a + l], key) {
-            self.stamps[a + p] = self.clock;
+        let run = &mut self.keys[a..a + l];
+        if let Some(p) = find(run, key) {
+            run[..=p].rotate_right(1);
             return true;
         }
-        let slot = if l < cap {
+        let l = if l < cap {
             self.len[i] += 1;
-            l
+            l + 1
         } else {
-            oldest(&self.stamps[a..a + l])
+            l
         };
-        self.keys[a + slot] = key;
-        self.stamps[a + slot] = self.clock;
+        let run = &mut self.keys[a..a + l];
+        // The last slot (the evicted key, or the new free one) comes round to the front.
+        run.rotate_right(1);
+        run[0] = key;
         false
-    }
-
-    /// Before the clock wraps, renumbers every cache's stamps 1..=len in the same order (a cache
-    /// only compares its own stamps, so the order within each cache is all that matters).
-    fn renumber(&mut self) {
-        let mut order: Vec<usize> = Vec::new();
-        let mut top = 0;
-        for i in 0..self.len.len() {
-            let a = self.start[i] as usize;
-            let l = self.len[i] as usize;
-            order.clear();
-            order.extend(0..l);
-            order.sort_unstable_by_key(|&j| self.stamps[a + j]);
-            for (rank, &j) in order.iter().enumerate() {
-                self.stamps[a + j] = rank as u32 + 1;
-            }
-            top = top.max(l as u32);
-        }
-        self.clock = top;
     }
 
     /// Whether cache `i` holds `key` (not an access).
@@ -156,29 +118,6 @@ impl<K: Copy + Eq + Default> LruBank<K> {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.keys.capacity() * std::mem::size_of::<K>()
-            + (self.stamps.capacity() + self.start.capacity() + self.len.capacity()) * 4
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cache::{Cache, Capacity, lru::Lru};
-
-    /// Across the clock's wrap (stamps renumbered) the bank still answers as a linked LRU.
-    #[test]
-    fn clock_wrap_keeps_lru_order() {
-        let mut bank = LruBank::<u64>::new(&[5, 3]).unwrap();
-        bank.clock = u32::MAX - 20;
-        let mut lrus = [5u64, 3].map(|c| Lru::new(Capacity::objects(c).unwrap()));
-        let mut x = 7u64;
-        for step in 0..200 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let (i, id) = ((x >> 60) as usize % 2, (x >> 33) % 9);
-            assert_eq!(bank.access(i, id), lrus[i].access(id, 1), "step {step}");
-        }
-        assert!(bank.clock < 1000, "renumbered");
+            + (self.start.capacity() + self.len.capacity()) * 4
     }
 }
