@@ -2,7 +2,7 @@
 //! approximation. A check of the cache, the workload and the approximation together.
 
 use super::Experiment;
-use super::params::{DefaultValue as D, Kind, ParamSpec, Params};
+use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::cache::{Cache, Capacity, che, lru::Lru};
 use crate::rng::Rng;
@@ -12,48 +12,35 @@ use crate::workload::popularity::{Law, Sampler};
 pub struct LruChe;
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "objects",
-        kind: Kind::Int {
-            min: 2,
-            max: 100_000_000,
-        },
-        default: D::Int(10_000),
-        help: "catalogue size N (unit-size objects)",
-    },
-    ParamSpec {
-        name: "cache_size",
-        kind: Kind::Int {
-            min: 1,
-            max: 100_000_000,
-        },
-        default: D::Int(100),
-        help: "LRU capacity C in objects (below N)",
-    },
-    ParamSpec {
-        name: "alpha",
-        kind: Kind::Float { min: 0.0, max: 5.0 },
-        default: D::Float(0.8),
-        help: "Zipf exponent (0 = uniform)",
-    },
-    ParamSpec {
-        name: "warmup",
-        kind: Kind::Int {
-            min: 0,
-            max: 10_000_000_000,
-        },
-        default: D::Int(100_000),
-        help: "requests before measuring (fill the cache)",
-    },
-    ParamSpec {
-        name: "requests",
-        kind: Kind::Int {
-            min: 1,
-            max: 10_000_000_000,
-        },
-        default: D::Int(1_000_000),
-        help: "measured requests",
-    },
+    ParamSpec::int(
+        "objects",
+        2,
+        100_000_000,
+        10_000,
+        "catalogue size N (unit-size objects)",
+    ),
+    ParamSpec::int(
+        "cache_size",
+        1,
+        100_000_000,
+        100,
+        "LRU capacity C in objects (below N)",
+    ),
+    ParamSpec::float("alpha", 0.0, 5.0, 0.8, "Zipf exponent (0 = uniform)"),
+    ParamSpec::int(
+        "warmup",
+        0,
+        10_000_000_000,
+        100_000,
+        "requests before measuring (fill the cache)",
+    ),
+    ParamSpec::int(
+        "requests",
+        1,
+        10_000_000_000,
+        1_000_000,
+        "measured requests",
+    ),
 ];
 
 const METRICS: &[&str] = &["hit_ratio", "che_hit_ratio", "abs_error"];

@@ -89,6 +89,62 @@ impl DefaultValue {
 }
 
 impl ParamSpec {
+    /// A whole-number parameter in `min..=max`.
+    pub const fn int(
+        name: &'static str,
+        min: i64,
+        max: i64,
+        default: i64,
+        help: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            kind: Kind::Int { min, max },
+            default: DefaultValue::Int(default),
+            help,
+        }
+    }
+
+    /// A number parameter in `min..=max`.
+    pub const fn float(
+        name: &'static str,
+        min: f64,
+        max: f64,
+        default: f64,
+        help: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            kind: Kind::Float { min, max },
+            default: DefaultValue::Float(default),
+            help,
+        }
+    }
+
+    /// One of `options`; the first is the default.
+    pub const fn choice(
+        name: &'static str,
+        options: &'static [&'static str],
+        help: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            kind: Kind::Choice(options),
+            default: DefaultValue::Text(options[0]),
+            help,
+        }
+    }
+
+    /// A true/false parameter.
+    pub const fn flag(name: &'static str, default: bool, help: &'static str) -> Self {
+        ParamSpec {
+            name,
+            kind: Kind::Bool,
+            default: DefaultValue::Bool(default),
+            help,
+        }
+    }
+
     /// Checks `v` against the kind, normalising an integer given for a float.
     pub fn validate(&self, v: &Value) -> Result<Value, Error> {
         let bad = || Error::param(self.name, v, self.kind.allowed());

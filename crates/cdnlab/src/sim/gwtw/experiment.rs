@@ -5,157 +5,112 @@ use crate::Error;
 use crate::rng::Rng;
 use crate::select::gwtw::{GwtwConfig, Probe, Retrial};
 use crate::sim::Experiment;
-use crate::sim::params::{DefaultValue as D, Kind, ParamSpec, Params};
+use crate::sim::params::{ParamSpec, Params};
 
 /// The experiment.
 pub struct GwtwExperiment;
 
-const fn int(
-    name: &'static str,
-    min: i64,
-    max: i64,
-    default: i64,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind: Kind::Int { min, max },
-        default: D::Int(default),
-        help,
-    }
-}
-
-const fn float(
-    name: &'static str,
-    min: f64,
-    max: f64,
-    default: f64,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind: Kind::Float { min, max },
-        default: D::Float(default),
-        help,
-    }
-}
-
-const fn choice(
-    name: &'static str,
-    options: &'static [&'static str],
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind: Kind::Choice(options),
-        default: D::Text(options[0]),
-        help,
-    }
-}
-
 const PARAMS: &[ParamSpec] = &[
-    choice(
+    ParamSpec::choice(
         "model",
         &["web", "video"],
         "service: web (LRU hit rate) or video (bit rate)",
     ),
-    choice(
+    ParamSpec::choice(
         "policy",
         &["gwtw", "p2c", "oracle"],
         "how users pick servers",
     ),
-    int("servers", 1, 1_000_000, 200, "number of servers n"),
-    float(
+    ParamSpec::int("servers", 1, 1_000_000, 200, "number of servers n"),
+    ParamSpec::float(
         "load",
         0.0,
         100.0,
         1.0,
         "users per server lambda (users = round(lambda n))",
     ),
-    int(
+    ParamSpec::int(
         "k",
         1,
         64,
         2,
         "candidate servers per GWTW user (1: a random server kept)",
     ),
-    int(
+    ParamSpec::int(
         "tau",
         1,
         1_000_000,
         20,
         "history window: outcomes per candidate",
     ),
-    choice("probe", &["all", "round-robin"], "where trial requests go"),
-    choice(
+    ParamSpec::choice("probe", &["all", "round-robin"], "where trial requests go"),
+    ParamSpec::choice(
         "retrial",
         &["on-shortfall", "never"],
         "when a settled user measures again",
     ),
-    float(
+    ParamSpec::float(
         "q",
         0.0,
         1.0,
         0.5,
         "activation probability of a re-trial, in (0, 1]",
     ),
-    float(
+    ParamSpec::float(
         "partial",
         0.0,
         1.0,
         1.0,
         "fraction p of users running GWTW (the rest k = 1)",
     ),
-    int("horizon", 1, 100_000_000, 3000, "slots simulated"),
-    int(
+    ParamSpec::int("horizon", 1, 100_000_000, 3000, "slots simulated"),
+    ParamSpec::int(
         "measure",
         1,
         100_000_000,
         100,
         "final slots over which per-user values are measured",
     ),
-    ParamSpec {
-        name: "exclude_warmup",
-        kind: Kind::Bool,
-        default: D::Bool(true),
-        help: "do not count compulsory misses of a (user, server) pair in the windows",
-    },
-    float(
+    ParamSpec::flag(
+        "exclude_warmup",
+        true,
+        "do not count compulsory misses of a (user, server) pair in the windows",
+    ),
+    ParamSpec::float(
         "capacity_spread",
         0.0,
         0.99,
         0.0,
         "server capacities uniform in base x [1-h, 1+h]",
     ),
-    int(
+    ParamSpec::int(
         "cache_size",
         1,
         100_000_000,
         40,
         "web: LRU capacity C in items",
     ),
-    int("catalogue", 1, 100_000_000, 20, "web: items N per user"),
-    float(
+    ParamSpec::int("catalogue", 1, 100_000_000, 20, "web: items N per user"),
+    ParamSpec::float(
         "alpha",
         0.0,
         10.0,
         0.8,
         "web: Zipf exponent of each user's requests (>= 0)",
     ),
-    float("bandwidth", 0.0, 1e9, 2.0, "video: bandwidth B per server"),
-    float(
+    ParamSpec::float("bandwidth", 0.0, 1e9, 2.0, "video: bandwidth B per server"),
+    ParamSpec::float(
         "r_max",
         0.0,
         1e9,
         1.0,
         "video: highest bit rate of a stream (> 0)",
     ),
-    ParamSpec {
-        name: "ladder",
-        kind: Kind::Bool,
-        default: D::Bool(false),
-        help: "video: round rates down to r_max / 2^i (i = 0..4)",
-    },
+    ParamSpec::flag(
+        "ladder",
+        false,
+        "video: round rates down to r_max / 2^i (i = 0..4)",
+    ),
 ];
 
 const METRICS: &[&str] = &[
