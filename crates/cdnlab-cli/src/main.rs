@@ -9,6 +9,7 @@ mod replay;
 mod reproduce;
 mod runner;
 mod scenario;
+use crate::output::outln;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -39,10 +40,10 @@ enum Command {
 
 fn experiments() {
     for e in cdnlab::sim::registry() {
-        println!("{}: {}", e.name(), e.about());
-        println!("  parameters:");
+        outln!("{}: {}", e.name(), e.about());
+        outln!("  parameters:");
         for p in e.params() {
-            println!(
+            outln!(
                 "    {:<12} {} ({}; default {})",
                 p.name,
                 p.help,
@@ -50,7 +51,7 @@ fn experiments() {
                 p.default
             );
         }
-        println!("  metrics: {}", e.metrics().join(", "));
+        outln!("  metrics: {}", e.metrics().join(", "));
     }
 }
 

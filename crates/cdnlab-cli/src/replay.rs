@@ -3,6 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::output;
+use crate::output::outln;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use cdnlab::workload::trace::{self, CsvColumns};
 use clap::{Args, ValueEnum};
@@ -206,22 +207,22 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             "heap_bytes_per_cached_object": per_obj,
             "peak_rss_bytes": peak_rss(),
         });
-        println!("{v}");
+        outln!("{v}");
     } else {
-        println!("trace        {} ({n} requests)", a.trace.display());
-        println!(
+        outln!("trace        {} ({n} requests)", a.trace.display());
+        outln!(
             "policy       {}, capacity {} {}",
             policy.name(),
             a.size,
             a.size_unit
         );
-        println!("requests     {n}");
-        println!("hits         {hits}");
-        println!("miss ratio   {miss_ratio:.6}");
-        println!("read time    {read_s:.3} s");
-        println!("sim time     {sim_s:.3} s");
-        println!("throughput   {mreq:.2} Mreq/s (simulation only)");
-        println!(
+        outln!("requests     {n}");
+        outln!("hits         {hits}");
+        outln!("miss ratio   {miss_ratio:.6}");
+        outln!("read time    {read_s:.3} s");
+        outln!("sim time     {sim_s:.3} s");
+        outln!("throughput   {mreq:.2} Mreq/s (simulation only)");
+        outln!(
             "cache memory {heap} bytes for {} objects ({per_obj:.1} bytes/object)",
             cache.len()
         );

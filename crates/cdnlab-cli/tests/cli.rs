@@ -384,3 +384,19 @@ fn gwtw_is_identical_across_threads() {
         );
     }
 }
+
+/// Output into a closed pipe (`cdnlab experiments | head -1`) ends quietly, not with a panic.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .arg("experiments")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

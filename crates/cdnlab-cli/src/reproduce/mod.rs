@@ -5,6 +5,7 @@
 //! claims. Each paper's issue registers its own here; the runner is shared.
 
 use crate::error::{CliError, Result};
+use crate::output::outln;
 use crate::output::{self, write_atomic};
 use crate::plot::esc;
 use crate::runner::{self, Shard, SummaryRow};
@@ -106,7 +107,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     let all = registry();
     if a.list {
         for r in &all {
-            println!("{:<14} {:<10} {}", r.id, r.paper, r.title);
+            outln!("{:<14} {:<10} {}", r.id, r.paper, r.title);
         }
         return Ok(());
     }
