@@ -184,9 +184,25 @@ impl<W: Window> Selector for Gwtw<W> {
     }
 
     fn observe(&mut self, server: u32, value: Option<f64>, rng: &mut Rng) -> Event {
-        let Some(j) = self.candidate_index(server) else {
-            return Event::None;
-        };
+        match self.candidate_index(server) {
+            Some(j) => self.observe_at(j, value, rng),
+            None => Event::None,
+        }
+    }
+
+    fn settled(&self) -> Option<u32> {
+        match self.state {
+            State::Settled(j) => Some(self.cands[j as usize].server),
+            State::Trial => None,
+        }
+    }
+}
+
+impl<W: Window> Gwtw<W> {
+    /// [`Selector::observe`] for candidate `j` (its index in [`Gwtw::candidates`]), for callers
+    /// that already know it.
+    #[inline]
+    pub fn observe_at(&mut self, j: usize, value: Option<f64>, rng: &mut Rng) -> Event {
         if let Some(v) = value {
             self.cands[j].window.push(v);
         }
@@ -214,17 +230,10 @@ impl<W: Window> Selector for Gwtw<W> {
                     self.state = State::Trial;
                     self.rr = 0;
                     self.cands.iter_mut().for_each(|c| c.window.clear());
-                    return Event::Retrial;
+                    return Event::Retrial(self.cands[c as usize].server);
                 }
                 Event::None
             }
-        }
-    }
-
-    fn settled(&self) -> Option<u32> {
-        match self.state {
-            State::Settled(j) => Some(self.cands[j as usize].server),
-            State::Trial => None,
         }
     }
 }
@@ -273,7 +282,7 @@ mod tests {
         // Uncounted outcomes never fill a window or trigger anything.
         assert_eq!(g.observe(9, None, &mut rng), Event::None);
         // A miss in the full window of the chosen server is a shortfall: with q = 1, re-trial.
-        assert_eq!(g.observe(9, Some(0.0), &mut rng), Event::Retrial);
+        assert_eq!(g.observe(9, Some(0.0), &mut rng), Event::Retrial(9));
         assert!(g.in_trial() && g.window(0).is_empty() && g.window(1).is_empty());
     }
 
@@ -342,7 +351,7 @@ mod tests {
             let mut n = 0;
             loop {
                 n += 1;
-                if g.observe(4, Some(0.5), &mut rng) == Event::Retrial {
+                if g.observe(4, Some(0.5), &mut rng) == Event::Retrial(4) {
                     break;
                 }
             }

@@ -44,8 +44,8 @@ pub enum Event {
     None,
     /// The client settled on this server (ending a trial).
     Settled(u32),
-    /// The client left its server to measure its candidates again.
-    Retrial,
+    /// The client left this server to measure its candidates again.
+    Retrial(u32),
 }
 
 /// A client's server selection.

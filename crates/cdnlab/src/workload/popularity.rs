@@ -1,13 +1,13 @@
 //! Popularity laws over a catalogue of `n` objects ranked `0..n` (rank 0 is the most popular).
 //!
 //! Zipf(alpha) gives rank `i` (1-based) probability `i^-alpha / H(n, alpha)`. Any alpha >= 0 is
-//! allowed: alpha = 0 is the uniform law, alpha < 1 is the usual web regime. Sampling uses an
-//! alias table (O(n) to build, O(1) per draw), which is exact up to floating point.
+//! allowed: alpha = 0 is the uniform law, alpha < 1 is the usual web regime. Sampling uses
+//! Vose's alias table (O(n) to build, O(1) per draw) with 32-bit fixed-point thresholds, so one
+//! 64-bit random number gives one draw; probabilities are exact to 2^-32.
 
 use crate::Error;
 use crate::rng::Rng;
-use rand_distr::Distribution;
-use rand_distr::weighted::WeightedAliasIndex;
+use rand::RngExt;
 
 /// A popularity law, as named in scenarios.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,7 +43,10 @@ impl Law {
 /// Draws object ranks from a [`Law`] in O(1) each.
 #[derive(Debug, Clone)]
 pub struct Sampler {
-    alias: WeightedAliasIndex<f64>,
+    /// Column i keeps rank i when the low 32 random bits are below `keep[i]`, else gives
+    /// `alias[i]`. Full columns have `alias[i] = i`.
+    keep: Box<[u32]>,
+    alias: Box<[u32]>,
 }
 
 impl Sampler {
@@ -52,15 +55,39 @@ impl Sampler {
         if n > u32::MAX as usize {
             return Err(Error::param("objects", n, "at most 4294967295"));
         }
-        let alias = WeightedAliasIndex::new(law.pmf(n)?)
-            .map_err(|e| Error::param("popularity", format!("{law:?}"), e.to_string()))?;
-        Ok(Sampler { alias })
+        let pmf = law.pmf(n)?;
+        // Vose: columns of height 1 after scaling by n; small ones are topped up by large ones.
+        let mut scaled: Vec<f64> = pmf.iter().map(|p| p * n as f64).collect();
+        let mut keep = vec![u32::MAX; n];
+        let mut alias: Vec<u32> = (0..n as u32).collect();
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+            (0..n).partition(|&i| scaled[i] < 1.0);
+        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
+            keep[s] = (scaled[s] * 4_294_967_296.0) as u32;
+            alias[s] = l as u32;
+            scaled[l] -= 1.0 - scaled[s];
+            if scaled[l] < 1.0 {
+                large.pop();
+                small.push(l);
+            }
+        }
+        // What remains (in either list) is a full column up to rounding.
+        Ok(Sampler {
+            keep: keep.into_boxed_slice(),
+            alias: alias.into_boxed_slice(),
+        })
     }
 
     /// One rank in `0..n`.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> usize {
-        self.alias.sample(rng)
+        let x: u64 = rng.random();
+        let i = (((x >> 32) * self.keep.len() as u64) >> 32) as usize;
+        if (x as u32) < self.keep[i] {
+            i
+        } else {
+            self.alias[i] as usize
+        }
     }
 }
 

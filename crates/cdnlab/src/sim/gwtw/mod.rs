@@ -299,11 +299,23 @@ impl Population {
         self.settleable && self.settled as usize == self.clients.len() && self.overloaded == 0
     }
 
-    /// Feeds an outcome to user u and keeps the loads current.
+    /// Feeds an outcome to user u and keeps the loads current. `j` is the server's index among
+    /// the user's candidates when known.
     #[inline]
-    pub fn observe(&mut self, u: usize, server: u32, value: Option<f64>, rng: &mut Rng) {
-        let before = self.clients[u].settled();
-        match self.clients[u].observe(server, value, rng) {
+    pub fn observe(
+        &mut self,
+        u: usize,
+        server: u32,
+        j: Option<usize>,
+        value: Option<f64>,
+        rng: &mut Rng,
+    ) {
+        let event = match (&mut self.clients[u], j) {
+            (Client::GwtwHit(g), Some(j)) => g.observe_at(j, value, rng),
+            (Client::GwtwValue(g), Some(j)) => g.observe_at(j, value, rng),
+            (c, _) => c.observe(server, value, rng),
+        };
+        match event {
             Event::None => {}
             Event::Settled(s) => {
                 self.add(s);
@@ -312,8 +324,8 @@ impl Population {
                     self.wrong_settles += 1;
                 }
             }
-            Event::Retrial => {
-                self.remove(before.expect("a re-trial leaves a settled server"));
+            Event::Retrial(s) => {
+                self.remove(s);
                 self.retrials += 1;
             }
         }

@@ -88,7 +88,7 @@ impl Service for Video {
                 let s = self.targets[i] as usize;
                 let rate = self.rate(self.bandwidth[s], self.streams.0[s]);
                 best = best.max(rate);
-                pop.observe(u, s as u32, Some(rate), rng);
+                pop.observe(u, s as u32, None, Some(rate), rng);
             }
             served[u] = best;
         }

@@ -213,7 +213,7 @@ impl Service for Web {
                 served[u] = 1.0;
             }
             let value = f64::from(u8::from(q.hit));
-            pop.observe(u, q.server, counted.then_some(value), rng);
+            pop.observe(u, q.server, j, counted.then_some(value), rng);
         }
         self.reqs.len() as u64
     }
