@@ -16,6 +16,14 @@ pub const fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Output `i` of the SplitMix64 stream whose state starts at `key`: random access into a
+/// stream, for a value several places must agree on without storing it (a user's item of the
+/// slot, sent to each of its targets).
+#[inline]
+pub const fn splitmix64_at(key: u64, i: u64) -> u64 {
+    splitmix64(key.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+}
+
 /// The seed of stream (master, cell, replication), as recorded in results files.
 pub const fn stream_seed(master: u64, cell: u64, replication: u64) -> u64 {
     splitmix64(splitmix64(splitmix64(master) ^ cell) ^ replication.rotate_left(32))
@@ -42,6 +50,21 @@ mod tests {
         // adds the constant first, so state s gives splitmix64(s + k * gamma).
         assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
         assert_eq!(splitmix64(0x9E37_79B9_7F4A_7C15), 0x6E78_9E6A_A1B9_65F4);
+    }
+
+    #[test]
+    fn random_access_matches_the_sequential_stream() {
+        // Vigna's generator: state += gamma, then mix; so output i (from 0) of state `key`
+        // mixes key + (i + 1) gamma, which is splitmix64(key + i gamma).
+        let key = 12345u64;
+        let mut state = key;
+        for i in 0..5 {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            assert_eq!(splitmix64_at(key, i), z ^ (z >> 31));
+        }
     }
 
     #[test]

@@ -249,17 +249,28 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// Every cache of a bank answers exactly as a linked LRU of its capacity.
+    /// Every cache of a bank answers exactly as the naive LRU of its capacity and holds the
+    /// same keys in the same recency order, for 64- and 32-bit keys, capacities across
+    /// several lookup blocks.
     #[test]
-    fn lru_bank_matches_lru(reqs in proptest::collection::vec((0usize..3, 0u64..40), 1..600),
-                            caps in proptest::collection::vec(1u32..20, 3)) {
+    fn lru_bank_matches_lru(reqs in proptest::collection::vec((0usize..3, 0u64..80), 1..2000),
+                            caps in proptest::collection::vec(1u32..50, 3)) {
         let mut bank = lru_bank::LruBank::new(&caps).unwrap();
-        let mut lrus: Vec<lru::Lru> =
-            caps.iter().map(|&c| lru::Lru::new(Capacity::objects(u64::from(c)).unwrap())).collect();
+        let mut bank32 = lru_bank::LruBank::<u32>::new(&caps).unwrap();
+        let mut naive: Vec<NaiveLru> =
+            caps.iter().map(|&c| NaiveLru(VecDeque::new(), u64::from(c))).collect();
         for (i, id) in reqs {
-            prop_assert_eq!(bank.access(i, id), lrus[i].access(id, 1));
-            prop_assert_eq!(bank.len(i), lrus[i].len());
+            let hit = naive[i].access(id, 1);
+            prop_assert_eq!(bank.access(i, id), hit);
+            prop_assert_eq!(bank32.access(i, id as u32), hit);
+            prop_assert_eq!(bank.len(i), naive[i].0.len());
             prop_assert!(bank.contains(i, id));
+        }
+        for (i, n) in naive.iter().enumerate() {
+            let order: Vec<u64> = n.0.iter().map(|&(id, _)| id).collect();
+            prop_assert_eq!(&bank.keys(i), &order);
+            let order32: Vec<u32> = order.iter().map(|&id| id as u32).collect();
+            prop_assert_eq!(bank32.keys(i), order32);
         }
     }
 }

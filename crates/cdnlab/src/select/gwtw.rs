@@ -15,6 +15,7 @@ use super::{Event, Load, Selector};
 use crate::Error;
 use crate::rng::Rng;
 use rand::RngExt;
+use smallvec::SmallVec;
 
 /// Two means closer than this are a tie; a window this close to the best has no shortfall.
 pub const EPS: f64 = 1e-9;
@@ -66,43 +67,39 @@ impl GwtwConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Trial,
-    Settled(u32),
-}
-
-/// A candidate server and its window, side by side in one allocation.
+/// A candidate server and its window, side by side.
 #[derive(Debug, Clone)]
 struct Cand<W> {
     server: u32,
     window: W,
 }
 
-/// "No candidate" in `current`.
+/// "None" in `settled` (in TRIAL) and `current`.
 const NONE: u32 = u32::MAX;
 
-/// One GWTW client. `W` is the window, i.e. the metric: [`super::window::HitWindow`] for hit
-/// rates, [`ValueWindow`] (the default) for bit rates or any value.
+/// One client's state without its configuration: the rules of GWTW live here, with the
+/// [`GwtwConfig`] passed in, so a simulator keeps one configuration for millions of clients and
+/// each client's state in one small record (candidates and windows inline up to two
+/// candidates). [`Gwtw`] pairs it with a configuration behind the [`Selector`] trait.
 #[derive(Debug, Clone)]
-pub struct Gwtw<W = ValueWindow> {
-    cfg: GwtwConfig,
-    cands: Box<[Cand<W>]>,
-    state: State,
+pub struct GwtwCore<W = ValueWindow> {
+    cands: SmallVec<[Cand<W>; 2]>,
+    /// The candidate it is settled on, or NONE in TRIAL.
+    settled: u32,
     /// The candidate it last settled on (the tie rule prefers it), or NONE.
     current: u32,
     /// Next candidate in round-robin probing.
     rr: u32,
 }
 
-impl<W: Window> Gwtw<W> {
+impl<W: Window> GwtwCore<W> {
     /// A client in TRIAL over `candidates` (distinct, at least one).
-    pub fn new(candidates: Vec<u32>, cfg: GwtwConfig) -> Result<Self, Error> {
+    pub fn new(candidates: &[u32], cfg: &GwtwConfig) -> Result<Self, Error> {
         cfg.validate()?;
         if candidates.is_empty() {
             return Err(Error::param("k", 0, "at least 1 candidate"));
         }
-        let mut sorted = candidates.clone();
+        let mut sorted = candidates.to_vec();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
             return Err(Error::param(
@@ -111,16 +108,15 @@ impl<W: Window> Gwtw<W> {
                 "distinct servers",
             ));
         }
-        Ok(Gwtw {
-            cfg,
+        Ok(GwtwCore {
             cands: candidates
-                .into_iter()
-                .map(|server| Cand {
+                .iter()
+                .map(|&server| Cand {
                     server,
                     window: W::new(cfg.tau),
                 })
                 .collect(),
-            state: State::Trial,
+            settled: NONE,
             current: NONE,
             rr: 0,
         })
@@ -139,12 +135,31 @@ impl<W: Window> Gwtw<W> {
 
     /// Whether the client is measuring its candidates.
     pub fn in_trial(&self) -> bool {
-        self.state == State::Trial
+        self.settled == NONE
     }
 
     /// The window of candidate `j`.
     pub fn window(&self, j: usize) -> &W {
         &self.cands[j].window
+    }
+
+    /// The server it is settled on (None in TRIAL).
+    #[inline]
+    pub fn settled(&self) -> Option<u32> {
+        (self.settled != NONE).then(|| self.cands[self.settled as usize].server)
+    }
+
+    /// Where the next request goes: the settled server, or in TRIAL every candidate or the
+    /// next in turn.
+    #[inline]
+    pub fn targets(&self, cfg: &GwtwConfig, out: &mut Vec<u32>) {
+        if self.settled != NONE {
+            out.push(self.cands[self.settled as usize].server);
+        } else if cfg.probe == Probe::All {
+            out.extend(self.cands.iter().map(|c| c.server));
+        } else {
+            out.push(self.cands[self.rr as usize].server);
+        }
     }
 
     /// The candidate to settle on: the best mean; on a tie the current one if it is among the
@@ -171,70 +186,108 @@ impl<W: Window> Gwtw<W> {
             .map(|(j, _)| j as u32)
             .expect("the maximum is among the candidates")
     }
+
+    /// [`Selector::observe`] for candidate `j` (its index in [`GwtwCore::candidates`]).
+    #[inline]
+    pub fn observe_at(
+        &mut self,
+        cfg: &GwtwConfig,
+        j: usize,
+        value: Option<f64>,
+        rng: &mut Rng,
+    ) -> Event {
+        if let Some(v) = value {
+            self.cands[j].window.push(v);
+        }
+        if self.settled == NONE {
+            if cfg.probe == Probe::RoundRobin && j == self.rr as usize {
+                self.rr = ((j + 1) % self.cands.len()) as u32;
+            }
+            if self.cands.iter().all(|c| c.window.is_full()) {
+                let c = self.settle(rng);
+                self.settled = c;
+                self.current = c;
+                return Event::Settled(self.cands[c as usize].server);
+            }
+            return Event::None;
+        }
+        let c = self.settled as usize;
+        let w = &self.cands[c].window;
+        let short = cfg.retrial == Retrial::OnShortfall
+            && j == c
+            && value.is_some()
+            && w.is_full()
+            && w.mean() < cfg.best - EPS;
+        if short && rng.random::<f64>() < cfg.q {
+            self.settled = NONE;
+            self.rr = 0;
+            self.cands.iter_mut().for_each(|c| c.window.clear());
+            return Event::Retrial(self.cands[c].server);
+        }
+        Event::None
+    }
+}
+
+/// One GWTW client with its configuration: the [`Selector`] a live client drives. `W` is the
+/// window, i.e. the metric: [`super::window::HitWindow`] for hit rates, [`ValueWindow`] (the
+/// default) for bit rates or any value.
+#[derive(Debug, Clone)]
+pub struct Gwtw<W = ValueWindow> {
+    cfg: GwtwConfig,
+    core: GwtwCore<W>,
+}
+
+impl<W: Window> Gwtw<W> {
+    /// A client in TRIAL over `candidates` (distinct, at least one).
+    pub fn new(candidates: Vec<u32>, cfg: GwtwConfig) -> Result<Self, Error> {
+        Ok(Gwtw {
+            core: GwtwCore::new(&candidates, &cfg)?,
+            cfg,
+        })
+    }
+
+    /// The state without the configuration.
+    pub fn core(&self) -> &GwtwCore<W> {
+        &self.core
+    }
+
+    /// See [`GwtwCore::candidates`].
+    pub fn candidates(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.core.candidates()
+    }
+
+    /// See [`GwtwCore::in_trial`].
+    pub fn in_trial(&self) -> bool {
+        self.core.in_trial()
+    }
+
+    /// See [`GwtwCore::window`].
+    pub fn window(&self, j: usize) -> &W {
+        self.core.window(j)
+    }
+
+    /// See [`GwtwCore::observe_at`].
+    #[inline]
+    pub fn observe_at(&mut self, j: usize, value: Option<f64>, rng: &mut Rng) -> Event {
+        self.core.observe_at(&self.cfg, j, value, rng)
+    }
 }
 
 impl<W: Window> Selector for Gwtw<W> {
     #[inline]
     fn targets(&mut self, _load: &dyn Load, _rng: &mut Rng, out: &mut Vec<u32>) {
-        match (self.state, self.cfg.probe) {
-            (State::Settled(j), _) => out.push(self.cands[j as usize].server),
-            (State::Trial, Probe::All) => out.extend(self.cands.iter().map(|c| c.server)),
-            (State::Trial, Probe::RoundRobin) => out.push(self.cands[self.rr as usize].server),
-        }
+        self.core.targets(&self.cfg, out);
     }
 
     fn observe(&mut self, server: u32, value: Option<f64>, rng: &mut Rng) -> Event {
-        match self.candidate_index(server) {
+        match self.core.candidate_index(server) {
             Some(j) => self.observe_at(j, value, rng),
             None => Event::None,
         }
     }
 
     fn settled(&self) -> Option<u32> {
-        match self.state {
-            State::Settled(j) => Some(self.cands[j as usize].server),
-            State::Trial => None,
-        }
-    }
-}
-
-impl<W: Window> Gwtw<W> {
-    /// [`Selector::observe`] for candidate `j` (its index in [`Gwtw::candidates`]), for callers
-    /// that already know it.
-    #[inline]
-    pub fn observe_at(&mut self, j: usize, value: Option<f64>, rng: &mut Rng) -> Event {
-        if let Some(v) = value {
-            self.cands[j].window.push(v);
-        }
-        match self.state {
-            State::Trial => {
-                if self.cfg.probe == Probe::RoundRobin && j == self.rr as usize {
-                    self.rr = ((j + 1) % self.cands.len()) as u32;
-                }
-                if self.cands.iter().all(|c| c.window.is_full()) {
-                    let c = self.settle(rng);
-                    self.state = State::Settled(c);
-                    self.current = c;
-                    return Event::Settled(self.cands[c as usize].server);
-                }
-                Event::None
-            }
-            State::Settled(c) => {
-                let w = &self.cands[c as usize].window;
-                let short = self.cfg.retrial == Retrial::OnShortfall
-                    && j == c as usize
-                    && value.is_some()
-                    && w.is_full()
-                    && w.mean() < self.cfg.best - EPS;
-                if short && rng.random::<f64>() < self.cfg.q {
-                    self.state = State::Trial;
-                    self.rr = 0;
-                    self.cands.iter_mut().for_each(|c| c.window.clear());
-                    return Event::Retrial(self.cands[c as usize].server);
-                }
-                Event::None
-            }
-        }
+        self.core.settled()
     }
 }
 

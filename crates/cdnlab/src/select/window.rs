@@ -22,40 +22,83 @@ pub trait Window: Clone + std::fmt::Debug {
     fn clear(&mut self);
 }
 
-/// Hit/miss outcomes (a value >= 0.5 is a hit), one bit each: for tau <= 64 the whole window is
-/// one word, so a client's state stays small and in cache.
+/// Hit/miss outcomes (a value >= 0.5 is a hit), one bit each. For tau <= 64 the whole window
+/// is one word and byte counters, 16 bytes inline, so a client's state stays small and in cache;
+/// longer windows live on the heap.
 #[derive(Debug, Clone)]
-pub struct HitWindow {
-    /// Ring of bits; word w holds outcomes 64w..64w+63.
-    bits: HitBits,
+pub enum HitWindow {
+    Word {
+        bits: u64,
+        next: u8,
+        len: u8,
+        hits: u8,
+        tau: u8,
+    },
+    Words(Box<HitRing>),
+}
+
+/// A window longer than one word.
+#[derive(Debug, Clone)]
+pub struct HitRing {
+    bits: Box<[u64]>,
     next: u32,
     len: u32,
+    hits: u32,
     tau: u32,
+}
+
+/// Position, fill and hit count of a ring of bits.
+#[derive(Clone, Copy)]
+struct Counts {
+    next: u32,
+    len: u32,
     hits: u32,
 }
 
-#[derive(Debug, Clone)]
-enum HitBits {
-    Word(u64),
-    Words(Box<[u64]>),
+/// Puts one outcome into a ring of `tau` bits (bit i of the ring is bit i % 64 of word i / 64),
+/// dropping the oldest when full: one implementation for both representations.
+#[inline]
+fn ring_push(bits: &mut [u64], tau: u32, c: Counts, hit: bool) -> Counts {
+    let (w, b) = ((c.next / 64) as usize, c.next % 64);
+    let mut c = c;
+    if c.len == tau {
+        c.hits -= (bits[w] >> b & 1) as u32;
+    } else {
+        c.len += 1;
+    }
+    bits[w] = (bits[w] & !(1 << b)) | (u64::from(hit) << b);
+    c.hits += u32::from(hit);
+    c.next = if c.next + 1 == tau { 0 } else { c.next + 1 };
+    c
 }
 
 impl HitWindow {
     #[inline]
-    fn get(&self, i: u32) -> bool {
-        match &self.bits {
-            HitBits::Word(w) => w >> i & 1 == 1,
-            HitBits::Words(ws) => ws[(i / 64) as usize] >> (i % 64) & 1 == 1,
+    fn counts(&self) -> (Counts, u32) {
+        match self {
+            HitWindow::Word {
+                next,
+                len,
+                hits,
+                tau,
+                ..
+            } => (
+                Counts {
+                    next: u32::from(*next),
+                    len: u32::from(*len),
+                    hits: u32::from(*hits),
+                },
+                u32::from(*tau),
+            ),
+            HitWindow::Words(r) => (
+                Counts {
+                    next: r.next,
+                    len: r.len,
+                    hits: r.hits,
+                },
+                r.tau,
+            ),
         }
-    }
-
-    #[inline]
-    fn set(&mut self, i: u32, hit: bool) {
-        let (w, b) = match &mut self.bits {
-            HitBits::Word(w) => (w, i),
-            HitBits::Words(ws) => (&mut ws[(i / 64) as usize], i % 64),
-        };
-        *w = (*w & !(1 << b)) | (u64::from(hit) << b);
     }
 }
 
@@ -65,54 +108,71 @@ impl Window for HitWindow {
             (1..=u32::MAX as usize).contains(&tau),
             "window length out of range"
         );
-        HitWindow {
-            bits: if tau <= 64 {
-                HitBits::Word(0)
-            } else {
-                HitBits::Words(vec![0; tau.div_ceil(64)].into_boxed_slice())
-            },
-            next: 0,
-            len: 0,
-            tau: tau as u32,
-            hits: 0,
+        if tau <= 64 {
+            HitWindow::Word {
+                bits: 0,
+                next: 0,
+                len: 0,
+                hits: 0,
+                tau: tau as u8,
+            }
+        } else {
+            HitWindow::Words(Box::new(HitRing {
+                bits: vec![0; tau.div_ceil(64)].into_boxed_slice(),
+                next: 0,
+                len: 0,
+                hits: 0,
+                tau: tau as u32,
+            }))
         }
     }
 
     #[inline]
     fn push(&mut self, v: f64) {
         let hit = v >= 0.5;
-        if self.len == self.tau {
-            self.hits -= u32::from(self.get(self.next));
-        } else {
-            self.len += 1;
+        let (c, tau) = self.counts();
+        match self {
+            HitWindow::Word {
+                bits,
+                next,
+                len,
+                hits,
+                ..
+            } => {
+                // Counters below 2^8: tau <= 64 here.
+                let c = ring_push(std::slice::from_mut(bits), tau, c, hit);
+                (*next, *len, *hits) = (c.next as u8, c.len as u8, c.hits as u8);
+            }
+            HitWindow::Words(r) => {
+                let c = ring_push(&mut r.bits, tau, c, hit);
+                (r.next, r.len, r.hits) = (c.next, c.len, c.hits);
+            }
         }
-        self.set(self.next, hit);
-        self.hits += u32::from(hit);
-        self.next = if self.next + 1 == self.tau {
-            0
-        } else {
-            self.next + 1
-        };
     }
 
     #[inline]
     fn is_full(&self) -> bool {
-        self.len == self.tau
+        let (c, tau) = self.counts();
+        c.len == tau
     }
 
     fn len(&self) -> usize {
-        self.len as usize
+        self.counts().0.len as usize
     }
 
     #[inline]
     fn mean(&self) -> f64 {
-        f64::from(self.hits) / f64::from(self.len)
+        let c = self.counts().0;
+        f64::from(c.hits) / f64::from(c.len)
     }
 
     fn clear(&mut self) {
-        self.next = 0;
-        self.len = 0;
-        self.hits = 0;
+        match self {
+            HitWindow::Word {
+                next, len, hits, ..
+            } => (*next, *len, *hits) = (0, 0, 0),
+            HitWindow::Words(r) => (r.next, r.len, r.hits) = (0, 0, 0),
+        }
     }
 }
 

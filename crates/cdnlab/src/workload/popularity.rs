@@ -81,7 +81,12 @@ impl Sampler {
     /// One rank in `0..n`.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> usize {
-        let x: u64 = rng.random();
+        self.pick(rng.random())
+    }
+
+    /// The sample that the 64 random bits `x` select (see [`Sampler::sample`]).
+    #[inline]
+    pub fn pick(&self, x: u64) -> usize {
         let i = (((x >> 32) * self.keep.len() as u64) >> 32) as usize;
         if (x as u32) < self.keep[i] {
             i

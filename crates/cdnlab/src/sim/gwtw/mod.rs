@@ -18,9 +18,9 @@ pub mod web;
 use crate::Error;
 use crate::rng::Rng;
 use crate::select::fixed::Fixed;
-use crate::select::gwtw::{Gwtw, GwtwConfig};
+use crate::select::gwtw::{GwtwConfig, GwtwCore};
 use crate::select::p2c::P2c;
-use crate::select::window::{HitWindow, ValueWindow};
+use crate::select::window::{HitWindow, ValueWindow, Window};
 use crate::select::{Event, Load, Selector, matching};
 use rand::RngExt;
 
@@ -163,44 +163,20 @@ impl Config {
     }
 }
 
-/// A user's selector (an enum, so the engine dispatches statically).
+/// A user's selector (an enum, so the engine dispatches statically). `W` is the GWTW window,
+/// i.e. the metric of the service: hit rate (web) or value (video).
 #[derive(Debug, Clone)]
-pub enum Client {
-    /// GWTW comparing hit rates (web), one bit per outcome.
-    GwtwHit(Gwtw<HitWindow>),
-    /// GWTW comparing values such as bit rates (video).
-    GwtwValue(Gwtw<ValueWindow>),
+pub enum Client<W> {
+    /// GWTW; its configuration is the population's.
+    Gwtw(GwtwCore<W>),
     Fixed(Fixed),
     P2c(P2c),
 }
 
-impl Client {
-    /// See [`Selector::targets`] (dispatched by `match`, so each arm inlines).
-    #[inline]
-    pub fn targets(&mut self, load: &dyn Load, rng: &mut Rng, out: &mut Vec<u32>) {
-        match self {
-            Client::GwtwHit(g) => g.targets(load, rng, out),
-            Client::GwtwValue(g) => g.targets(load, rng, out),
-            Client::Fixed(f) => f.targets(load, rng, out),
-            Client::P2c(p) => p.targets(load, rng, out),
-        }
-    }
-
-    /// See [`Selector::observe`].
-    #[inline]
-    pub fn observe(&mut self, server: u32, value: Option<f64>, rng: &mut Rng) -> Event {
-        match self {
-            Client::GwtwHit(g) => g.observe(server, value, rng),
-            Client::GwtwValue(g) => g.observe(server, value, rng),
-            Client::Fixed(f) => f.observe(server, value, rng),
-            Client::P2c(p) => p.observe(server, value, rng),
-        }
-    }
-
+impl<W: Window> Client<W> {
     fn settled(&self) -> Option<u32> {
         match self {
-            Client::GwtwHit(g) => g.settled(),
-            Client::GwtwValue(g) => g.settled(),
+            Client::Gwtw(g) => g.settled(),
             Client::Fixed(f) => f.settled(),
             Client::P2c(p) => p.settled(),
         }
@@ -209,8 +185,7 @@ impl Client {
     /// The user's candidate servers (none for per-request selection).
     fn candidates(&self) -> Vec<u32> {
         match self {
-            Client::GwtwHit(g) => g.candidates().collect(),
-            Client::GwtwValue(g) => g.candidates().collect(),
+            Client::Gwtw(g) => g.candidates().collect(),
             Client::Fixed(f) => vec![f.server],
             Client::P2c(_) => Vec::new(),
         }
@@ -218,10 +193,9 @@ impl Client {
 
     /// Index of `server` among the user's candidates (for per-candidate warm-up bookkeeping).
     #[inline]
-    fn candidate_index(&self, server: u32) -> Option<usize> {
+    pub fn candidate_index(&self, server: u32) -> Option<usize> {
         match self {
-            Client::GwtwHit(g) => g.candidate_index(server),
-            Client::GwtwValue(g) => g.candidate_index(server),
+            Client::Gwtw(g) => g.candidate_index(server),
             Client::Fixed(f) => (f.server == server).then_some(0),
             Client::P2c(_) => None,
         }
@@ -239,8 +213,10 @@ impl Load for SlotLoad {
 }
 
 /// Clients and the settled load of every server.
-pub struct Population {
-    pub clients: Vec<Client>,
+pub struct Population<W> {
+    /// The configuration every GWTW client shares.
+    pub gwtw: GwtwConfig,
+    pub clients: Vec<Client<W>>,
     /// Settled users per server.
     pub load: Vec<u32>,
     /// How many users each server serves at the best value (c_s).
@@ -255,9 +231,10 @@ pub struct Population {
     settleable: bool,
 }
 
-impl Population {
-    fn new(clients: Vec<Client>, capacity: Vec<u32>) -> Self {
+impl<W: Window> Population<W> {
+    fn new(gwtw: GwtwConfig, clients: Vec<Client<W>>, capacity: Vec<u32>) -> Self {
         let mut p = Population {
+            gwtw,
             load: vec![0; capacity.len()],
             capacity,
             overloaded: 0,
@@ -299,8 +276,18 @@ impl Population {
         self.settleable && self.settled as usize == self.clients.len() && self.overloaded == 0
     }
 
+    /// Where user u's next request goes (see [`Selector::targets`]).
+    #[inline]
+    pub fn targets(&mut self, u: usize, load: &dyn Load, rng: &mut Rng, out: &mut Vec<u32>) {
+        match &mut self.clients[u] {
+            Client::Gwtw(g) => g.targets(&self.gwtw, out),
+            Client::Fixed(f) => f.targets(load, rng, out),
+            Client::P2c(p) => p.targets(load, rng, out),
+        }
+    }
+
     /// Feeds an outcome to user u and keeps the loads current. `j` is the server's index among
-    /// the user's candidates when known.
+    /// the user's candidates when known. Returns the user's event (its targets change with it).
     #[inline]
     pub fn observe(
         &mut self,
@@ -309,11 +296,14 @@ impl Population {
         j: Option<usize>,
         value: Option<f64>,
         rng: &mut Rng,
-    ) {
-        let event = match (&mut self.clients[u], j) {
-            (Client::GwtwHit(g), Some(j)) => g.observe_at(j, value, rng),
-            (Client::GwtwValue(g), Some(j)) => g.observe_at(j, value, rng),
-            (c, _) => c.observe(server, value, rng),
+    ) -> Event {
+        let event = match &mut self.clients[u] {
+            Client::Gwtw(g) => match j.or_else(|| g.candidate_index(server)) {
+                Some(j) => g.observe_at(&self.gwtw, j, value, rng),
+                None => Event::None,
+            },
+            Client::Fixed(f) => f.observe(server, value, rng),
+            Client::P2c(p) => p.observe(server, value, rng),
         };
         match event {
             Event::None => {}
@@ -329,6 +319,7 @@ impl Population {
                 self.retrials += 1;
             }
         }
+        event
     }
 
     /// Whether user u is settled on a server within its capacity.
@@ -353,7 +344,11 @@ pub fn draw_candidates(n: u32, k: u32, rng: &mut Rng) -> Vec<u32> {
 
 /// Builds the clients of a run (the RNG draws candidates in user order, so a run is a function
 /// of its seed).
-pub fn clients(cfg: &Config, capacity: &[u32], rng: &mut Rng) -> Result<Vec<Client>, Error> {
+pub fn clients<W: Window>(
+    cfg: &Config,
+    capacity: &[u32],
+    rng: &mut Rng,
+) -> Result<Vec<Client<W>>, Error> {
     let (n, m) = (cfg.servers, cfg.users as usize);
     Ok(match cfg.policy {
         Policy::P2c => vec![Client::P2c(P2c { n }); m],
@@ -366,10 +361,10 @@ pub fn clients(cfg: &Config, capacity: &[u32], rng: &mut Rng) -> Result<Vec<Clie
                     1
                 };
                 let cands = draw_candidates(n, k, rng);
-                out.push(match cfg.model {
-                    _ if k == 1 => Client::Fixed(Fixed { server: cands[0] }),
-                    Model::Web { .. } => Client::GwtwHit(Gwtw::new(cands, cfg.gwtw)?),
-                    Model::Video { .. } => Client::GwtwValue(Gwtw::new(cands, cfg.gwtw)?),
+                out.push(if k == 1 {
+                    Client::Fixed(Fixed { server: cands[0] })
+                } else {
+                    Client::Gwtw(GwtwCore::new(&cands, &cfg.gwtw)?)
                 });
             }
             out
@@ -419,21 +414,21 @@ pub struct Outcome {
     pub requests: u64,
 }
 
-/// Per-slot hooks the engine needs from a service.
-pub trait Service {
+/// Per-slot hooks the engine needs from a service; `W` is the clients' window.
+pub trait Service<W> {
     /// The best value a server can give.
     fn best(&self) -> f64;
     /// Serves one slot: every user's request goes to its targets; writes, per user, the value
     /// it received to `served`, and returns the number of requests servers answered (probes
     /// included).
-    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) -> u64;
+    fn slot(&mut self, pop: &mut Population<W>, rng: &mut Rng, served: &mut [f64]) -> u64;
 }
 
 /// Runs `service` over a population for the configured horizon.
-pub fn simulate(
+pub fn simulate<W: Window>(
     cfg: &Config,
-    pop: &mut Population,
-    service: &mut dyn Service,
+    pop: &mut Population<W>,
+    service: &mut dyn Service<W>,
     rng: &mut Rng,
 ) -> Outcome {
     let m = pop.clients.len();
@@ -476,7 +471,7 @@ pub fn simulate(
 }
 
 /// Whether every user can be placed on one of its candidates within capacities.
-pub fn feasible(pop: &Population) -> bool {
+pub fn feasible<W: Window>(pop: &Population<W>) -> bool {
     if !pop.settleable {
         return false;
     }
@@ -512,7 +507,7 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 .collect();
             let capacity: Vec<u32> = sizes.iter().map(|c| c / catalogue).collect();
             let clients = clients(cfg, &capacity, rng)?;
-            let mut pop = Population::new(clients, capacity);
+            let mut pop = Population::<HitWindow>::new(cfg.gwtw, clients, capacity);
             let feasible = feasible(&pop);
             let mut service = web::Web::new(cfg, &sizes, &pop)?;
             Ok(Outcome {
@@ -531,7 +526,7 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 .map(|b| (b / r_max + 1e-9).floor() as u32)
                 .collect();
             let clients = clients(cfg, &capacity, rng)?;
-            let mut pop = Population::new(clients, capacity);
+            let mut pop = Population::<ValueWindow>::new(cfg.gwtw, clients, capacity);
             let feasible = feasible(&pop);
             let mut service = video::Video::new(bw, r_max, ladder);
             Ok(Outcome {

@@ -32,10 +32,14 @@ fn web(servers: u32, load: f64, k: u32) -> Config {
     }
 }
 
-fn population(cfg: &Config, seed: u64) -> Population {
+fn population(cfg: &Config, seed: u64) -> Population<HitWindow> {
     let mut rng = crate::rng::stream(seed, 0, 0);
     let capacity = vec![2; cfg.servers as usize];
-    Population::new(clients(cfg, &capacity, &mut rng).unwrap(), capacity)
+    Population::new(
+        cfg.gwtw,
+        clients(cfg, &capacity, &mut rng).unwrap(),
+        capacity,
+    )
 }
 
 /// k = 1: the fraction of users alone on their server is (1 - 1/n)^(m - 1). With m = n = 20000

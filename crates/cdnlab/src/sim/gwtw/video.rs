@@ -3,6 +3,7 @@
 
 use super::{Population, Service, SlotLoad};
 use crate::rng::Rng;
+use crate::select::window::ValueWindow;
 use rand::RngExt;
 
 /// Rungs of the ladder: r_max / 2^i for i below this.
@@ -48,12 +49,17 @@ impl Video {
     }
 }
 
-impl Service for Video {
+impl Service<ValueWindow> for Video {
     fn best(&self) -> f64 {
         self.r_max
     }
 
-    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) -> u64 {
+    fn slot(
+        &mut self,
+        pop: &mut Population<ValueWindow>,
+        rng: &mut Rng,
+        served: &mut [f64],
+    ) -> u64 {
         let m = pop.clients.len();
         if self.order.len() != m {
             self.order = (0..m as u32).collect();
@@ -70,7 +76,7 @@ impl Service for Video {
             let u = self.order[idx] as usize;
             let from = self.targets.len();
             self.start[u] = from as u32;
-            pop.clients[u].targets(&self.streams, rng, &mut self.targets);
+            pop.targets(u, &self.streams, rng, &mut self.targets);
             for &s in &self.targets[from..] {
                 self.streams.0[s as usize] += 1;
             }

@@ -4,9 +4,13 @@
 
 use super::{Client, Config, Model, Population, Service, SlotLoad};
 use crate::Error;
+use crate::cache::index::prefetch;
 use crate::cache::lru_bank::{self, LruBank};
 use crate::cache::{Cache, Capacity, lru::Lru};
-use crate::rng::Rng;
+use crate::rng::{Rng, splitmix64_at};
+use crate::select::Event;
+use crate::select::gwtw::Probe;
+use crate::select::window::HitWindow;
 use crate::workload::popularity::{Law, Sampler};
 use rand::RngExt;
 
@@ -46,14 +50,18 @@ impl Caches {
     }
 }
 
-/// One request of a slot: who asks whom for what, and (once served) whether it hit.
+/// A request a server answers each slot until the user's targets change: the user and the
+/// server's index among its candidates (`NO_CANDIDATE` for per-request selection).
 #[derive(Debug, Clone, Copy, Default)]
-struct Req {
+struct Entry {
     user: u32,
-    server: u32,
-    item: u32,
-    hit: bool,
+    cand: u32,
 }
+
+const NO_CANDIDATE: u32 = u32::MAX;
+
+/// How many requests ahead the serving loop prefetches.
+const AHEAD: usize = 16;
 
 /// Web service state.
 pub struct Web {
@@ -66,13 +74,17 @@ pub struct Web {
     seen: Vec<u64>,
     words: usize,
     k: usize,
-    /// This slot's requests in user order; the same grouped by server (with their index in
-    /// `reqs`); where each server's group starts.
-    reqs: Vec<Req>,
-    by_server: Vec<(Req, u32)>,
+    /// Every user's requests grouped by server; where each server's group starts. Rebuilt only
+    /// when some user's targets may have changed.
+    by_server: Vec<Entry>,
     starts: Vec<u32>,
+    stale: bool,
+    /// Targets change every slot (per-request balancing, round-robin probing): always rebuild.
+    volatile: bool,
+    /// Scratch for the rebuild: (server, entry) in user order, one user's targets.
+    pending: Vec<(u32, Entry)>,
     targets: Vec<u32>,
-    /// Visiting order of users when per-request balancers choose (see `slot`).
+    /// Visiting order of users when per-request balancers choose (see `rebuild`).
     order: Vec<u32>,
     slot_load: SlotLoad,
     balances_load: bool,
@@ -80,7 +92,7 @@ pub struct Web {
 
 impl Web {
     /// Caches of `sizes[s]` items; the population decides who requests what where.
-    pub fn new(cfg: &Config, sizes: &[u32], pop: &Population) -> Result<Self, Error> {
+    pub fn new(cfg: &Config, sizes: &[u32], pop: &Population<HitWindow>) -> Result<Self, Error> {
         let Model::Web {
             catalogue, alpha, ..
         } = cfg.model
@@ -103,9 +115,11 @@ impl Web {
             },
             words,
             k,
-            reqs: Vec::with_capacity(m * k),
-            by_server: Vec::with_capacity(m * k),
+            by_server: Vec::with_capacity(m),
             starts: vec![0; sizes.len() + 1],
+            stale: true,
+            volatile: balances_load || cfg.gwtw.probe == Probe::RoundRobin,
+            pending: Vec::with_capacity(m),
             targets: Vec::with_capacity(k),
             order: if balances_load {
                 (0..m as u32).collect()
@@ -120,33 +134,43 @@ impl Web {
     /// Whether user u's request for item r at candidate j counts (false for the compulsory
     /// miss of its first request there), recording the request.
     #[inline]
-    fn counted(&mut self, u: usize, j: Option<usize>, r: u32) -> bool {
-        match j {
-            Some(j) if self.exclude_warmup => {
-                let bit = (u * self.k + j) * self.words * 64 + r as usize;
-                let (w, b) = (bit / 64, bit % 64);
-                let first = self.seen[w] & (1 << b) == 0;
-                self.seen[w] |= 1 << b;
-                !first
-            }
-            _ => true,
+    fn counted(&mut self, u: usize, j: u32, r: u32) -> bool {
+        if !self.exclude_warmup || j == NO_CANDIDATE {
+            return true;
+        }
+        let bit = (u * self.k + j as usize) * self.words * 64 + r as usize;
+        let (w, b) = (bit / 64, bit % 64);
+        let first = self.seen[w] & (1 << b) == 0;
+        self.seen[w] |= 1 << b;
+        !first
+    }
+
+    /// Brings in what answering `e` touches at random: the user's state, its seen-bits word.
+    #[inline]
+    fn prefetch(&self, pop: &Population<HitWindow>, e: Entry) {
+        let u = e.user as usize;
+        let c = &pop.clients[u];
+        prefetch(c);
+        // SAFETY: one past the record is still inside or at the end of the allocation; a
+        // prefetch never faults.
+        prefetch(unsafe {
+            (c as *const Client<HitWindow>)
+                .add(1)
+                .cast::<u8>()
+                .sub(1)
+                .as_ref()
+                .unwrap()
+        });
+        if self.exclude_warmup && e.cand != NO_CANDIDATE {
+            let bit = (u * self.k + e.cand as usize) * self.words * 64;
+            prefetch(&self.seen[bit / 64]);
         }
     }
-}
 
-impl Service for Web {
-    fn best(&self) -> f64 {
-        1.0
-    }
-
-    /// Three passes, equivalent to serving users one by one in a random order (each server's
-    /// requests arrive in a uniformly random order, and a user's own state changes only through
-    /// its own outcomes) but streaming through memory: (1) every user picks its item and targets;
-    /// (2) the requests are grouped by server (counting sort), each group is shuffled, and the
-    /// servers serve their groups in server order; (3) outcomes are fed back in user order.
-    fn slot(&mut self, pop: &mut Population, rng: &mut Rng, served: &mut [f64]) -> u64 {
+    /// Groups every user's targets by server (counting sort).
+    fn rebuild(&mut self, pop: &mut Population<HitWindow>, rng: &mut Rng) {
         let m = pop.clients.len();
-        self.reqs.clear();
+        self.pending.clear();
         if self.balances_load {
             // Per-request balancers choose one after another against in-slot loads: visit the
             // users in a random order so that none is always first.
@@ -162,59 +186,91 @@ impl Service for Web {
             } else {
                 idx
             };
-            let item = self.sampler.sample(rng) as u32;
             self.targets.clear();
-            pop.clients[u].targets(&self.slot_load, rng, &mut self.targets);
+            pop.targets(u, &self.slot_load, rng, &mut self.targets);
             for &server in &self.targets {
                 if self.balances_load {
                     self.slot_load.0[server as usize] += 1;
                 }
-                self.reqs.push(Req {
-                    user: u as u32,
+                let cand = pop.clients[u]
+                    .candidate_index(server)
+                    .map_or(NO_CANDIDATE, |j| j as u32);
+                self.pending.push((
                     server,
-                    item,
-                    hit: false,
-                });
+                    Entry {
+                        user: u as u32,
+                        cand,
+                    },
+                ));
             }
         }
         self.starts.fill(0);
-        for q in &self.reqs {
-            self.starts[q.server as usize + 1] += 1;
+        for (s, _) in &self.pending {
+            self.starts[*s as usize + 1] += 1;
         }
         for s in 1..self.starts.len() {
             self.starts[s] += self.starts[s - 1];
         }
         self.by_server.clear();
-        self.by_server.resize(self.reqs.len(), (Req::default(), 0));
+        self.by_server.resize(self.pending.len(), Entry::default());
         let mut fill = self.starts.clone();
-        for (i, q) in self.reqs.iter().enumerate() {
-            let f = &mut fill[q.server as usize];
-            self.by_server[*f as usize] = (*q, i as u32);
+        for (s, e) in &self.pending {
+            let f = &mut fill[*s as usize];
+            self.by_server[*f as usize] = *e;
             *f += 1;
         }
+        self.stale = self.volatile;
+    }
+}
+
+impl Service<HitWindow> for Web {
+    fn best(&self) -> f64 {
+        1.0
+    }
+
+    /// Equivalent to serving users one by one in a random order (each server's requests arrive
+    /// in a uniformly random order, and a user's state changes only through its own outcomes),
+    /// but streaming through the caches in server order: every user draws its item, then each
+    /// server shuffles its group of requests, answers them and feeds each outcome back to its
+    /// user at once. The grouping is kept from slot to slot while no user's targets change.
+    fn slot(&mut self, pop: &mut Population<HitWindow>, rng: &mut Rng, served: &mut [f64]) -> u64 {
+        let m = pop.clients.len();
+        if self.stale {
+            self.rebuild(pop, rng);
+        }
+        // User u's item this slot is output u of a fresh SplitMix64 stream: the same at each
+        // of its targets, with nothing stored.
+        let key: u64 = rng.random();
+        served[..m].fill(0.0);
         for s in 0..self.starts.len() - 1 {
-            let group = &mut self.by_server[self.starts[s] as usize..self.starts[s + 1] as usize];
+            let (a, b) = (self.starts[s] as usize, self.starts[s + 1] as usize);
+            let group = &mut self.by_server[a..b];
             for i in (1..group.len()).rev() {
                 let j = rng.random_range(0..=i);
                 group.swap(i, j);
             }
-            for (q, i) in group.iter() {
-                let item = u64::from(q.user) * self.catalogue + u64::from(q.item);
-                self.reqs[*i as usize].hit = self.caches.access(s, item);
+            for idx in a..b {
+                if let Some(e) = self.by_server.get(idx + AHEAD) {
+                    self.prefetch(pop, *e);
+                }
+                let Entry { user, cand } = self.by_server[idx];
+                let u = user as usize;
+                let r = self.sampler.pick(splitmix64_at(key, u64::from(user))) as u32;
+                let hit = self
+                    .caches
+                    .access(s, u64::from(user) * self.catalogue + u64::from(r));
+                let counted = self.counted(u, cand, r);
+                if hit {
+                    served[u] = 1.0;
+                }
+                let j = (cand != NO_CANDIDATE).then_some(cand as usize);
+                let value = f64::from(u8::from(hit));
+                let event = pop.observe(u, s as u32, j, counted.then_some(value), rng);
+                if event != Event::None {
+                    self.stale = true;
+                }
             }
         }
-        served[..m].fill(0.0);
-        for i in 0..self.reqs.len() {
-            let q = self.reqs[i];
-            let u = q.user as usize;
-            let j = pop.clients[u].candidate_index(q.server);
-            let counted = self.counted(u, j, q.item);
-            if q.hit {
-                served[u] = 1.0;
-            }
-            let value = f64::from(u8::from(q.hit));
-            pop.observe(u, q.server, j, counted.then_some(value), rng);
-        }
-        self.reqs.len() as u64
+        self.by_server.len() as u64
     }
 }
