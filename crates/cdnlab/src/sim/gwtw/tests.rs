@@ -234,3 +234,11 @@ fn bad_configurations_are_refused() {
         assert!(run(&c, &mut crate::rng::stream(1, 0, 0)).is_err(), "{c:?}");
     }
 }
+
+/// A web client's state stays one small record (docs/gwtw.md states 80 bytes): the serving
+/// loop's speed depends on it.
+#[test]
+fn web_client_record_is_small() {
+    assert!(std::mem::size_of::<Client<HitWindow>>() <= 80);
+    assert_eq!(std::mem::size_of::<HitWindow>(), 16);
+}
