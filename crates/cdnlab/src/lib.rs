@@ -44,6 +44,7 @@
 //! - Errors are typed ([`Error`]); bad input never panics.
 
 pub mod cache;
+pub mod dht;
 pub mod error;
 pub mod rng;
 pub mod select;

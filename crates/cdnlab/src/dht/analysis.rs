@@ -1,0 +1,152 @@
+//! The spec's formulas for random binary search and random gap removal, computed exactly, for
+//! tests and for the claims' reference curves.
+
+/// H_n = 1 + 1/2 + ... + 1/n (H_0 = 0).
+pub fn harmonic(n: u32) -> f64 {
+    (1..=n).map(|j| 1.0 / f64::from(j)).sum()
+}
+
+/// E[probes] of RBS over 1..=k with the prefix 1..=n used (k >= n >= 1): 1 + H_k - H_n. Index
+/// j in (n, k] is probed with probability exactly 1/j.
+pub fn expected_probes(k: u32, n: u32) -> f64 {
+    1.0 + (n + 1..=k).map(|j| 1.0 / f64::from(j)).sum::<f64>()
+}
+
+/// Var[probes] of RBS with the prefix 1..=n used: sum over j in (n, k] of 1/j - 1/j^2 (the
+/// probes of those indices are independent Bernoulli(1/j)).
+pub fn probe_variance(k: u32, n: u32) -> f64 {
+    (n + 1..=k)
+        .map(|j| {
+            let p = 1.0 / f64::from(j);
+            p - p * p
+        })
+        .sum()
+}
+
+/// Exact serve distribution of RBS when `used[i - 1]` says whether index i (1..=k) is present:
+/// element j (1..=k) is P(serve from j), element 0 is P(fail). The recursion
+/// P_hi(j) = (1/hi) [1{j <= hi, j used} + sum over unused i <= hi of P_{i-1}(j)], P_0 = fail.
+pub fn serve_distribution(used: &[bool]) -> Vec<f64> {
+    let k = used.len();
+    // p[hi] is the distribution starting from hi; sum accumulates, over unused i <= hi,
+    // the distributions p[i - 1].
+    let mut prev = vec![0.0; k + 1];
+    prev[0] = 1.0; // P_0: fail for sure
+    let mut sum = vec![0.0; k + 1];
+    for hi in 1..=k {
+        if !used[hi - 1] {
+            sum.iter_mut().zip(&prev).for_each(|(s, p)| *s += p);
+        }
+        let mut cur: Vec<f64> = sum.iter().map(|s| s / hi as f64).collect();
+        for j in 1..=hi {
+            if used[j - 1] {
+                cur[j] += 1.0 / hi as f64;
+            }
+        }
+        prev = cur;
+    }
+    prev
+}
+
+/// Expected probes of RBS for any set of used indices: E_hi = 1 + (1/hi) sum over unused
+/// i <= hi of E_{i-1}, E_0 = 0.
+pub fn expected_probes_with(used: &[bool]) -> f64 {
+    let mut e = 0.0; // E_hi
+    let mut acc = 0.0; // sum over unused i <= hi of E_{i-1}
+    for hi in 1..=used.len() {
+        if !used[hi - 1] {
+            acc += e;
+        }
+        e = 1.0 + acc / hi as f64;
+    }
+    e
+}
+
+/// The closed form with one gap g among 1..=n (1 <= g <= n, n >= 2): element j as in
+/// [`serve_distribution`] for j <= n.
+pub fn single_gap(n: u32, g: u32) -> Vec<f64> {
+    let nf = f64::from(n);
+    let mut p = vec![0.0; n as usize + 1];
+    if g == 1 {
+        p[0] = 1.0 / nf;
+    }
+    for j in 1..=n {
+        p[j as usize] = if j == g {
+            0.0
+        } else if j < g {
+            (1.0 + 1.0 / f64::from(g - 1)) / nf
+        } else {
+            1.0 / nf
+        };
+    }
+    p
+}
+
+/// Mean rounds of random gap removal until a single gap g among n replicas is filled:
+/// (n - 1) / (n - g); a round leaves it with probability (g - 1) / (n - 1).
+pub fn rgr_mean_rounds(n: u32, g: u32) -> f64 {
+    f64::from(n - 1) / f64::from(n - g)
+}
+
+/// Steady-state replica count of a file of request rate `lambda` with per-replica capacity
+/// `c_high`: max(1, ceil(lambda / c_high)).
+pub fn steady_replicas(lambda: f64, c_high: f64) -> u32 {
+    ((lambda / c_high).ceil() as u32).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harmonic_numbers() {
+        assert_eq!(harmonic(0), 0.0);
+        assert!((harmonic(4) - 25.0 / 12.0).abs() < 1e-12);
+        assert!((expected_probes(4, 1) - (1.0 + 25.0 / 12.0 - 1.0)).abs() < 1e-12);
+        assert_eq!(expected_probes(7, 7), 1.0);
+        assert_eq!(probe_variance(7, 7), 0.0);
+    }
+
+    /// With a prefix the recursion gives the uniform distribution and the harmonic probes.
+    #[test]
+    fn recursion_reduces_to_the_prefix_case() {
+        for (k, n) in [(16usize, 1usize), (16, 5), (100, 100), (1024, 37)] {
+            let used: Vec<bool> = (1..=k).map(|i| i <= n).collect();
+            let p = serve_distribution(&used);
+            assert!(p[0].abs() < 1e-12);
+            for j in 1..=k {
+                let e = if j <= n { 1.0 / n as f64 } else { 0.0 };
+                assert!((p[j] - e).abs() < 1e-12, "k {k} n {n} j {j}: {}", p[j]);
+            }
+            let e = expected_probes_with(&used);
+            assert!((e - expected_probes(k as u32, n as u32)).abs() < 1e-9);
+        }
+    }
+
+    /// The single-gap closed form is the recursion's answer, for every gap position.
+    #[test]
+    fn single_gap_matches_the_recursion() {
+        for k in [12usize, 40] {
+            for n in 2..=12usize {
+                for g in 1..=n {
+                    let used: Vec<bool> = (1..=k).map(|i| i <= n && i != g).collect();
+                    let p = serve_distribution(&used);
+                    let c = single_gap(n as u32, g as u32);
+                    for j in 0..=n {
+                        assert!((p[j] - c[j]).abs() < 1e-12, "n {n} g {g} j {j}: {} vs {}", p[j], c[j]);
+                    }
+                    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rgr_and_steady_state() {
+        assert_eq!(rgr_mean_rounds(10, 1), 1.0);
+        assert!((rgr_mean_rounds(10, 9) - 9.0).abs() < 1e-12);
+        assert_eq!(steady_replicas(0.1, 1.0), 1);
+        assert_eq!(steady_replicas(3.0, 1.0), 3);
+        assert_eq!(steady_replicas(3.5, 1.0), 4);
+    }
+}

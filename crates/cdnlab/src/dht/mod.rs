@@ -1,0 +1,18 @@
+//! A DHT-based CDN with multiple hash functions (spec `shared/spec/multihash.md`; as implemented:
+//! `docs/multihash.md`).
+//!
+//! | part | file | what it holds |
+//! |---|---|---|
+//! | hash family | `hash.rs` | h_i(f) and node positions, stable across runs and Rust versions |
+//! | ring | `ring.rs` | consistent hashing: successor ownership, virtual nodes, joins, crashes, Chord hops |
+//! | lookups | `search.rs` | random binary search (RBS) and the comparison variants |
+//! | formulas | `analysis.rs` | E[probes], its variance, serve probabilities with gaps, RGR rounds |
+//! | replicas | `store.rs` | which replica of which file is where; CREATE_IF_ABSENT |
+//! | replication | `replicate.rs` | smallest unused index (gallop + binary search), growth and shrink rules |
+//! | repair | `repair.rs` | random gap removal and its variants |
+//! | baselines | `baselines.rs` | bounded-load consistent hashing, rendezvous, Maglev |
+
+pub mod analysis;
+pub mod hash;
+pub mod ring;
+pub mod search;

@@ -1,0 +1,246 @@
+//! Consistent hashing on a ring of 2^64 positions: each live node has `vnodes` positions, and a
+//! position belongs to the first node position at or after it (its successor), wrapping round.
+//!
+//! Lookups use a bucket index over the top bits of a position (about one node position per
+//! bucket), so a lookup is one index read and, on average, one or two comparisons instead of a
+//! binary search: requests make several probes each, and every probe is a lookup.
+
+use super::hash::node_position;
+use crate::Error;
+
+/// The ring.
+#[derive(Debug, Clone)]
+pub struct Ring {
+    /// Sorted positions of the live nodes' virtual nodes, and whose each is.
+    points: Vec<u64>,
+    owners: Vec<u32>,
+    /// `buckets[b]`: index of the first point at or after `b << shift`.
+    buckets: Vec<u32>,
+    shift: u32,
+    vnodes: u32,
+    /// Per node id ever created: whether it is up.
+    alive: Vec<bool>,
+}
+
+impl Ring {
+    /// `nodes` live nodes (ids 0..nodes) with `vnodes` positions each.
+    pub fn new(nodes: u32, vnodes: u32) -> Result<Self, Error> {
+        if nodes == 0 {
+            return Err(Error::param("nodes", 0, "at least 1 node"));
+        }
+        if vnodes == 0 {
+            return Err(Error::param("vnodes", 0, "at least 1 position per node"));
+        }
+        if u64::from(nodes) * u64::from(vnodes) > 1 << 28 {
+            return Err(Error::param(
+                "vnodes",
+                vnodes,
+                "nodes x vnodes at most 2^28 ring positions",
+            ));
+        }
+        let mut r = Ring {
+            points: Vec::new(),
+            owners: Vec::new(),
+            buckets: Vec::new(),
+            shift: 64,
+            vnodes,
+            alive: vec![true; nodes as usize],
+        };
+        r.rebuild();
+        Ok(r)
+    }
+
+    fn rebuild(&mut self) {
+        let mut pts: Vec<(u64, u32)> = (0..self.alive.len() as u32)
+            .filter(|&n| self.alive[n as usize])
+            .flat_map(|n| (0..self.vnodes).map(move |v| (node_position(n, v), n)))
+            .collect();
+        pts.sort_unstable();
+        self.points = pts.iter().map(|p| p.0).collect();
+        self.owners = pts.iter().map(|p| p.1).collect();
+        let bits = (self.points.len().max(1).next_power_of_two().trailing_zeros()).max(1);
+        self.shift = 64 - bits;
+        self.buckets = (0..1u64 << bits)
+            .map(|b| self.points.partition_point(|&p| p < b << self.shift) as u32)
+            .collect();
+    }
+
+    /// Index into `points` of the successor of `pos`.
+    #[inline]
+    fn successor(&self, pos: u64) -> usize {
+        let mut i = self.buckets[(pos >> self.shift) as usize] as usize;
+        while i < self.points.len() && self.points[i] < pos {
+            i += 1;
+        }
+        if i == self.points.len() { 0 } else { i }
+    }
+
+    /// The node owning position `pos`. None when every node is down.
+    #[inline]
+    pub fn owner(&self, pos: u64) -> Option<u32> {
+        if self.points.is_empty() {
+            return None;
+        }
+        Some(self.owners[self.successor(pos)])
+    }
+
+    /// Ids ever created (live or not).
+    pub fn nodes(&self) -> u32 {
+        self.alive.len() as u32
+    }
+
+    /// Live nodes.
+    pub fn live(&self) -> u32 {
+        self.alive.iter().filter(|&&a| a).count() as u32
+    }
+
+    /// Whether node `n` is up.
+    pub fn is_alive(&self, n: u32) -> bool {
+        self.alive.get(n as usize).copied().unwrap_or(false)
+    }
+
+    /// A new node joins with the next id; returns it.
+    pub fn join(&mut self) -> u32 {
+        self.alive.push(true);
+        self.rebuild();
+        self.alive.len() as u32 - 1
+    }
+
+    /// Fail-stop crash of node `n`: its positions pass to their successors.
+    pub fn crash(&mut self, n: u32) -> Result<(), Error> {
+        if !self.is_alive(n) {
+            return Err(Error::param("node", n, "a live node"));
+        }
+        self.alive[n as usize] = false;
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Hops of a Chord lookup for `key` started at virtual node `from` (an index into the
+    /// sorted positions): each hop goes to the farthest finger (successor of p + 2^j) that
+    /// does not pass the key, until the key's predecessor, which knows its successor (the path
+    /// length of the Chord paper, about 0.5 log2 N).
+    pub fn chord_hops(&self, from: usize, key: u64) -> u32 {
+        let n = self.points.len();
+        if n <= 1 {
+            return 0;
+        }
+        // Whether x lies in the arc (a, b] going clockwise.
+        let in_arc = |x: u64, a: u64, b: u64| x.wrapping_sub(a).wrapping_sub(1) < b.wrapping_sub(a);
+        let mut cur = from % n;
+        let mut hops = 0;
+        loop {
+            let (p, next) = (self.points[cur], (cur + 1) % n);
+            if p == key || in_arc(key, p, self.points[next]) {
+                return hops;
+            }
+            // Farthest finger in (p, key): fingers are successors of p + 2^j.
+            let mut moved = false;
+            for j in (0..64).rev() {
+                let f = self.successor(p.wrapping_add(1 << j));
+                let fp = self.points[f];
+                if fp != p && in_arc(fp, p, key.wrapping_sub(1)) {
+                    cur = f;
+                    hops += 1;
+                    moved = true;
+                    break;
+                }
+            }
+            if !moved {
+                return hops;
+            }
+        }
+    }
+
+    /// Number of ring positions (live virtual nodes).
+    pub fn positions(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.points.capacity() * 8
+            + (self.owners.capacity() + self.buckets.capacity()) * 4
+            + self.alive.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The successor by brute force.
+    fn owner_naive(r: &Ring, pos: u64) -> u32 {
+        let mut pts: Vec<(u64, u32)> = (0..r.nodes())
+            .filter(|&n| r.is_alive(n))
+            .flat_map(|n| (0..r.vnodes).map(move |v| (node_position(n, v), n)))
+            .collect();
+        pts.sort_unstable();
+        pts.iter().find(|p| p.0 >= pos).unwrap_or(&pts[0]).1
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Lookups through the bucket index agree with brute force, after crashes and joins.
+        #[test]
+        fn owner_matches_brute_force(nodes in 1u32..60, vnodes in 1u32..5,
+                                     crashes in proptest::collection::vec(0u32..60, 0..10),
+                                     joins in 0u32..4,
+                                     probes in proptest::collection::vec(any::<u64>(), 50)) {
+            let mut r = Ring::new(nodes, vnodes).unwrap();
+            for c in crashes {
+                if r.live() > 1 && r.is_alive(c) {
+                    r.crash(c).unwrap();
+                }
+            }
+            for _ in 0..joins {
+                r.join();
+            }
+            for &p in probes.iter().chain(&[0, u64::MAX]) {
+                prop_assert_eq!(r.owner(p).unwrap(), owner_naive(&r, p));
+            }
+        }
+    }
+
+    /// Without virtual nodes a node owns 1/N of the ring on average; with 100 of them the
+    /// largest share is close to the mean (load skew the reason for virtual nodes).
+    #[test]
+    fn virtual_nodes_even_out_ownership() {
+        let share = |vnodes: u32| {
+            let r = Ring::new(100, vnodes).unwrap();
+            let mut counts = vec![0u32; 100];
+            for i in 0..200_000u64 {
+                counts[r.owner(crate::rng::splitmix64(i)).unwrap() as usize] += 1;
+            }
+            f64::from(*counts.iter().max().unwrap()) / 2000.0
+        };
+        let (one, many) = (share(1), share(100));
+        assert!(one > 2.5, "max/mean with one position per node: {one}");
+        assert!(many < 1.5, "max/mean with 100 positions per node: {many}");
+    }
+
+    /// Chord: mean hops about 0.5 log2 N (N = 1024: 5), within 0.6.
+    #[test]
+    fn chord_hops_are_half_log_n() {
+        let r = Ring::new(1024, 1).unwrap();
+        let mut total = 0u64;
+        let trials = 4000u64;
+        for t in 0..trials {
+            let from = (crate::rng::splitmix64(t) % 1024) as usize;
+            total += u64::from(r.chord_hops(from, crate::rng::splitmix64(t + 1_000_000)));
+        }
+        let mean = total as f64 / trials as f64;
+        assert!((mean - 5.0).abs() < 0.6, "mean hops {mean}");
+    }
+
+    #[test]
+    fn bad_rings_are_refused() {
+        assert!(Ring::new(0, 1).is_err());
+        assert!(Ring::new(1, 0).is_err());
+        let mut r = Ring::new(2, 1).unwrap();
+        r.crash(1).unwrap();
+        assert!(r.crash(1).is_err());
+        assert!(r.crash(7).is_err());
+    }
+}
