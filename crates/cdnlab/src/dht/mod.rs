@@ -13,6 +13,8 @@
 //! | baselines | `baselines.rs` | bounded-load consistent hashing, rendezvous, Maglev |
 
 pub mod analysis;
+pub mod baselines;
 pub mod hash;
 pub mod ring;
 pub mod search;
+pub mod store;

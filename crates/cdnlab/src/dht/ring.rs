@@ -84,6 +84,13 @@ impl Ring {
         Some(self.owners[self.successor(pos)])
     }
 
+    /// The position of the node position after the one owning `pos` (clockwise, wrapping):
+    /// owners of successive calls walk the ring.
+    #[inline]
+    pub fn next_position(&self, pos: u64) -> u64 {
+        self.points[(self.successor(pos) + 1) % self.points.len()]
+    }
+
     /// Ids ever created (live or not).
     pub fn nodes(&self) -> u32 {
         self.alive.len() as u32

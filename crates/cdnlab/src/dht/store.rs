@@ -1,0 +1,234 @@
+//! Which replica of which file is on which node. A replica (f, i) lives on the node that owned
+//! h_i(f) when it was created (or handed over); a probe of (f, i) asks the node that owns h_i(f)
+//! now, so a replica lost in a crash, or not handed over after a join, is a gap.
+
+use super::hash::{file_key, position_of};
+use super::ring::Ring;
+use smallvec::SmallVec;
+
+/// One replica of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replica {
+    /// Its hash function index (1-based).
+    pub index: u32,
+    pub node: u32,
+    /// Requests it served in the current window.
+    pub count: u32,
+}
+
+/// Every file's replicas, sorted by index (most files have one, inline).
+#[derive(Debug, Clone)]
+pub struct Store {
+    files: Vec<SmallVec<[Replica; 2]>>,
+}
+
+impl Store {
+    /// `files` files with their home copy (index 1) on the owner of h_1(f). Files whose
+    /// position has no owner (no live node) get none.
+    pub fn new(files: u32, ring: &Ring) -> Self {
+        let files = (0..files)
+            .map(|f| {
+                let mut v = SmallVec::new();
+                if let Some(node) = ring.owner(position_of(file_key(u64::from(f)), 1)) {
+                    v.push(Replica {
+                        index: 1,
+                        node,
+                        count: 0,
+                    });
+                }
+                v
+            })
+            .collect();
+        Store { files }
+    }
+
+    /// Number of files.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The replicas of file `f`, by index.
+    #[inline]
+    pub fn replicas(&self, f: u32) -> &[Replica] {
+        &self.files[f as usize]
+    }
+
+    /// Mutable replicas of file `f` (counts), by index.
+    #[inline]
+    pub fn replicas_mut(&mut self, f: u32) -> &mut [Replica] {
+        &mut self.files[f as usize]
+    }
+
+    /// Position of index `i` among file `f`'s replicas.
+    #[inline]
+    fn find(&self, f: u32, i: u32) -> Result<usize, usize> {
+        self.files[f as usize].binary_search_by_key(&i, |r| r.index)
+    }
+
+    /// Whether `node` holds replica `i` of `f` (the answer to a probe at `node`).
+    #[inline]
+    pub fn holds(&self, f: u32, i: u32, node: u32) -> bool {
+        self.find(f, i)
+            .is_ok_and(|p| self.files[f as usize][p].node == node)
+    }
+
+    /// The slot of replica `i` of `f` if `node` holds it.
+    #[inline]
+    pub fn slot(&self, f: u32, i: u32, node: u32) -> Option<usize> {
+        self.find(f, i)
+            .ok()
+            .filter(|&p| self.files[f as usize][p].node == node)
+    }
+
+    /// One probe: the owner of h_i(f) now, and whether it holds the replica.
+    #[inline]
+    pub fn probe(&self, ring: &Ring, key: u64, f: u32, i: u32) -> Option<(u32, usize)> {
+        let node = ring.owner(position_of(key, i))?;
+        self.slot(f, i, node).map(|s| (node, s))
+    }
+
+    /// CREATE_IF_ABSENT(f, i), decided by the arbiter (the owner of h_i(f)): creates the
+    /// replica there unless it already holds it; true if created. Concurrent attempts are
+    /// applied one after another at their arbiter, so only the first creates.
+    pub fn create_if_absent(&mut self, ring: &Ring, f: u32, i: u32) -> bool {
+        let Some(node) = ring.owner(position_of(file_key(u64::from(f)), i)) else {
+            return false;
+        };
+        let v = &mut self.files[f as usize];
+        match v.binary_search_by_key(&i, |r| r.index) {
+            Ok(p) if v[p].node == node => false,
+            Ok(p) => {
+                // A stale copy on a node that no longer owns the position: replaced.
+                v[p] = Replica {
+                    index: i,
+                    node,
+                    count: 0,
+                };
+                true
+            }
+            Err(p) => {
+                v.insert(
+                    p,
+                    Replica {
+                        index: i,
+                        node,
+                        count: 0,
+                    },
+                );
+                true
+            }
+        }
+    }
+
+    /// Deletes replica `i` of `f` (if any).
+    pub fn remove(&mut self, f: u32, i: u32) {
+        if let Ok(p) = self.find(f, i) {
+            self.files[f as usize].remove(p);
+        }
+    }
+
+    /// Node `n` crashed: every replica it held is lost. Returns how many.
+    pub fn crash(&mut self, n: u32) -> u64 {
+        let mut lost = 0;
+        for v in &mut self.files {
+            let before = v.len();
+            v.retain(|r| r.node != n);
+            lost += (before - v.len()) as u64;
+        }
+        lost
+    }
+
+    /// After a join: replicas whose position now belongs to another node move there (the
+    /// hand-over that keeps joins from making false gaps). Returns how many moved.
+    pub fn hand_over(&mut self, ring: &Ring) -> u64 {
+        let mut moved = 0;
+        for (f, v) in self.files.iter_mut().enumerate() {
+            let key = file_key(f as u64);
+            for r in v.iter_mut() {
+                if let Some(node) = ring.owner(position_of(key, r.index)) {
+                    if node != r.node {
+                        r.node = node;
+                        moved += 1;
+                    }
+                }
+            }
+        }
+        moved
+    }
+
+    /// The highest index present for `f` (0 if none).
+    #[inline]
+    pub fn top(&self, f: u32) -> u32 {
+        self.files[f as usize].last().map_or(0, |r| r.index)
+    }
+
+    /// Indices below the top that are missing (gaps) for `f`.
+    pub fn gaps(&self, f: u32) -> u32 {
+        let v = &self.files[f as usize];
+        v.last().map_or(0, |r| r.index - v.len() as u32)
+    }
+
+    /// Total replicas.
+    pub fn total(&self) -> u64 {
+        self.files.iter().map(|v| v.len() as u64).sum()
+    }
+
+    /// Heap bytes held (spilled replica lists included).
+    pub fn heap_bytes(&self) -> usize {
+        self.files.capacity() * std::mem::size_of::<SmallVec<[Replica; 2]>>()
+            + self
+                .files
+                .iter()
+                .filter(|v| v.spilled())
+                .map(|v| v.capacity() * std::mem::size_of::<Replica>())
+                .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CREATE_IF_ABSENT: of several attempts at one index only the first creates; a crash
+    /// makes gaps that probes see; a join with hand-over keeps every replica findable.
+    #[test]
+    fn create_if_absent_crash_and_hand_over() {
+        let mut ring = Ring::new(50, 1).unwrap();
+        let mut s = Store::new(200, &ring);
+        let created = (0..5).filter(|_| s.create_if_absent(&ring, 7, 2)).count();
+        assert_eq!(created, 1);
+        for i in 3..=20 {
+            s.create_if_absent(&ring, 7, i);
+        }
+        assert_eq!(s.top(7), 20);
+        assert_eq!(s.gaps(7), 0);
+        let key = file_key(7);
+        for i in 1..=20 {
+            assert!(s.probe(&ring, key, 7, i).is_some());
+        }
+        // Crash the holder of replica 5: a gap at 5, seen by a probe.
+        let victim = s.replicas(7)[4].node;
+        ring.crash(victim).unwrap();
+        let lost = s.crash(victim);
+        assert!(lost >= 1);
+        assert!(s.probe(&ring, key, 7, 5).is_none());
+        assert!(s.gaps(7) >= 1 || s.top(7) < 20);
+        // Joins: without hand-over some replicas become unreachable; with it none do.
+        let mut r2 = ring.clone();
+        let s_before = s.clone();
+        for _ in 0..20 {
+            r2.join();
+        }
+        let reachable = |st: &Store, r: &Ring| {
+            (0..200u32)
+                .flat_map(|f| st.replicas(f).iter().map(move |x| (f, x.index)))
+                .filter(|&(f, i)| st.probe(r, file_key(u64::from(f)), f, i).is_some())
+                .count()
+        };
+        let total = s_before.total() as usize;
+        assert!(reachable(&s_before, &r2) < total);
+        let mut s2 = s_before.clone();
+        assert!(s2.hand_over(&r2) > 0);
+        assert_eq!(reachable(&s2, &r2), total);
+    }
+}
