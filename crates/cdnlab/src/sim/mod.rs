@@ -9,7 +9,9 @@
 
 pub mod gwtw;
 pub mod lru_che;
+pub mod multihash;
 pub mod params;
+pub mod rbs;
 
 use crate::Error;
 use crate::rng::Rng;
@@ -36,7 +38,12 @@ pub trait Experiment: Sync {
 
 /// Every registered experiment.
 pub fn registry() -> &'static [&'static dyn Experiment] {
-    &[&lru_che::LruChe, &gwtw::experiment::GwtwExperiment]
+    &[
+        &lru_che::LruChe,
+        &gwtw::experiment::GwtwExperiment,
+        &multihash::experiment::MultihashExperiment,
+        &rbs::RbsExperiment,
+    ]
 }
 
 /// The experiment named `name`.

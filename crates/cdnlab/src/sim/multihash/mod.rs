@@ -1,0 +1,630 @@
+//! The multi-hash DHT CDN simulated (spec `shared/spec/multihash.md`; as implemented:
+//! `docs/multihash.md`).
+//!
+//! Discrete events at window granularity: time runs in windows of W time units; requests arrive
+//! as a Poisson process (rate Lambda = load x nodes, each node serving 1 request per time unit at
+//! capacity) and are served one after another in arrival order against the current replica
+//! state; at each window's end come, in this order, replication and de-replication decided from
+//! the window's per-replica counts, the scheduled crash, and (after the crash) one round of
+//! repair. A flash crowd changes the arrival rate from one window to another. Replica state changes only at window ends, so arrival times inside
+//! a window do not change any outcome and are not drawn.
+
+pub mod experiment;
+
+use crate::Error;
+use crate::dht::baselines::{self, Maglev};
+use crate::dht::hash::{file_key, position_of};
+use crate::dht::ring::Ring;
+use crate::dht::search::{self, Strategy};
+use crate::dht::store::Store;
+use crate::dht::analysis;
+use crate::rng::Rng;
+use crate::workload::popularity::{Law, Sampler};
+use rand::RngExt;
+use rand_distr::{Distribution, Poisson};
+
+/// Where a request goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Replicas at h_1..h_K, found by a [`Strategy`]; replication on overload.
+    MultiHash,
+    /// Consistent hashing, one copy at h_1(f), no replication.
+    SingleHash,
+    /// Consistent hashing with bounded loads (factor `balance`).
+    BoundedLoad,
+    Rendezvous,
+    Maglev,
+}
+
+/// How many replicas an overload adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    /// One per window (the smallest unused index).
+    One,
+    /// Each overloaded replica i adds index n + i: doubling when all are overloaded.
+    Double,
+    /// Straight to ceil(lambda_hat / c_high), lambda_hat = observed rate x n.
+    Jump,
+}
+
+/// How gaps are found and filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repair {
+    None,
+    /// Random gap removal: each replica i > 1 probes a uniform j in [1, i - 1] per round and
+    /// refills it if missing.
+    Rgr,
+    /// Each replica i > 1 probes j = i - 1.
+    Neighbour,
+    /// Requests report the missing indices below the top they probe; refilled at window end.
+    Request,
+    /// As RGR, but the top replica moves into the gap instead of a new copy.
+    Migrate,
+}
+
+/// One run's configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub nodes: u32,
+    pub vnodes: u32,
+    pub files: u32,
+    pub k: u32,
+    pub alpha: f64,
+    /// Offered load per node (Lambda = load x nodes requests per time unit).
+    pub load: f64,
+    /// Requests per time unit a replica takes before it is overloaded.
+    pub c_high: f64,
+    /// De-replication hysteresis: the top replica leaves when the others would stay below
+    /// gamma x c_high.
+    pub gamma: f64,
+    pub shrink: bool,
+    /// Window length W in time units.
+    pub window: f64,
+    pub growth: Growth,
+    pub strategy: Strategy,
+    pub policy: Policy,
+    /// Bounded-load factor (1 + epsilon).
+    pub balance: f64,
+    /// Fraction of nodes that crash at the end of window `fail_at` (0: none).
+    pub fail_fraction: f64,
+    pub fail_at: u32,
+    pub repair: Repair,
+    /// The most popular file's demand is multiplied by `flash` from window `flash_start` to
+    /// `flash_end` (1: no flash crowd).
+    pub flash: f64,
+    pub flash_start: u32,
+    pub flash_end: u32,
+    /// Windows simulated, and the final ones whose node loads are measured.
+    pub horizon: u32,
+    pub measure: u32,
+}
+
+impl Config {
+    /// Checks ranges; errors name the parameter and what is allowed.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.nodes == 0 {
+            return Err(Error::param("nodes", 0, "at least 1 node (N >= 1)"));
+        }
+        if self.files == 0 {
+            return Err(Error::param("files", 0, "at least 1 file"));
+        }
+        if self.k == 0 {
+            return Err(Error::param("k", 0, "at least 1 hash function (K >= 1)"));
+        }
+        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
+            return Err(Error::param("alpha", self.alpha, "a finite number >= 0"));
+        }
+        if !(self.c_high.is_finite() && self.c_high > 0.0) {
+            return Err(Error::param("c_high", self.c_high, "a finite number > 0"));
+        }
+        if !(0.0..=1.0).contains(&self.fail_fraction) {
+            return Err(Error::param(
+                "fail_fraction",
+                self.fail_fraction,
+                "a fraction in [0, 1]",
+            ));
+        }
+        if !(self.gamma > 0.0 && self.gamma < 1.0) {
+            return Err(Error::param("gamma", self.gamma, "a number in (0, 1)"));
+        }
+        if !(self.window.is_finite() && self.window > 0.0) {
+            return Err(Error::param("window", self.window, "a duration > 0"));
+        }
+        if !(self.load.is_finite() && self.load > 0.0) {
+            return Err(Error::param("load", self.load, "a number > 0"));
+        }
+        if self.balance < 1.0 {
+            return Err(Error::param("balance", self.balance, "a factor >= 1"));
+        }
+        if self.measure == 0 || self.measure > self.horizon {
+            return Err(Error::param(
+                "measure",
+                self.measure,
+                format!("from 1 to horizon ({})", self.horizon),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    pub requests: u64,
+    /// Probes (ring lookups) per request.
+    pub probes_per_request: f64,
+    /// Requests that found no replica, per request.
+    pub failure_rate: f64,
+    /// Node load over the measured windows: max / mean, 99th percentile / mean, and the share
+    /// of nodes above capacity.
+    pub max_mean: f64,
+    pub p99_mean: f64,
+    pub over_capacity: f64,
+    pub replicas: u64,
+    /// Replicas of the most popular file at the end, and the steady-state count for its rate.
+    pub top_replicas: u32,
+    pub top_steady: u32,
+    /// Fraction of files whose replica count equals max(1, ceil(lambda_f / c_high)) at the end.
+    pub steady_match: f64,
+    /// Mean |n_f - steady| / steady over files.
+    pub steady_error: f64,
+    /// Fraction of files inside the hysteresis band: ceil(lambda_f / c_high) <= n_f <=
+    /// max(1, ceil(lambda_f / (gamma c_high))) (noise in the windows moves counts inside it).
+    pub in_band: f64,
+    /// Highest per-replica load of the top file in the final window, per time unit.
+    pub top_replica_load: f64,
+    /// Right after the crash: gaps, files with no replica left (the origin restores a home copy
+    /// at the end of the window in which a request misses), and the request failure rate of the
+    /// next window, measured and predicted by the exact recursion.
+    pub gaps_after_failure: u64,
+    pub lost_files: u64,
+    pub failure_rate_after: f64,
+    pub predicted_failure_after: f64,
+    /// Windows after the crash until no gap is left (horizon - fail_at if never).
+    pub repair_rounds: u32,
+    /// Messages: per request (probes), per replica created (search probes + create), per
+    /// repair round per replica.
+    pub messages_per_replication: f64,
+    pub repair_messages_per_round: f64,
+    /// Mean Chord hops of a lookup on this ring (sampled).
+    pub chord_hops: f64,
+}
+
+/// Run state.
+struct Sim<'a> {
+    cfg: &'a Config,
+    ring: Ring,
+    store: Store,
+    maglev: Option<Maglev>,
+    /// Rendezvous: each file's node (the argmax over live nodes, recomputed after a crash).
+    rendezvous: Vec<u32>,
+    /// Files requested this window (each once), for the end-of-window pass.
+    touched: Vec<u32>,
+    in_touched: Vec<bool>,
+    /// Requests per node this window and over the measured windows.
+    node_load: Vec<u32>,
+    measured_load: Vec<u64>,
+    window_requests: u64,
+    /// Reported gaps (file, index) for request-driven repair.
+    reported: Vec<(u32, u32)>,
+    /// Files a request found no replica of this window: the origin restores their home copy
+    /// at the window's end.
+    from_origin: Vec<u32>,
+    probes: u64,
+    failures: u64,
+    replication_messages: u64,
+    created: u64,
+    repair_messages: u64,
+    repair_rounds: u64,
+}
+
+impl Sim<'_> {
+    /// Serves one request for file `f`.
+    fn request(&mut self, f: u32, rng: &mut Rng) -> bool {
+        let cfg = self.cfg;
+        let node = match cfg.policy {
+            Policy::MultiHash => {
+                let key = file_key(u64::from(f));
+                let (store, ring) = (&self.store, &self.ring);
+                let mut hit = None;
+                let top = store.top(f);
+                let report = cfg.repair == Repair::Request;
+                let reported = &mut self.reported;
+                let l = search::lookup(cfg.strategy, cfg.k, top, rng, |i| {
+                    match store.probe(ring, key, f, i) {
+                        Some(h) => {
+                            hit = Some(h);
+                            true
+                        }
+                        None => {
+                            if report && i < top {
+                                reported.push((f, i));
+                            }
+                            false
+                        }
+                    }
+                });
+                self.probes += u64::from(l.probes);
+                match (l.served, hit) {
+                    (Some(_), Some((node, slot))) => {
+                        self.store.replicas_mut(f)[slot].count += 1;
+                        if !self.in_touched[f as usize] {
+                            self.in_touched[f as usize] = true;
+                            self.touched.push(f);
+                        }
+                        Some(node)
+                    }
+                    _ => {
+                        self.from_origin.push(f);
+                        None
+                    }
+                }
+            }
+            Policy::SingleHash => {
+                self.probes += 1;
+                let node = self.ring.owner(position_of(file_key(u64::from(f)), 1));
+                node.filter(|&n| self.store.holds(f, 1, n))
+            }
+            Policy::BoundedLoad => {
+                self.probes += 1;
+                baselines::bounded_load(
+                    &self.ring,
+                    u64::from(f),
+                    cfg.balance,
+                    &self.node_load,
+                    self.window_requests,
+                )
+            }
+            Policy::Rendezvous => {
+                self.probes += 1;
+                Some(self.rendezvous[f as usize])
+            }
+            Policy::Maglev => {
+                self.probes += 1;
+                self.maglev.as_ref().map(|m| m.node(u64::from(f)))
+            }
+        };
+        self.window_requests += 1;
+        match node {
+            Some(n) => {
+                self.node_load[n as usize] += 1;
+                true
+            }
+            None => {
+                self.failures += 1;
+                false
+            }
+        }
+    }
+
+    /// Replication and de-replication from this window's counts.
+    fn adapt(&mut self) {
+        let cfg = self.cfg;
+        let threshold = cfg.c_high * cfg.window;
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        for &f in &touched {
+            self.in_touched[f as usize] = false;
+            let key = file_key(u64::from(f));
+            let reps: Vec<(u32, u32)> = self
+                .store
+                .replicas(f)
+                .iter()
+                .map(|r| (r.index, r.count))
+                .collect();
+            let overloaded: Vec<(u32, u32)> = reps
+                .iter()
+                .copied()
+                .filter(|&(_, c)| f64::from(c) > threshold)
+                .collect();
+            // Every overloaded replica searches against the same state (concurrently), then
+            // the creations meet their arbiters.
+            let mut targets: Vec<u32> = Vec::new();
+            for &(i, c) in &overloaded {
+                let (store, ring) = (&self.store, &self.ring);
+                let (unused, probes) = search::smallest_unused_above(i, cfg.k, |j| {
+                    store.probe(ring, key, f, j).is_some()
+                });
+                self.replication_messages += u64::from(probes);
+                let Some(u) = unused else { continue };
+                let n = u - 1;
+                match cfg.growth {
+                    Growth::One => targets.push(u),
+                    Growth::Double => targets.push(u + i - 1),
+                    Growth::Jump => {
+                        let want = analysis::steady_replicas(
+                            f64::from(c) / cfg.window * f64::from(n),
+                            cfg.c_high,
+                        );
+                        targets.extend(u..=want.max(u));
+                    }
+                }
+            }
+            for t in targets {
+                if t <= cfg.k {
+                    self.replication_messages += 1;
+                    if self.store.create_if_absent(&self.ring, f, t) {
+                        self.created += 1;
+                    }
+                }
+            }
+            if cfg.shrink && overloaded.is_empty() && reps.len() > 1 {
+                let &(top, c) = reps.last().expect("two or more replicas");
+                let n = reps.len() as f64;
+                if f64::from(c) * n / (n - 1.0) < cfg.gamma * threshold {
+                    self.store.remove(f, top);
+                }
+            }
+            self.store.replicas_mut(f).iter_mut().for_each(|r| r.count = 0);
+        }
+        self.touched = touched;
+        self.touched.clear();
+    }
+
+    /// The origin restores the home copy of every file a request could not find.
+    fn origin_fill(&mut self) {
+        let mut files = std::mem::take(&mut self.from_origin);
+        files.sort_unstable();
+        files.dedup();
+        for &f in &files {
+            self.store.create_if_absent(&self.ring, f, 1);
+        }
+        self.from_origin = files;
+        self.from_origin.clear();
+    }
+
+    /// One round of repair.
+    fn repair(&mut self, rng: &mut Rng) {
+        let cfg = self.cfg;
+        match cfg.repair {
+            Repair::None => {}
+            Repair::Request => {
+                let mut r = std::mem::take(&mut self.reported);
+                r.sort_unstable();
+                r.dedup();
+                for &(f, i) in &r {
+                    if i < self.store.top(f) {
+                        self.repair_messages += 1;
+                        self.store.create_if_absent(&self.ring, f, i);
+                    }
+                }
+                self.repair_rounds += 1;
+                self.reported = r;
+                self.reported.clear();
+            }
+            Repair::Rgr | Repair::Neighbour | Repair::Migrate => {
+                for f in 0..self.store.files() as u32 {
+                    if self.store.gaps(f) == 0 {
+                        // Probes still cost messages, but find nothing to do.
+                        let n = self.store.replicas(f).iter().filter(|r| r.index > 1).count();
+                        self.repair_messages += n as u64;
+                        continue;
+                    }
+                    let key = file_key(u64::from(f));
+                    let holders: Vec<u32> = self
+                        .store
+                        .replicas(f)
+                        .iter()
+                        .map(|r| r.index)
+                        .filter(|&i| i > 1)
+                        .collect();
+                    // Probes against the state at the round's start.
+                    let mut missing: Vec<u32> = Vec::new();
+                    for &i in &holders {
+                        let j = if cfg.repair == Repair::Neighbour {
+                            i - 1
+                        } else {
+                            rng.random_range(1..i)
+                        };
+                        self.repair_messages += 1;
+                        if self.store.probe(&self.ring, key, f, j).is_none() {
+                            missing.push(j);
+                        }
+                    }
+                    missing.sort_unstable();
+                    missing.dedup();
+                    for j in missing {
+                        self.repair_messages += 1;
+                        if cfg.repair == Repair::Migrate && self.store.top(f) > j {
+                            let top = self.store.top(f);
+                            self.store.remove(f, top);
+                        }
+                        self.store.create_if_absent(&self.ring, f, j);
+                    }
+                }
+                self.repair_rounds += 1;
+            }
+        }
+    }
+
+    fn total_gaps(&self) -> u64 {
+        (0..self.store.files() as u32)
+            .map(|f| u64::from(self.store.gaps(f)))
+            .sum()
+    }
+}
+
+/// Failure probability of a request for a file with these used indices, by the recursion.
+fn fail_probability(used_top: u32, indices: &[u32]) -> f64 {
+    if indices.is_empty() {
+        return 1.0;
+    }
+    let mut used = vec![false; used_top as usize];
+    for &i in indices {
+        used[i as usize - 1] = true;
+    }
+    analysis::serve_distribution(&used)[0]
+}
+
+/// One run.
+pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
+    cfg.validate()?;
+    let ring = Ring::new(cfg.nodes, cfg.vnodes)?;
+    let store = Store::new(cfg.files, &ring);
+    let sampler = Sampler::new(Law::Zipf { alpha: cfg.alpha }, cfg.files as usize)?;
+    let pmf = Law::Zipf { alpha: cfg.alpha }.pmf(cfg.files as usize)?;
+    let lambda = cfg.load * f64::from(cfg.nodes);
+    let maglev = if cfg.policy == Policy::Maglev {
+        Some(Maglev::new(&ring, baselines::prime_at_least(100 * u64::from(cfg.nodes)))?)
+    } else {
+        None
+    };
+    let rendezvous_table = |ring: &Ring| -> Vec<u32> {
+        if cfg.policy != Policy::Rendezvous {
+            return Vec::new();
+        }
+        (0..cfg.files)
+            .map(|f| baselines::rendezvous(ring, u64::from(f)).expect("a live node"))
+            .collect()
+    };
+    let mut sim = Sim {
+        cfg,
+        rendezvous: rendezvous_table(&ring),
+        ring,
+        store,
+        maglev,
+        touched: Vec::new(),
+        in_touched: vec![false; cfg.files as usize],
+        node_load: vec![0; cfg.nodes as usize],
+        measured_load: vec![0; cfg.nodes as usize],
+        window_requests: 0,
+        reported: Vec::new(),
+        from_origin: Vec::new(),
+        probes: 0,
+        failures: 0,
+        replication_messages: 0,
+        created: 0,
+        repair_messages: 0,
+        repair_rounds: 0,
+    };
+    let mut out = Outcome::default();
+    let mut requests = 0u64;
+    let mut after = (0u64, 0u64); // requests and failures in the window after the crash
+    let mut repaired_at: Option<u32> = None;
+    for t in 0..cfg.horizon {
+        let flash = cfg.flash > 1.0 && (cfg.flash_start..cfg.flash_end).contains(&t);
+        let extra = if flash { (cfg.flash - 1.0) * pmf[0] * lambda } else { 0.0 };
+        let mean = (lambda + extra) * cfg.window;
+        let count = Poisson::new(mean)
+            .map_err(|e| Error::param("load", cfg.load, format!("a Poisson mean ({e})")))?
+            .sample(rng) as u64;
+        let p_flash = extra / (lambda + extra);
+        sim.node_load.fill(0);
+        sim.window_requests = 0;
+        let failures_before = sim.failures;
+        for _ in 0..count {
+            let f = if flash && rng.random::<f64>() < p_flash {
+                0
+            } else {
+                sampler.sample(rng) as u32
+            };
+            sim.request(f, rng);
+        }
+        requests += count;
+        if cfg.fail_fraction > 0.0 && t == cfg.fail_at + 1 {
+            after = (count, sim.failures - failures_before);
+        }
+        if t + cfg.measure >= cfg.horizon {
+            sim.measured_load
+                .iter_mut()
+                .zip(&sim.node_load)
+                .for_each(|(m, &l)| *m += u64::from(l));
+        }
+        if t + 1 == cfg.horizon && cfg.policy == Policy::MultiHash {
+            out.top_replica_load = sim
+                .store
+                .replicas(0)
+                .iter()
+                .map(|r| f64::from(r.count) / cfg.window)
+                .fold(0.0, f64::max);
+        }
+        if cfg.policy == Policy::MultiHash {
+            sim.adapt();
+            sim.origin_fill();
+        }
+        // Scheduled events: the crash.
+        if cfg.fail_fraction > 0.0 && t == cfg.fail_at {
+            let live: Vec<u32> = (0..sim.ring.nodes()).filter(|&n| sim.ring.is_alive(n)).collect();
+            let kill = ((cfg.fail_fraction * live.len() as f64).round() as usize).min(live.len() - 1);
+            let mut pool = live;
+            for i in 0..kill {
+                let j = rng.random_range(i..pool.len());
+                pool.swap(i, j);
+                sim.ring.crash(pool[i])?;
+                sim.store.crash(pool[i]);
+            }
+            sim.rendezvous = rendezvous_table(&sim.ring);
+            if let Some(m) = sim.maglev.as_mut() {
+                *m = Maglev::new(&sim.ring, baselines::prime_at_least(100 * u64::from(cfg.nodes)))?;
+            }
+            out.gaps_after_failure = sim.total_gaps();
+            out.lost_files = (0..cfg.files).filter(|&f| sim.store.replicas(f).is_empty()).count() as u64;
+            out.predicted_failure_after = (0..cfg.files)
+                .map(|f| {
+                    let idx: Vec<u32> = sim.store.replicas(f).iter().map(|r| r.index).collect();
+                    pmf[f as usize] * fail_probability(cfg.k.min(sim.store.top(f).max(1)), &idx)
+                })
+                .sum();
+            // RBS over K > top: indices above the top are unused, which the recursion over
+            // 1..=top already accounts for (they only add probes).
+        }
+        if cfg.policy == Policy::MultiHash && cfg.fail_fraction > 0.0 && t > cfg.fail_at {
+            sim.repair(rng);
+            if repaired_at.is_none() && sim.total_gaps() == 0 {
+                repaired_at = Some(t - cfg.fail_at);
+            }
+        }
+    }
+    let files = cfg.files as usize;
+    let (mut matched, mut band, mut err) = (0usize, 0usize, 0.0);
+    for f in 0..files {
+        let steady = analysis::steady_replicas(pmf[f] * lambda, cfg.c_high);
+        let upper = analysis::steady_replicas(pmf[f] * lambda, cfg.gamma * cfg.c_high);
+        let n = sim.store.replicas(f as u32).len() as u32;
+        matched += usize::from(n == steady);
+        band += usize::from((steady..=upper).contains(&n));
+        err += (f64::from(n) - f64::from(steady)).abs() / f64::from(steady);
+    }
+    let mut loads = sim.measured_load.clone();
+    let alive: Vec<u64> = (0..cfg.nodes)
+        .filter(|&n| sim.ring.is_alive(n))
+        .map(|n| loads[n as usize])
+        .collect();
+    loads = alive;
+    loads.sort_unstable();
+    let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
+    let cap = f64::from(cfg.measure) * cfg.window;
+    out.requests = requests;
+    out.probes_per_request = sim.probes as f64 / requests.max(1) as f64;
+    out.failure_rate = sim.failures as f64 / requests.max(1) as f64;
+    out.max_mean = *loads.last().unwrap_or(&0) as f64 / mean;
+    out.p99_mean = loads[((loads.len() as f64 * 0.99).ceil() as usize).clamp(1, loads.len()) - 1] as f64 / mean;
+    out.over_capacity = loads.iter().filter(|&&l| l as f64 > cap).count() as f64 / loads.len() as f64;
+    out.replicas = sim.store.total();
+    out.top_replicas = sim.store.replicas(0).len() as u32;
+    out.top_steady = analysis::steady_replicas(pmf[0] * lambda, cfg.c_high);
+    out.steady_match = matched as f64 / files as f64;
+    out.steady_error = err / files as f64;
+    out.in_band = band as f64 / files as f64;
+    out.failure_rate_after = if after.0 > 0 { after.1 as f64 / after.0 as f64 } else { 0.0 };
+    out.repair_rounds = repaired_at.unwrap_or(cfg.horizon.saturating_sub(cfg.fail_at));
+    out.messages_per_replication = if sim.created > 0 {
+        sim.replication_messages as f64 / sim.created as f64
+    } else {
+        0.0
+    };
+    out.repair_messages_per_round = if sim.repair_rounds > 0 {
+        sim.repair_messages as f64 / sim.repair_rounds as f64
+    } else {
+        0.0
+    };
+    let samples = 500u64;
+    out.chord_hops = (0..samples)
+        .map(|_| {
+            let from = rng.random_range(0..sim.ring.positions());
+            f64::from(sim.ring.chord_hops(from, rng.random()))
+        })
+        .sum::<f64>()
+        / samples as f64;
+    Ok(out)
+}
