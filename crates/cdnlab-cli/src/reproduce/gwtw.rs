@@ -2,26 +2,10 @@
 //! C1-C5). Every pass/fail is computed from the run's summary; a claim the reconstruction does
 //! not reproduce is reported as failing, with the mechanism in the notes.
 
-use super::{Claim, Reproduction, metric};
+use super::{Claim, Reproduction, metric, num, text};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
-use cdnlab::sim::Value;
 use serde_json::json;
-
-fn num(r: &SummaryRow, key: &str) -> f64 {
-    match &r.params[key] {
-        Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        _ => f64::NAN,
-    }
-}
-
-fn text<'a>(r: &'a SummaryRow, key: &str) -> &'a str {
-    match &r.params[key] {
-        Value::Text(t) => t,
-        _ => "",
-    }
-}
 
 fn claim(id: &str, text: &str, measured: serde_json::Value, expected: String, pass: bool) -> Claim {
     Claim {

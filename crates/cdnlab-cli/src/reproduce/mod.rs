@@ -53,12 +53,31 @@ macro_rules! scenario {
 
 mod cache;
 mod gwtw;
+mod multihash;
 
 /// Every registered experiment, in report order.
 pub fn registry() -> Vec<Reproduction> {
     let mut all = cache::registry();
     all.extend(gwtw::registry());
+    all.extend(multihash::registry());
     all
+}
+
+/// Parameter `key` of row `r` as a number (NaN if it is not one).
+pub(crate) fn num(r: &SummaryRow, key: &str) -> f64 {
+    match &r.params[key] {
+        cdnlab::sim::Value::Int(i) => *i as f64,
+        cdnlab::sim::Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+/// Parameter `key` of row `r` as text ("" if it is not).
+pub(crate) fn text<'a>(r: &'a SummaryRow, key: &str) -> &'a str {
+    match &r.params[key] {
+        cdnlab::sim::Value::Text(t) => t,
+        _ => "",
+    }
 }
 
 /// The mean of `name` in summary row `r`.

@@ -114,9 +114,9 @@ mod tests {
             let used: Vec<bool> = (1..=k).map(|i| i <= n).collect();
             let p = serve_distribution(&used);
             assert!(p[0].abs() < 1e-12);
-            for j in 1..=k {
+            for (j, &pj) in p.iter().enumerate().skip(1) {
                 let e = if j <= n { 1.0 / n as f64 } else { 0.0 };
-                assert!((p[j] - e).abs() < 1e-12, "k {k} n {n} j {j}: {}", p[j]);
+                assert!((pj - e).abs() < 1e-12, "k {k} n {n} j {j}: {pj}");
             }
             let e = expected_probes_with(&used);
             assert!((e - expected_probes(k as u32, n as u32)).abs() < 1e-9);
@@ -133,7 +133,12 @@ mod tests {
                     let p = serve_distribution(&used);
                     let c = single_gap(n as u32, g as u32);
                     for j in 0..=n {
-                        assert!((p[j] - c[j]).abs() < 1e-12, "n {n} g {g} j {j}: {} vs {}", p[j], c[j]);
+                        assert!(
+                            (p[j] - c[j]).abs() < 1e-12,
+                            "n {n} g {g} j {j}: {} vs {}",
+                            p[j],
+                            c[j]
+                        );
                     }
                     assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
                 }

@@ -96,7 +96,9 @@ pub fn is_prime(n: u64) -> bool {
 
 /// The smallest prime at or above `n`.
 pub fn prime_at_least(n: u64) -> u64 {
-    (n.max(2)..).find(|&p| is_prime(p)).expect("primes are unbounded")
+    (n.max(2)..)
+        .find(|&p| is_prime(p))
+        .expect("primes are unbounded")
 }
 
 #[cfg(test)]
@@ -109,7 +111,7 @@ mod tests {
     fn maglev_is_even_and_rendezvous_is_the_argmax() {
         let ring = Ring::new(37, 1).unwrap();
         let m = Maglev::new(&ring, prime_at_least(3700)).unwrap();
-        let mut counts = vec![0u32; 37];
+        let mut counts = [0u32; 37];
         for &n in &m.table {
             counts[n as usize] += 1;
         }

@@ -65,6 +65,9 @@ mod tests {
         let chi2: f64 = counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum();
         assert!(chi2 < 110.0, "chi2 {chi2}");
         let sd = (files as f64 * 0.25).sqrt();
-        assert!((agree as f64 - files as f64 / 2.0).abs() < 5.0 * sd, "{agree}");
+        assert!(
+            (agree as f64 - files as f64 / 2.0).abs() < 5.0 * sd,
+            "{agree}"
+        );
     }
 }

@@ -58,7 +58,13 @@ impl Ring {
         pts.sort_unstable();
         self.points = pts.iter().map(|p| p.0).collect();
         self.owners = pts.iter().map(|p| p.1).collect();
-        let bits = (self.points.len().max(1).next_power_of_two().trailing_zeros()).max(1);
+        let bits = (self
+            .points
+            .len()
+            .max(1)
+            .next_power_of_two()
+            .trailing_zeros())
+        .max(1);
         self.shift = 64 - bits;
         self.buckets = (0..1u64 << bits)
             .map(|b| self.points.partition_point(|&p| p < b << self.shift) as u32)

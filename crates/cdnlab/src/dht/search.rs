@@ -179,7 +179,10 @@ mod tests {
             let mean = probes as f64 / f64::from(trials);
             let expect = analysis::expected_probes(k, n);
             let se = (analysis::probe_variance(k, n) / f64::from(trials)).sqrt();
-            assert!((mean - expect).abs() < 4.0 * se + 1e-9, "k {k} n {n}: {mean} vs {expect}");
+            assert!(
+                (mean - expect).abs() < 4.0 * se + 1e-9,
+                "k {k} n {n}: {mean} vs {expect}"
+            );
         }
     }
 

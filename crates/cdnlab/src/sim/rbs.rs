@@ -16,14 +16,32 @@ pub struct RbsExperiment;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K (>= 1)"),
-    ParamSpec::int("n", 1, 1 << 20, 8, "replicas n_f: indices 1..n used, at most K"),
+    ParamSpec::int(
+        "n",
+        1,
+        1 << 20,
+        8,
+        "replicas n_f: indices 1..n used, at most K",
+    ),
     ParamSpec::choice(
         "gaps",
         &["none", "single", "random"],
         "missing indices below n: none, the one at `gap`, or `gap_count` random ones",
     ),
-    ParamSpec::int("gap", 1, 1 << 20, 1, "the missing index with gaps = single (1..n-1)"),
-    ParamSpec::int("gap_count", 0, 1 << 20, 2, "missing indices with gaps = random (below n)"),
+    ParamSpec::int(
+        "gap",
+        1,
+        1 << 20,
+        1,
+        "the missing index with gaps = single (1..n-1)",
+    ),
+    ParamSpec::int(
+        "gap_count",
+        0,
+        1 << 20,
+        2,
+        "missing indices with gaps = random (below n)",
+    ),
     ParamSpec::choice(
         "strategy",
         &["rbs", "binary", "oracle"],
@@ -76,7 +94,10 @@ impl Experiment for RbsExperiment {
             return Err(Error::param(
                 "gap",
                 p.int("gap"),
-                format!("from 1 to n - 1 ({}): a gap lies below the top replica", n - 1),
+                format!(
+                    "from 1 to n - 1 ({}): a gap lies below the top replica",
+                    n - 1
+                ),
             ));
         }
         if p.text("gaps") == "random" && p.int("gap_count") >= n {

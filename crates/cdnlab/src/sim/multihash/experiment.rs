@@ -13,14 +13,26 @@ pub struct MultihashExperiment;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice(
         "policy",
-        &["multihash", "single-hash", "bounded-load", "rendezvous", "maglev"],
+        &[
+            "multihash",
+            "single-hash",
+            "bounded-load",
+            "rendezvous",
+            "maglev",
+        ],
         "where requests go: multi-hash replicas, or a production baseline without replication",
     ),
     ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N"),
     ParamSpec::int("vnodes", 1, 1000, 1, "ring positions per node"),
     ParamSpec::int("files", 1, 100_000_000, 10_000, "files M"),
     ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K (>= 1)"),
-    ParamSpec::float("alpha", 0.0, 10.0, 1.0, "Zipf exponent of file popularity (>= 0)"),
+    ParamSpec::float(
+        "alpha",
+        0.0,
+        10.0,
+        1.0,
+        "Zipf exponent of file popularity (>= 0)",
+    ),
     ParamSpec::float(
         "load",
         0.0,
@@ -35,9 +47,25 @@ const PARAMS: &[ParamSpec] = &[
         0.5,
         "requests per time unit a replica takes before it is overloaded (> 0)",
     ),
-    ParamSpec::float("gamma", 0.0, 1.0, 0.75, "de-replication hysteresis, in (0, 1)"),
-    ParamSpec::flag("shrink", true, "the top replica deletes itself when demand drops"),
-    ParamSpec::float("window", 0.0, 1e9, 200.0, "window W of the overload detection, time units"),
+    ParamSpec::float(
+        "gamma",
+        0.0,
+        1.0,
+        0.75,
+        "de-replication hysteresis, in (0, 1)",
+    ),
+    ParamSpec::flag(
+        "shrink",
+        true,
+        "the top replica deletes itself when demand drops",
+    ),
+    ParamSpec::float(
+        "window",
+        0.0,
+        1e9,
+        200.0,
+        "window W of the overload detection, time units",
+    ),
     ParamSpec::choice(
         "growth",
         &["one", "double", "jump"],
@@ -48,7 +76,13 @@ const PARAMS: &[ParamSpec] = &[
         &["rbs", "binary", "oracle"],
         "how a request finds a replica",
     ),
-    ParamSpec::float("balance", 1.0, 100.0, 1.25, "bounded-load factor 1 + epsilon"),
+    ParamSpec::float(
+        "balance",
+        1.0,
+        100.0,
+        1.25,
+        "bounded-load factor 1 + epsilon",
+    ),
     ParamSpec::float(
         "fail_fraction",
         0.0,
@@ -56,7 +90,13 @@ const PARAMS: &[ParamSpec] = &[
         0.0,
         "fraction of nodes that crash after window fail_at, in [0, 1]",
     ),
-    ParamSpec::int("fail_at", 0, 100_000_000, 20, "window after which nodes crash"),
+    ParamSpec::int(
+        "fail_at",
+        0,
+        100_000_000,
+        20,
+        "window after which nodes crash",
+    ),
     ParamSpec::choice(
         "repair",
         &["rgr", "neighbour", "request", "migrate", "none"],
@@ -69,7 +109,13 @@ const PARAMS: &[ParamSpec] = &[
         1.0,
         "flash crowd: the top file's demand x this factor (1: none)",
     ),
-    ParamSpec::int("flash_start", 0, 100_000_000, 10, "first window of the flash crowd"),
+    ParamSpec::int(
+        "flash_start",
+        0,
+        100_000_000,
+        10,
+        "first window of the flash crowd",
+    ),
     ParamSpec::int("flash_end", 0, 100_000_000, 30, "first window after it"),
     ParamSpec::int("horizon", 1, 100_000_000, 40, "windows simulated"),
     ParamSpec::int(

@@ -12,12 +12,12 @@
 pub mod experiment;
 
 use crate::Error;
+use crate::dht::analysis;
 use crate::dht::baselines::{self, Maglev};
 use crate::dht::hash::{file_key, position_of};
 use crate::dht::ring::Ring;
 use crate::dht::search::{self, Strategy};
 use crate::dht::store::Store;
-use crate::dht::analysis;
 use crate::rng::Rng;
 use crate::workload::popularity::{Law, Sampler};
 use rand::RngExt;
@@ -355,7 +355,10 @@ impl Sim<'_> {
                     self.store.remove(f, top);
                 }
             }
-            self.store.replicas_mut(f).iter_mut().for_each(|r| r.count = 0);
+            self.store
+                .replicas_mut(f)
+                .iter_mut()
+                .for_each(|r| r.count = 0);
         }
         self.touched = touched;
         self.touched.clear();
@@ -396,7 +399,12 @@ impl Sim<'_> {
                 for f in 0..self.store.files() as u32 {
                     if self.store.gaps(f) == 0 {
                         // Probes still cost messages, but find nothing to do.
-                        let n = self.store.replicas(f).iter().filter(|r| r.index > 1).count();
+                        let n = self
+                            .store
+                            .replicas(f)
+                            .iter()
+                            .filter(|r| r.index > 1)
+                            .count();
                         self.repair_messages += n as u64;
                         continue;
                     }
@@ -465,7 +473,10 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let pmf = Law::Zipf { alpha: cfg.alpha }.pmf(cfg.files as usize)?;
     let lambda = cfg.load * f64::from(cfg.nodes);
     let maglev = if cfg.policy == Policy::Maglev {
-        Some(Maglev::new(&ring, baselines::prime_at_least(100 * u64::from(cfg.nodes)))?)
+        Some(Maglev::new(
+            &ring,
+            baselines::prime_at_least(100 * u64::from(cfg.nodes)),
+        )?)
     } else {
         None
     };
@@ -503,7 +514,11 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let mut repaired_at: Option<u32> = None;
     for t in 0..cfg.horizon {
         let flash = cfg.flash > 1.0 && (cfg.flash_start..cfg.flash_end).contains(&t);
-        let extra = if flash { (cfg.flash - 1.0) * pmf[0] * lambda } else { 0.0 };
+        let extra = if flash {
+            (cfg.flash - 1.0) * pmf[0] * lambda
+        } else {
+            0.0
+        };
         let mean = (lambda + extra) * cfg.window;
         let count = Poisson::new(mean)
             .map_err(|e| Error::param("load", cfg.load, format!("a Poisson mean ({e})")))?
@@ -544,8 +559,11 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         }
         // Scheduled events: the crash.
         if cfg.fail_fraction > 0.0 && t == cfg.fail_at {
-            let live: Vec<u32> = (0..sim.ring.nodes()).filter(|&n| sim.ring.is_alive(n)).collect();
-            let kill = ((cfg.fail_fraction * live.len() as f64).round() as usize).min(live.len() - 1);
+            let live: Vec<u32> = (0..sim.ring.nodes())
+                .filter(|&n| sim.ring.is_alive(n))
+                .collect();
+            let kill =
+                ((cfg.fail_fraction * live.len() as f64).round() as usize).min(live.len() - 1);
             let mut pool = live;
             for i in 0..kill {
                 let j = rng.random_range(i..pool.len());
@@ -555,10 +573,15 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             }
             sim.rendezvous = rendezvous_table(&sim.ring);
             if let Some(m) = sim.maglev.as_mut() {
-                *m = Maglev::new(&sim.ring, baselines::prime_at_least(100 * u64::from(cfg.nodes)))?;
+                *m = Maglev::new(
+                    &sim.ring,
+                    baselines::prime_at_least(100 * u64::from(cfg.nodes)),
+                )?;
             }
             out.gaps_after_failure = sim.total_gaps();
-            out.lost_files = (0..cfg.files).filter(|&f| sim.store.replicas(f).is_empty()).count() as u64;
+            out.lost_files = (0..cfg.files)
+                .filter(|&f| sim.store.replicas(f).is_empty())
+                .count() as u64;
             out.predicted_failure_after = (0..cfg.files)
                 .map(|f| {
                     let idx: Vec<u32> = sim.store.replicas(f).iter().map(|r| r.index).collect();
@@ -577,9 +600,9 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     }
     let files = cfg.files as usize;
     let (mut matched, mut band, mut err) = (0usize, 0usize, 0.0);
-    for f in 0..files {
-        let steady = analysis::steady_replicas(pmf[f] * lambda, cfg.c_high);
-        let upper = analysis::steady_replicas(pmf[f] * lambda, cfg.gamma * cfg.c_high);
+    for (f, &share) in pmf.iter().enumerate() {
+        let steady = analysis::steady_replicas(share * lambda, cfg.c_high);
+        let upper = analysis::steady_replicas(share * lambda, cfg.gamma * cfg.c_high);
         let n = sim.store.replicas(f as u32).len() as u32;
         matched += usize::from(n == steady);
         band += usize::from((steady..=upper).contains(&n));
@@ -598,15 +621,22 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     out.probes_per_request = sim.probes as f64 / requests.max(1) as f64;
     out.failure_rate = sim.failures as f64 / requests.max(1) as f64;
     out.max_mean = *loads.last().unwrap_or(&0) as f64 / mean;
-    out.p99_mean = loads[((loads.len() as f64 * 0.99).ceil() as usize).clamp(1, loads.len()) - 1] as f64 / mean;
-    out.over_capacity = loads.iter().filter(|&&l| l as f64 > cap).count() as f64 / loads.len() as f64;
+    out.p99_mean = loads[((loads.len() as f64 * 0.99).ceil() as usize).clamp(1, loads.len()) - 1]
+        as f64
+        / mean;
+    out.over_capacity =
+        loads.iter().filter(|&&l| l as f64 > cap).count() as f64 / loads.len() as f64;
     out.replicas = sim.store.total();
     out.top_replicas = sim.store.replicas(0).len() as u32;
     out.top_steady = analysis::steady_replicas(pmf[0] * lambda, cfg.c_high);
     out.steady_match = matched as f64 / files as f64;
     out.steady_error = err / files as f64;
     out.in_band = band as f64 / files as f64;
-    out.failure_rate_after = if after.0 > 0 { after.1 as f64 / after.0 as f64 } else { 0.0 };
+    out.failure_rate_after = if after.0 > 0 {
+        after.1 as f64 / after.0 as f64
+    } else {
+        0.0
+    };
     out.repair_rounds = repaired_at.unwrap_or(cfg.horizon.saturating_sub(cfg.fail_at));
     out.messages_per_replication = if sim.created > 0 {
         sim.replication_messages as f64 / sim.created as f64

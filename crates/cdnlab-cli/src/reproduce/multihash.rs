@@ -1,0 +1,461 @@
+//! Reproductions of multi-hash replication in a DHT-based CDN (spec `shared/spec/multihash.md`,
+//! experiments X1-X6). Every pass/fail is computed from the run's summary against the spec's
+//! formulas, with the tolerance stated in the claim.
+
+use super::{Claim, Reproduction, metric, num, text};
+use crate::runner::SummaryRow;
+use crate::scenario::Scenario;
+use cdnlab::dht::analysis;
+use cdnlab::workload::popularity::Law;
+use serde_json::json;
+
+fn claim(id: &str, text: &str, measured: serde_json::Value, expected: String, pass: bool) -> Claim {
+    Claim {
+        id: id.into(),
+        paper: "multihash",
+        claim: text.into(),
+        measured,
+        expected,
+        pass,
+    }
+}
+
+/// Replications behind a summary row.
+fn reps(r: &SummaryRow) -> f64 {
+    r.metrics.first().map_or(1.0, |m| m.n as f64)
+}
+
+/// The multi-hash reproductions.
+pub fn registry() -> Vec<Reproduction> {
+    vec![
+        Reproduction {
+            id: "mh-x1",
+            paper: "multihash",
+            title: "Multi-hash X1: random binary search, probes and uniformity",
+            quick: scenario!("mh-x1.toml"),
+            full: scenario!("mh-x1-full.toml"),
+            notes: "One file whose replicas are the prefix 1..n of K hash functions. RBS: hi = K; \
+                    pick i uniform in [1, hi]; a hit serves, a miss sets hi = i - 1. The served \
+                    index is uniform on 1..n (chi-square against the 10<sup>-4</sup> bound) and \
+                    the probes per request are 1 + H<sub>K</sub> - H<sub>n</sub>, with variance \
+                    the sum over j in (n, K] of 1/j - 1/j<sup>2</sup>.",
+            claims: x1,
+        },
+        Reproduction {
+            id: "mh-x2",
+            paper: "multihash",
+            title: "Multi-hash X2: RBS against binary search and an oracle",
+            quick: scenario!("mh-x2.toml"),
+            full: scenario!("mh-x2-full.toml"),
+            notes: "Binary search finds the highest used index (assuming a prefix, about \
+                    log<sub>2</sub> K probes) and then fetches a uniform pick (one more); the \
+                    oracle knows n<sub>f</sub> and fetches once. RBS needs no knowledge of \
+                    n<sub>f</sub> and fewer probes than binary search at every n.",
+            claims: x2,
+        },
+        Reproduction {
+            id: "mh-gaps",
+            paper: "multihash",
+            title: "Multi-hash: one gap, serve probabilities and random gap removal",
+            quick: scenario!("mh-gaps.toml"),
+            full: scenario!("mh-gaps-full.toml"),
+            notes: "Replicas 1..n with index g missing. Requests serve from j &lt; g with \
+                    probability (1/n)(1 + 1/(g - 1)) and from j &gt; g with 1/n; with g = 1 a \
+                    request fails with probability 1/n. Random gap removal (each replica i &gt; 1 \
+                    probes a uniform j in [1, i - 1] per round) fills the gap after (n - 1)/(n - g) \
+                    rounds on average.",
+            claims: gaps,
+        },
+        Reproduction {
+            id: "mh-multigap",
+            paper: "multihash",
+            title: "Multi-hash: several gaps, against the exact recursion",
+            quick: scenario!("mh-multigap.toml"),
+            full: scenario!("mh-multigap-full.toml"),
+            notes: "Random indices below the top replica are missing. The served index and the \
+                    failures follow P<sub>hi</sub>(j) = (1/hi) [1{j &le; hi, j used} + the sum \
+                    over unused i &le; hi of P<sub>i-1</sub>(j)], P<sub>0</sub> = fail.",
+            claims: multigap,
+        },
+        Reproduction {
+            id: "mh-x3",
+            paper: "multihash",
+            title: "Multi-hash X3: load balance with and without replication, against production hashing",
+            quick: scenario!("mh-x3.toml"),
+            full: scenario!("mh-x3-full.toml"),
+            notes: "N = 1000 nodes, M = 10<sup>4</sup> Zipf files, load 0.5 of capacity, \
+                    c<sub>high</sub> = 0.1 (a replica takes at most a fifth of a node's mean \
+                    load), windows of 1000 time units, growth by jump. Without replication the \
+                    node holding the most popular file carries its whole demand; bounded loads \
+                    caps every node at 1.25 x the mean by sending requests past their hash \
+                    position (giving up affinity); rendezvous and Maglev balance files, not \
+                    demand. Replica counts stay within the hysteresis band [ceil(lambda / \
+                    c<sub>high</sub>), ceil(lambda / (gamma c<sub>high</sub>))]: noise in a \
+                    window's count moves them inside it.",
+            claims: x3,
+        },
+        Reproduction {
+            id: "mh-x4",
+            paper: "multihash",
+            title: "Multi-hash X4: a flash crowd, growth variants and de-replication",
+            quick: scenario!("mh-x4.toml"),
+            full: scenario!("mh-x4-full.toml"),
+            notes: "The most popular file's demand is multiplied by 5 from window 10 to window 30. \
+                    One replica per window follows slowly; doubling and jump reach the new \
+                    replica count within a few windows (jump overshoots: every overloaded replica \
+                    estimates the demand from its own noisy count, and the largest estimate wins \
+                    at the arbiters). After the drop the top replica removes itself one window at \
+                    a time while the others would stay below gamma c<sub>high</sub>.",
+            claims: x4,
+        },
+        Reproduction {
+            id: "mh-x5",
+            paper: "multihash",
+            title: "Multi-hash X5: node crashes, gaps and their repair",
+            quick: scenario!("mh-x5.toml"),
+            full: scenario!("mh-x5-full.toml"),
+            notes: "A fraction of the nodes crashes after window 20. Replicas on them are lost; \
+                    their positions pass to successors that do not hold them, so a lost index \
+                    below a surviving one is a gap. The failure rate of the next window is \
+                    predicted per file by the exact recursion on its surviving indices and \
+                    weighted by popularity. Files left with no replica are restored from the \
+                    origin at the end of the window in which a request misses.",
+            claims: x5,
+        },
+        Reproduction {
+            id: "mh-x6",
+            paper: "multihash",
+            title: "Multi-hash X6: overhead and DHT hops",
+            quick: scenario!("mh-x6.toml"),
+            full: scenario!("mh-x6-full.toml"),
+            notes: "Probes per request (each a DHT lookup), messages per replica created (the \
+                    gallop and binary search of every concurrent attempt, and the \
+                    CREATE_IF_ABSENT messages), messages per repair round, and the hops of a \
+                    Chord lookup on the same ring (greedy fingers to the key's predecessor).",
+            claims: x6,
+        },
+    ]
+}
+
+fn x1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let min_fit = rows
+        .iter()
+        .map(|r| metric(sc, r, "fits"))
+        .fold(f64::INFINITY, f64::min);
+    let worst_chi = rows
+        .iter()
+        .map(|r| metric(sc, r, "chi2") / metric(sc, r, "chi2_bound").max(1e-12))
+        .fold(0.0, f64::max);
+    // z-score of the mean probes against 1 + H_K - H_n.
+    let z = |r: &SummaryRow| {
+        let var = metric(sc, r, "var_expected");
+        let se = (var / (num(r, "requests") * reps(r))).sqrt();
+        let d = (metric(sc, r, "probes_mean") - metric(sc, r, "probes_expected")).abs();
+        if se > 0.0 {
+            d / se
+        } else if d < 1e-12 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    };
+    let worst_z = rows.iter().map(z).fold(0.0, f64::max);
+    let worst_var = rows
+        .iter()
+        .filter(|r| metric(sc, r, "var_expected") > 0.0)
+        .map(|r| (metric(sc, r, "probes_var") / metric(sc, r, "var_expected") - 1.0).abs())
+        .fold(0.0, f64::max);
+    vec![
+        claim(
+            "mh.rbs-uniform",
+            "RBS serves from a uniformly random used index (chi-square, every K and n)",
+            json!({"lowest_fraction_of_runs_passing": min_fit, "largest_chi2_over_bound": worst_chi}),
+            "every run below the 1e-4 chi-square bound".into(),
+            !rows.is_empty() && min_fit == 1.0,
+        ),
+        claim(
+            "mh.rbs-probes",
+            "RBS makes 1 + H_K - H_n probes per request on average",
+            json!({"largest_z": worst_z}),
+            "|mean - formula| within 4 standard errors in every cell".into(),
+            !rows.is_empty() && worst_z <= 4.0,
+        ),
+        claim(
+            "mh.rbs-variance",
+            "The variance of the probe count is the sum over j in (n, K] of 1/j - 1/j^2",
+            json!({"largest_relative_error": worst_var}),
+            "within 5% in every cell with n < K".into(),
+            worst_var <= 0.05,
+        ),
+    ]
+}
+
+fn x2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let probes = |s: &str, n: f64| {
+        rows.iter()
+            .find(|r| text(r, "strategy") == s && num(r, "n") == n)
+            .map(|r| metric(sc, r, "probes_mean"))
+    };
+    let ns: Vec<f64> = rows
+        .iter()
+        .filter(|r| text(r, "strategy") == "rbs")
+        .map(|r| num(r, "n"))
+        .collect();
+    let pass = !ns.is_empty()
+        && ns
+            .iter()
+            .all(|&n| match (probes("rbs", n), probes("binary", n)) {
+                (Some(a), Some(b)) => a < b,
+                _ => false,
+            });
+    let first = ns.first().copied().unwrap_or(f64::NAN);
+    vec![claim(
+        "mh.rbs-vs-binary",
+        "RBS needs fewer probes than binary search for n_f followed by a uniform pick",
+        json!({"n": first, "rbs": probes("rbs", first), "binary": probes("binary", first), "oracle": probes("oracle", first)}),
+        "RBS below binary search at every n".into(),
+        pass,
+    )]
+}
+
+fn gaps(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let min_fit = rows
+        .iter()
+        .map(|r| metric(sc, r, "fits"))
+        .fold(f64::INFINITY, f64::min);
+    // Failure rate at g = 1 against 1/n.
+    let fail_z = rows
+        .iter()
+        .filter(|r| num(r, "gap") == 1.0)
+        .map(|r| {
+            let p = 1.0 / num(r, "n");
+            let se = (p * (1.0 - p) / (num(r, "requests") * reps(r))).sqrt();
+            (metric(sc, r, "fail_rate") - p).abs() / se
+        })
+        .fold(0.0, f64::max);
+    // RGR rounds: geometric with success (n - g)/(n - 1).
+    let rgr_z = rows
+        .iter()
+        .map(|r| {
+            let (n, g) = (num(r, "n"), num(r, "gap"));
+            let p = (n - g) / (n - 1.0);
+            let se = ((1.0 - p) / (p * p) / (num(r, "rounds_trials") * reps(r))).sqrt();
+            let d =
+                (metric(sc, r, "rgr_rounds") - analysis::rgr_mean_rounds(n as u32, g as u32)).abs();
+            if se > 0.0 {
+                d / se
+            } else if d < 1e-12 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        })
+        .fold(0.0, f64::max);
+    vec![
+        claim(
+            "mh.gap-single",
+            "With one gap g, requests serve from j < g with probability (1/n)(1 + 1/(g - 1)), from j > g with 1/n, and fail with 1/n when g = 1",
+            json!({"lowest_fraction_of_runs_passing_chi2": min_fit, "failure_rate_largest_z": fail_z}),
+            "every run below the 1e-4 chi-square bound; failure rate within 4 standard errors of 1/n".into(),
+            !rows.is_empty() && min_fit == 1.0 && fail_z <= 4.0,
+        ),
+        claim(
+            "mh.rgr-rounds",
+            "Random gap removal fills a single gap g after (n - 1)/(n - g) rounds on average",
+            json!({"largest_z": rgr_z}),
+            "within 4 standard errors in every cell".into(),
+            !rows.is_empty() && rgr_z <= 4.0,
+        ),
+    ]
+}
+
+fn multigap(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let min_fit = rows
+        .iter()
+        .map(|r| metric(sc, r, "fits"))
+        .fold(f64::INFINITY, f64::min);
+    let dev = rows
+        .iter()
+        .map(|r| metric(sc, r, "max_abs_dev"))
+        .fold(0.0, f64::max);
+    vec![claim(
+        "mh.gap-multi",
+        "With several gaps the served index and failures follow the exact recursion",
+        json!({"lowest_fraction_of_runs_passing_chi2": min_fit, "largest_abs_deviation": dev}),
+        "every run below the 1e-4 chi-square bound".into(),
+        !rows.is_empty() && min_fit == 1.0,
+    )]
+}
+
+fn x3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let mh: Vec<&SummaryRow> = rows
+        .iter()
+        .filter(|r| text(r, "policy") == "multihash")
+        .collect();
+    let band = mh
+        .iter()
+        .map(|r| metric(sc, r, "in_band"))
+        .fold(f64::INFINITY, f64::min);
+    let exact = mh
+        .iter()
+        .map(|r| metric(sc, r, "steady_match"))
+        .fold(f64::INFINITY, f64::min);
+    // Gain: single-hash max/mean over multi-hash max/mean in the same (alpha, vnodes) cell.
+    let gains: Vec<(f64, f64, f64)> = mh
+        .iter()
+        .filter_map(|r| {
+            let single = rows.iter().find(|s| {
+                text(s, "policy") == "single-hash"
+                    && num(s, "alpha") == num(r, "alpha")
+                    && num(s, "vnodes") == num(r, "vnodes")
+            })?;
+            Some((
+                num(r, "alpha"),
+                num(r, "vnodes"),
+                metric(sc, single, "max_mean") / metric(sc, r, "max_mean"),
+            ))
+        })
+        .collect();
+    let min_gain = gains.iter().map(|g| g.2).fold(f64::INFINITY, f64::min);
+    let top = mh
+        .iter()
+        .max_by(|a, b| num(a, "alpha").total_cmp(&num(b, "alpha")))
+        .map(|r| {
+            (
+                num(r, "alpha"),
+                metric(sc, r, "top_replicas"),
+                metric(sc, r, "top_steady"),
+            )
+        });
+    vec![
+        claim(
+            "mh.steady-replicas",
+            "Replica counts settle at max(1, ceil(lambda_f / c_high)), within the de-replication hysteresis",
+            json!({"lowest_fraction_in_band": band, "lowest_fraction_exact": exact, "top_file_at_largest_alpha": top}),
+            "at least 99% of files inside [ceil(lambda/c_high), ceil(lambda/(gamma c_high))] in every cell".into(),
+            !mh.is_empty() && band >= 0.99,
+        ),
+        claim(
+            "mh.balance-gain",
+            "Replication balances node load: the busiest node's load over the mean falls against single-hash placement",
+            json!({"lowest_gain": min_gain, "gains_alpha_vnodes": gains}),
+            "gain > 1 at every alpha and ring layout".into(),
+            !gains.is_empty() && min_gain > 1.0,
+        ),
+    ]
+}
+
+fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let at = |g: &str, h: f64| {
+        rows.iter()
+            .find(|r| text(r, "growth") == g && num(r, "horizon") == h)
+            .map(|r| metric(sc, r, "top_replicas"))
+    };
+    let Some(r0) = rows.first() else {
+        return Vec::new();
+    };
+    let (start, end) = (num(r0, "flash_start"), num(r0, "flash_end"));
+    let last = rows.iter().map(|r| num(r, "horizon")).fold(0.0, f64::max);
+    // The flash crowd's replica count: its demand over c_high.
+    let pmf0 = Law::Zipf {
+        alpha: num(r0, "alpha"),
+    }
+    .pmf(num(r0, "files") as usize)
+    .map_or(f64::NAN, |p| p[0]);
+    let lambda = num(r0, "flash") * pmf0 * num(r0, "load") * num(r0, "nodes");
+    let target = analysis::steady_replicas(lambda, num(r0, "c_high"));
+    let soon = start + 5.0;
+    let fast: Vec<(&str, Option<f64>)> = ["double", "jump"]
+        .iter()
+        .map(|&g| (g, at(g, soon)))
+        .collect();
+    let one = at("one", soon);
+    let shrink: Vec<(&str, Option<f64>, Option<f64>)> = ["double", "jump"]
+        .iter()
+        .map(|&g| (g, at(g, end), at(g, last)))
+        .collect();
+    vec![
+        claim(
+            "mh.flash-growth",
+            "Doubling and jump replicate a flash crowd within a few windows; one replica per window lags",
+            json!({"target": target, "window": soon, "fast": fast, "one": one}),
+            format!("double and jump at >= {target} replicas 5 windows after the start; one below"),
+            fast.iter()
+                .all(|(_, v)| v.is_some_and(|v| v >= f64::from(target)))
+                && one.is_some_and(|v| v < f64::from(target)),
+        ),
+        claim(
+            "mh.flash-shrink",
+            "After the crowd leaves, top-only de-replication removes replicas",
+            json!({"at_end_and_last": shrink}),
+            "fewer replicas at the last window than when the crowd left".into(),
+            shrink
+                .iter()
+                .all(|(_, a, b)| matches!((a, b), (Some(a), Some(b)) if b < a)),
+        ),
+    ]
+}
+
+fn x5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    // Requests in the window after the crash: about load x nodes x window per run.
+    let z = |r: &SummaryRow| {
+        let (m, p) = (
+            metric(sc, r, "failure_rate_after"),
+            metric(sc, r, "predicted_failure_after"),
+        );
+        let n = num(r, "load") * num(r, "nodes") * num(r, "window") * reps(r);
+        let se = (p * (1.0 - p) / n).sqrt().max(1e-12);
+        (m - p).abs() / se
+    };
+    let worst = rows.iter().map(z).fold(0.0, f64::max);
+    let horizon_left = |r: &SummaryRow| num(r, "horizon") - num(r, "fail_at");
+    let unrepaired: Vec<(String, f64)> = rows
+        .iter()
+        .filter(|r| metric(sc, r, "repair_rounds") >= horizon_left(r))
+        .map(|r| (text(r, "repair").to_string(), num(r, "fail_fraction")))
+        .collect();
+    let rounds: Vec<(String, f64, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                text(r, "repair").to_string(),
+                num(r, "fail_fraction"),
+                metric(sc, r, "repair_rounds"),
+            )
+        })
+        .collect();
+    vec![
+        claim(
+            "mh.failure-recursion",
+            "After crashes, the request failure rate is what the exact recursion predicts from the surviving replicas",
+            json!({"largest_z": worst}),
+            "measured within 4 standard errors of predicted in every cell".into(),
+            !rows.is_empty() && worst <= 4.0,
+        ),
+        claim(
+            "mh.repair",
+            "Random gap removal and its variants remove every gap",
+            json!({"cells_with_gaps_left": unrepaired, "rounds": rounds}),
+            "no gap left before the horizon in any cell".into(),
+            !rows.is_empty() && unrepaired.is_empty(),
+        ),
+    ]
+}
+
+fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let worst = rows
+        .iter()
+        .map(|r| (metric(sc, r, "chord_hops") - 0.5 * num(r, "nodes").log2()).abs())
+        .fold(0.0, f64::max);
+    let hops: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (num(r, "nodes"), metric(sc, r, "chord_hops")))
+        .collect();
+    vec![claim(
+        "mh.chord-hops",
+        "A DHT lookup takes about 0.5 log2 N Chord hops",
+        json!({"largest_deviation": worst, "nodes_hops": hops}),
+        "within 0.5 hops of 0.5 log2 N at every N".into(),
+        !rows.is_empty() && worst <= 0.5,
+    )]
+}
