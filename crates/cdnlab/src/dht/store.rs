@@ -59,6 +59,14 @@ impl Store {
         &mut self.files[f as usize]
     }
 
+    /// Hints the CPU to fetch file `f`'s replica list (requests call this a few ahead).
+    #[inline]
+    pub fn prefetch(&self, f: u32) {
+        if let Some(v) = self.files.get(f as usize) {
+            crate::cache::index::prefetch(v);
+        }
+    }
+
     /// Position of index `i` among file `f`'s replicas.
     #[inline]
     fn find(&self, f: u32, i: u32) -> Result<usize, usize> {

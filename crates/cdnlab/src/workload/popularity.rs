@@ -43,10 +43,10 @@ impl Law {
 /// Draws object ranks from a [`Law`] in O(1) each.
 #[derive(Debug, Clone)]
 pub struct Sampler {
-    /// Column i keeps rank i when the low 32 random bits are below `keep[i]`, else gives
-    /// `alias[i]`. Full columns have `alias[i] = i`.
-    keep: Box<[u32]>,
-    alias: Box<[u32]>,
+    /// Column i, (keep, alias): it keeps rank i when the low 32 random bits are below `keep`,
+    /// else gives `alias`. Full columns have alias i. Side by side, so that a draw from a large
+    /// table misses the cache once, not twice.
+    columns: Box<[(u32, u32)]>,
 }
 
 impl Sampler {
@@ -73,8 +73,7 @@ impl Sampler {
         }
         // What remains (in either list) is a full column up to rounding.
         Ok(Sampler {
-            keep: keep.into_boxed_slice(),
-            alias: alias.into_boxed_slice(),
+            columns: keep.into_iter().zip(alias).collect(),
         })
     }
 
@@ -87,11 +86,12 @@ impl Sampler {
     /// The sample that the 64 random bits `x` select (see [`Sampler::sample`]).
     #[inline]
     pub fn pick(&self, x: u64) -> usize {
-        let i = (((x >> 32) * self.keep.len() as u64) >> 32) as usize;
-        if (x as u32) < self.keep[i] {
+        let i = (((x >> 32) * self.columns.len() as u64) >> 32) as usize;
+        let (keep, alias) = self.columns[i];
+        if (x as u32) < keep {
             i
         } else {
-            self.alias[i] as usize
+            alias as usize
         }
     }
 }

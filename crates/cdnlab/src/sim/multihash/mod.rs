@@ -23,6 +23,9 @@ use crate::workload::popularity::{Law, Sampler};
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson};
 
+/// How many requests ahead the serving loop prefetches a file's replicas.
+const AHEAD: usize = 8;
+
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
@@ -225,11 +228,10 @@ impl Sim<'_> {
         let node = match cfg.policy {
             Policy::MultiHash => {
                 let key = file_key(u64::from(f));
-                let (store, ring) = (&self.store, &self.ring);
-                let mut hit = None;
-                let top = store.top(f);
+                let top = self.store.top(f);
                 let report = cfg.repair == Repair::Request;
-                let reported = &mut self.reported;
+                let mut hit = None;
+                let (store, ring, reported) = (&self.store, &self.ring, &mut self.reported);
                 let l = search::lookup(cfg.strategy, cfg.k, top, rng, |i| {
                     match store.probe(ring, key, f, i) {
                         Some(h) => {
@@ -510,6 +512,7 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     };
     let mut out = Outcome::default();
     let mut requests = 0u64;
+    let mut batch: Vec<u32> = Vec::new();
     let mut after = (0u64, 0u64); // requests and failures in the window after the crash
     let mut repaired_at: Option<u32> = None;
     for t in 0..cfg.horizon {
@@ -527,13 +530,21 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         sim.node_load.fill(0);
         sim.window_requests = 0;
         let failures_before = sim.failures;
+        // The window's files first (independent draws, whose cache misses overlap), then the
+        // requests in order, each prefetching the replica list of one a few places ahead.
+        batch.clear();
         for _ in 0..count {
-            let f = if flash && rng.random::<f64>() < p_flash {
+            batch.push(if flash && rng.random::<f64>() < p_flash {
                 0
             } else {
                 sampler.sample(rng) as u32
-            };
-            sim.request(f, rng);
+            });
+        }
+        for i in 0..batch.len() {
+            if let Some(&g) = batch.get(i + AHEAD) {
+                sim.store.prefetch(g);
+            }
+            sim.request(batch[i], rng);
         }
         requests += count;
         if cfg.fail_fraction > 0.0 && t == cfg.fail_at + 1 {
