@@ -7,39 +7,22 @@
    the differences give bytes per user and per server.
 3. One E2 point at n = 10^5 (k = 2, 4000 slots, 2 replications) on 2 threads: wall time.
 """
-import csv
 import os
-import subprocess
 import sys
-import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runcell import best_of, run as run_cell  # noqa: E402
 
 cdnlab = sys.argv[1]
 
 
 def run(params, threads, reps=1):
-    """Runs one cell; returns (wall seconds, peak RSS bytes, summary row)."""
-    with tempfile.TemporaryDirectory() as d:
-        scen = os.path.join(d, "s.toml")
-        with open(scen, "w") as f:
-            f.write(f'experiment = "gwtw"\nreplications = {reps}\n[params]\n')
-            for k, v in params.items():
-                f.write(f"{k} = {v}\n")
-        t = time.perf_counter()
-        p = subprocess.Popen([cdnlab, "run", scen, "--out", os.path.join(d, "o"),
-                              "--threads", str(threads)], stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        if status != 0:
-            sys.exit(f"cdnlab run failed for {params}")
-        with open(os.path.join(d, "o", "summary.csv")) as f:
-            row = next(csv.DictReader(f))
-        return wall, usage.ru_maxrss * 1024, row
+    return run_cell(cdnlab, "gwtw", params, threads, reps)
 
 
 # Best of 3: other work on a shared machine only ever slows a run down.
-wall, _, row = min((run({"servers": 10000, "k": 2, "tau": 50, "horizon": 3000}, threads=1)
-                    for _ in range(3)), key=lambda r: r[0])
+wall, _, row = best_of(3, cdnlab, "gwtw", {"servers": 10000, "k": 2, "tau": 50, "horizon": 3000},
+                       threads=1)
 reqs = float(row["requests_mean"])
 print(f"throughput: {reqs:.3g} requests in {wall:.2f} s on one thread (best of 3) = "
       f"{reqs / wall / 1e6:.1f} M requests/s "
@@ -47,8 +30,8 @@ print(f"throughput: {reqs:.3g} requests in {wall:.2f} s on one thread (best of 3
 
 # The same model small enough for every structure to stay in L2: what a request costs when
 # memory is not the limit.
-wall, _, row = min((run({"servers": 1000, "k": 2, "tau": 50, "horizon": 30000}, threads=1)
-                    for _ in range(3)), key=lambda r: r[0])
+wall, _, row = best_of(3, cdnlab, "gwtw", {"servers": 1000, "k": 2, "tau": 50, "horizon": 30000},
+                       threads=1)
 reqs = float(row["requests_mean"])
 print(f"in cache: n = 1e3, 30000 slots: {wall / reqs * 1e9:.1f} ns per request (best of 3)")
 

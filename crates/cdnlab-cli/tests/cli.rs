@@ -385,6 +385,99 @@ fn gwtw_is_identical_across_threads() {
     }
 }
 
+const MULTIHASH: &str = r#"
+experiment = "multihash"
+replications = 2
+[params]
+nodes = 60
+files = 400
+k = 64
+window = 50.0
+horizon = 12
+measure = 3
+fail_fraction = 0.1
+fail_at = 5
+growth = "jump"
+[grid]
+repair = ["rgr", "request"]
+"#;
+
+/// Multi-hash bad input: each gets one message naming the parameter, the value and what is
+/// allowed.
+#[test]
+fn multihash_bad_input() {
+    let cases: &[(&str, &[&str])] = &[
+        ("k = 0", &["k", "0", "from 1"]),
+        ("nodes = 0", &["nodes", "0", "from 1"]),
+        ("alpha = -1", &["alpha", "-1", "from 0"]),
+        (
+            "fail_fraction = 1.5",
+            &["fail_fraction", "1.5", "from 0 to 1"],
+        ),
+        (
+            "fail_fraction = -0.2",
+            &["fail_fraction", "-0.2", "from 0 to 1"],
+        ),
+        ("c_high = 0", &["c_high", "0", "> 0"]),
+        ("c_high = -1", &["c_high", "-1", "from 0"]),
+        ("gamma = 1", &["gamma", "1", "(0, 1)"]),
+        ("measure = 13", &["measure", "13", "horizon (12)"]),
+        (
+            "growth = \"triple\"",
+            &["growth", "triple", "one, double, jump"],
+        ),
+    ];
+    for (line, needles) in cases {
+        // The bad line replaces the scenario's own setting of that parameter.
+        let key = line.split(" =").next().unwrap();
+        let text: String = MULTIHASH
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{key} =")))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .replace("[params]\n", &format!("[params]\n{line}\n"));
+        let (d, p) = setup(&text);
+        let out = cdnlab(&["run", p.to_str().unwrap(), "--out", "o"], d.path());
+        fails_with(&out, needles);
+    }
+    // The rbs experiment checks n against k and the gap against n.
+    for (line, needles) in [
+        ("k = 4\nn = 5", &["n", "5", "at most k (4)"][..]),
+        (
+            "n = 4\ngaps = \"single\"\ngap = 4",
+            &["gap", "4", "from 1 to n - 1 (3)"][..],
+        ),
+    ] {
+        let (d, p) = setup(&format!(
+            "experiment = \"rbs\"\nreplications = 1\n[params]\nrequests = 10\n{line}\n"
+        ));
+        let out = cdnlab(&["run", p.to_str().unwrap(), "--out", "o"], d.path());
+        fails_with(&out, needles);
+    }
+}
+
+/// Multi-hash results (crashes and repair included) are identical whatever the thread count.
+#[test]
+fn multihash_is_identical_across_threads() {
+    let (d, p) = setup(MULTIHASH);
+    let s = p.to_str().unwrap();
+    for (t, o) in [("1", "a"), ("2", "b")] {
+        let out = cdnlab(&["run", s, "--out", o, "--threads", t], d.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for f in ["results.csv", "summary.csv"] {
+        assert_eq!(
+            read(&d.path().join("a").join(f)),
+            read(&d.path().join("b").join(f)),
+            "{f}"
+        );
+    }
+}
+
 /// Output into a closed pipe (`cdnlab experiments | head -1`) ends quietly, not with a panic.
 #[test]
 fn closed_stdout_is_not_a_panic() {

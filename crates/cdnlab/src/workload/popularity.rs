@@ -88,11 +88,7 @@ impl Sampler {
     pub fn pick(&self, x: u64) -> usize {
         let i = (((x >> 32) * self.columns.len() as u64) >> 32) as usize;
         let (keep, alias) = self.columns[i];
-        if (x as u32) < keep {
-            i
-        } else {
-            alias as usize
-        }
+        if (x as u32) < keep { i } else { alias as usize }
     }
 }
 

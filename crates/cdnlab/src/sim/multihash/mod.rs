@@ -44,7 +44,8 @@ pub enum Policy {
 pub enum Growth {
     /// One per window (the smallest unused index).
     One,
-    /// Each overloaded replica i adds index n + i: doubling when all are overloaded.
+    /// Doubling: n + 1 ..= 2n (every overloaded replica asks for the same indices, and the
+    /// arbiters create each once).
     Double,
     /// Straight to ceil(lambda_hat / c_high), lambda_hat = observed rate x n.
     Jump,
@@ -332,7 +333,7 @@ impl Sim<'_> {
                 let n = u - 1;
                 match cfg.growth {
                     Growth::One => targets.push(u),
-                    Growth::Double => targets.push(u + i - 1),
+                    Growth::Double => targets.extend(u..=(2 * n).max(u)),
                     Growth::Jump => {
                         let want = analysis::steady_replicas(
                             f64::from(c) / cfg.window * f64::from(n),
@@ -468,6 +469,15 @@ fn fail_probability(used_top: u32, indices: &[u32]) -> f64 {
 
 /// One run.
 pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
+    run_with(cfg, rng, &mut |_, _| {})
+}
+
+/// One run, showing `inspect` the replica state after every window (for tests of invariants).
+pub fn run_with(
+    cfg: &Config,
+    rng: &mut Rng,
+    inspect: &mut dyn FnMut(u32, &Store),
+) -> Result<Outcome, Error> {
     cfg.validate()?;
     let ring = Ring::new(cfg.nodes, cfg.vnodes)?;
     let store = Store::new(cfg.files, &ring);
@@ -608,6 +618,7 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 repaired_at = Some(t - cfg.fail_at);
             }
         }
+        inspect(t, &sim.store);
     }
     let files = cfg.files as usize;
     let (mut matched, mut band, mut err) = (0usize, 0usize, 0.0);
@@ -669,3 +680,6 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         / samples as f64;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,102 @@
+//! Invariants of the simulated DHT CDN (spec `shared/spec/multihash.md`).
+
+use super::*;
+
+fn small(growth: Growth) -> Config {
+    Config {
+        nodes: 100,
+        vnodes: 4,
+        files: 2000,
+        k: 256,
+        alpha: 1.0,
+        load: 0.5,
+        c_high: 0.2,
+        gamma: 0.75,
+        shrink: true,
+        window: 100.0,
+        growth,
+        strategy: Strategy::Rbs,
+        policy: Policy::MultiHash,
+        balance: 1.25,
+        fail_fraction: 0.0,
+        fail_at: 0,
+        repair: Repair::Rgr,
+        flash: 4.0,
+        flash_start: 5,
+        flash_end: 15,
+        horizon: 30,
+        measure: 5,
+    }
+}
+
+/// Without failures the used indices of every file are the prefix 1..n_f after every window,
+/// whatever the growth rule: concurrent replication attempts meet at CREATE_IF_ABSENT, so none
+/// creates a duplicate or skips an index, and only the top replica ever leaves. A flash crowd
+/// makes the counts go up and down.
+#[test]
+fn prefix_invariant_without_failures() {
+    for growth in [Growth::One, Growth::Double, Growth::Jump] {
+        let cfg = small(growth);
+        let mut rng = crate::rng::stream(3, 0, 0);
+        let mut most = 0usize;
+        run_with(&cfg, &mut rng, &mut |t, store| {
+            for f in 0..cfg.files {
+                let idx: Vec<u32> = store.replicas(f).iter().map(|r| r.index).collect();
+                let prefix: Vec<u32> = (1..=idx.len() as u32).collect();
+                assert_eq!(idx, prefix, "{growth:?}: window {t}, file {f}");
+            }
+            most = most.max(store.replicas(0).len());
+        })
+        .unwrap();
+        assert!(
+            most > 10,
+            "{growth:?}: the flash crowd replicated file 0 ({most})"
+        );
+    }
+}
+
+/// The served load per replica ends near c_high or below for the top file once replicated
+/// (jump growth reaches the steady count within a few windows).
+#[test]
+fn replication_caps_replica_load() {
+    let mut cfg = small(Growth::Jump);
+    cfg.flash = 1.0;
+    let mut rng = crate::rng::stream(4, 0, 0);
+    let out = run(&cfg, &mut rng).unwrap();
+    assert!(out.top_replicas >= out.top_steady, "{out:?}");
+    // Poisson noise over a window of 100 time units at c_high = 0.2: counts of 20 have sd 4.5.
+    assert!(out.top_replica_load < cfg.c_high * 1.6, "{out:?}");
+    assert_eq!(out.failure_rate, 0.0);
+}
+
+/// After crashes, the measured failure rate of the next window matches the exact recursion's
+/// prediction (within 4 standard errors), and random gap removal leaves no gap.
+#[test]
+fn crashes_match_the_recursion_and_rgr_repairs() {
+    let mut cfg = small(Growth::Jump);
+    cfg.flash = 1.0;
+    cfg.fail_fraction = 0.2;
+    cfg.fail_at = 10;
+    cfg.window = 400.0;
+    let mut rng = crate::rng::stream(5, 0, 0);
+    let out = run(&cfg, &mut rng).unwrap();
+    assert!(out.gaps_after_failure > 0, "{out:?}");
+    let p = out.predicted_failure_after;
+    let n = cfg.load * f64::from(cfg.nodes) * cfg.window;
+    let se = (p * (1.0 - p) / n).sqrt();
+    assert!(
+        (out.failure_rate_after - p).abs() < 4.0 * se,
+        "{} vs {p} (se {se})",
+        out.failure_rate_after
+    );
+    assert!(out.repair_rounds < cfg.horizon - cfg.fail_at, "{out:?}");
+}
+
+/// A run is a function of its seed.
+#[test]
+fn runs_are_reproducible() {
+    let cfg = small(Growth::Double);
+    let a = run(&cfg, &mut crate::rng::stream(9, 1, 2)).unwrap();
+    let b = run(&cfg, &mut crate::rng::stream(9, 1, 2)).unwrap();
+    assert_eq!(a, b);
+}
