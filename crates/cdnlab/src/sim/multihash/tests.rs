@@ -100,3 +100,30 @@ fn runs_are_reproducible() {
     let b = run(&cfg, &mut crate::rng::stream(9, 1, 2)).unwrap();
     assert_eq!(a, b);
 }
+
+proptest::proptest! {
+    /// Fuzz: any configuration within the parameters' ranges runs or is refused with an error;
+    /// nothing panics (tiny systems, one node, K = 1, every node but one crashing, ...).
+    #[test]
+    fn configs_never_panic(
+        nodes in 1u32..12, vnodes in 1u32..4, files in 1u32..40, k in 1u32..40,
+        alpha in 0.0f64..3.0, load in 0.01f64..3.0, c_high in 0.01f64..2.0,
+        window in 1.0f64..30.0, growth in 0usize..3, strategy in 0usize..3, policy in 0usize..5,
+        fail in 0.0f64..=1.0, fail_at in 0u32..5, repair in 0usize..5, horizon in 1u32..6,
+        shrink in proptest::bool::ANY, flash in 1.0f64..5.0,
+    ) {
+        let cfg = Config {
+            nodes, vnodes, files, k, alpha, load, c_high, gamma: 0.75, shrink, window,
+            growth: [Growth::One, Growth::Double, Growth::Jump][growth],
+            strategy: Strategy::ALL[strategy],
+            policy: [Policy::MultiHash, Policy::SingleHash, Policy::BoundedLoad,
+                     Policy::Rendezvous, Policy::Maglev][policy],
+            balance: 1.25, fail_fraction: fail, fail_at,
+            repair: [Repair::None, Repair::Rgr, Repair::Neighbour, Repair::Request,
+                     Repair::Migrate][repair],
+            flash, flash_start: 1, flash_end: 3, horizon, measure: 1,
+        };
+        let mut rng = crate::rng::stream(1, 0, 0);
+        let _ = run(&cfg, &mut rng);
+    }
+}
