@@ -204,7 +204,6 @@ struct Sim<'a> {
     rendezvous: Vec<u32>,
     /// Files requested this window (each once), for the end-of-window pass.
     touched: Vec<u32>,
-    in_touched: Vec<bool>,
     /// Requests per node this window and over the measured windows.
     node_load: Vec<u32>,
     measured_load: Vec<u64>,
@@ -250,11 +249,13 @@ impl Sim<'_> {
                 self.probes += u64::from(l.probes);
                 match (l.served, hit) {
                     (Some(_), Some((node, slot))) => {
-                        self.store.replicas_mut(f)[slot].count += 1;
-                        if !self.in_touched[f as usize] {
-                            self.in_touched[f as usize] = true;
+                        // The file's first request this window (all counts still 0; they sit
+                        // in the line just read, where a separate flag array would miss).
+                        let reps = self.store.replicas_mut(f);
+                        if reps.iter().all(|r| r.count == 0) {
                             self.touched.push(f);
                         }
+                        reps[slot].count += 1;
                         Some(node)
                     }
                     _ => {
@@ -307,7 +308,6 @@ impl Sim<'_> {
         let mut touched = std::mem::take(&mut self.touched);
         touched.sort_unstable();
         for &f in &touched {
-            self.in_touched[f as usize] = false;
             let key = file_key(u64::from(f));
             let reps: Vec<(u32, u32)> = self
                 .store
@@ -507,7 +507,6 @@ pub fn run_with(
         store,
         maglev,
         touched: Vec::new(),
-        in_touched: vec![false; cfg.files as usize],
         node_load: vec![0; cfg.nodes as usize],
         measured_load: vec![0; cfg.nodes as usize],
         window_requests: 0,
