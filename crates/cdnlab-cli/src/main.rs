@@ -9,6 +9,7 @@ mod replay;
 mod reproduce;
 mod runner;
 mod scenario;
+mod tp;
 use crate::output::outln;
 
 use clap::{Parser, Subcommand};
@@ -36,6 +37,8 @@ enum Command {
     GenTrace(gentrace::GenTraceArgs),
     /// List the experiments a scenario can name, with their parameters and metrics.
     Experiments,
+    /// The Transportation Problem: solve an instance (optimal, north-west corner or Vogel).
+    Tp(tp::TpArgs),
 }
 
 fn experiments() {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => runner::merge(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::GenTrace(a) => gentrace::run(a),
+        Command::Tp(a) => tp::run(a),
         Command::Experiments => {
             experiments();
             Ok(())

@@ -43,6 +43,7 @@
 //!   slot ids, with a private open-addressing index from object id to slot.
 //! - Errors are typed ([`Error`]); bad input never panics.
 
+pub mod alloc;
 pub mod cache;
 pub mod dht;
 pub mod error;

@@ -1,0 +1,163 @@
+//! `cdnlab tp solve`: the Transportation Problem on a JSON instance
+//! `{"supply": [..], "demand": [..], "cost": [[..], ..]}` (cost is supply by demand, integers).
+
+use crate::error::{CliError, Result};
+use crate::output::outln;
+use cdnlab::alloc::problem::Balance;
+use cdnlab::alloc::{Allocation, Problem, initial, simplex};
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `cdnlab tp`.
+#[derive(Debug, Args)]
+pub struct TpArgs {
+    #[command(subcommand)]
+    pub command: TpCommand,
+}
+
+/// Transportation Problem commands.
+#[derive(Debug, Subcommand)]
+pub enum TpCommand {
+    /// Solve an instance: the optimal cost and the positive flows (or an initial solution).
+    Solve(SolveArgs),
+}
+
+/// How totals that differ are reconciled.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BalanceArg {
+    /// Scale the demands to the total supply (largest remainders).
+    Scale,
+    /// Add a dummy row or column of cost 0.
+    Dummy,
+}
+
+/// Which allocation to compute.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Method {
+    /// The optimum (network simplex).
+    Optimal,
+    /// The north-west corner rule (feasible, ignores costs).
+    Northwest,
+    /// Vogel's approximation method (feasible, usually near the optimum).
+    Vogel,
+}
+
+/// Arguments of `cdnlab tp solve`.
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// JSON instance: {"supply": [ints], "demand": [ints], "cost": [[ints]]}.
+    pub file: PathBuf,
+    /// Balance unequal totals this way (without it, unequal totals are an error).
+    #[arg(long, value_enum)]
+    pub balance: Option<BalanceArg>,
+    /// Allocation to compute.
+    #[arg(long, value_enum, default_value = "optimal")]
+    pub method: Method,
+    /// Print one JSON object: cost, flows [[i, j, x], ...], solve_seconds, and more.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Instance {
+    supply: Vec<i64>,
+    demand: Vec<i64>,
+    cost: Vec<Vec<i64>>,
+}
+
+/// Runs the command.
+pub fn run(a: &TpArgs) -> Result<()> {
+    let TpCommand::Solve(s) = &a.command;
+    solve(s)
+}
+
+fn solve(a: &SolveArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.file).map_err(|e| CliError::io(&a.file, e))?;
+    let inst: Instance = serde_json::from_str(&text).map_err(|e| {
+        CliError::file(
+            &a.file,
+            format!(
+                "{e} (expected {{\"supply\": [ints], \"demand\": [ints], \"cost\": [[ints]]}} \
+                 with whole numbers only)"
+            ),
+        )
+    })?;
+    let problem = match a.balance {
+        None => Problem::new(inst.supply, inst.demand, inst.cost),
+        Some(b) => Problem::balanced(
+            inst.supply,
+            inst.demand,
+            inst.cost,
+            match b {
+                BalanceArg::Scale => Balance::Scale,
+                BalanceArg::Dummy => Balance::Dummy,
+            },
+        ),
+    }
+    .map_err(|e| {
+        CliError::file(
+            &a.file,
+            format!(
+                "{e}{}",
+                if a.balance.is_none() {
+                    " (see --balance)"
+                } else {
+                    ""
+                }
+            ),
+        )
+    })?;
+    let t = Instant::now();
+    let (alloc, pivots): (Allocation, Option<u64>) = match a.method {
+        Method::Optimal => {
+            let s = simplex::solve(&problem)?;
+            (s.allocation, Some(s.pivots))
+        }
+        Method::Northwest => (initial::northwest(&problem)?, None),
+        Method::Vogel => (initial::vogel(&problem)?, None),
+    };
+    let seconds = t.elapsed().as_secs_f64();
+    let n = problem.cols();
+    let flows: Vec<[i64; 3]> = alloc
+        .flow
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| **x > 0)
+        .map(|(e, &x)| [(e / n) as i64, (e % n) as i64, x])
+        .collect();
+    if a.json {
+        let out = serde_json::json!({
+            "cost": alloc.cost,
+            "flows": flows,
+            "solve_seconds": seconds,
+            "method": format!("{:?}", a.method).to_lowercase(),
+            "rows": problem.rows(),
+            "cols": n,
+            "supply": problem.supply,
+            "demand": problem.demand,
+            "pivots": pivots,
+        });
+        outln!("{out}");
+    } else {
+        let what = match a.method {
+            Method::Optimal => "optimal cost",
+            Method::Northwest => "north-west corner cost",
+            Method::Vogel => "Vogel cost",
+        };
+        outln!(
+            "{what} {} ({} x {}, {:.3} s)",
+            alloc.cost,
+            problem.rows(),
+            n,
+            seconds
+        );
+        outln!("supply demand flow");
+        for [i, j, x] in flows {
+            outln!("{i} {j} {x}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! A transportation instance: m supplies (server capacities), n demands (population demands)
+//! and an m x n cost matrix, validated so that no later sum can overflow.
+
+use crate::Error;
+
+/// Largest supply, demand or |cost| accepted: sums and products of them stay far inside i64
+/// (m x n x 2^31 x 2^31 would not, so the objective is also computed with checks).
+pub const MAX_VALUE: i64 = 1 << 31;
+
+/// How an instance whose supplies and demands differ in total is made balanced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Balance {
+    /// Scale the demands to the total supply (largest remainders, so they stay integers).
+    Scale,
+    /// Add a dummy supply row or demand column of cost 0 that takes the difference.
+    Dummy,
+}
+
+/// A balanced, validated instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub supply: Vec<i64>,
+    pub demand: Vec<i64>,
+    /// Row-major, supply by demand.
+    pub cost: Vec<i64>,
+}
+
+/// An allocation: flows x_ij (row-major, like the costs) and their total cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    pub flow: Vec<i64>,
+    pub cost: i64,
+}
+
+impl Problem {
+    /// Checks the instance: non-empty, rectangular, values in [0, 2^31] (costs in
+    /// [-2^31, 2^31]), totals equal. An unbalanced instance is an error that says so (see
+    /// [`Problem::balanced`]).
+    pub fn new(supply: Vec<i64>, demand: Vec<i64>, cost: Vec<Vec<i64>>) -> Result<Self, Error> {
+        let p = Self::checked(supply, demand, cost)?;
+        let (s, d) = (p.supply.iter().sum::<i64>(), p.demand.iter().sum::<i64>());
+        if s != d {
+            return Err(Error::param(
+                "demand",
+                format!("total {d}"),
+                format!(
+                    "the total supply ({s}) for a balanced instance; balance it by scaling the \
+                     demands or with a dummy row or column"
+                ),
+            ));
+        }
+        Ok(p)
+    }
+
+    /// As [`Problem::new`], balancing unequal totals as asked.
+    pub fn balanced(
+        supply: Vec<i64>,
+        demand: Vec<i64>,
+        cost: Vec<Vec<i64>>,
+        how: Balance,
+    ) -> Result<Self, Error> {
+        let mut p = Self::checked(supply, demand, cost)?;
+        let (s, d) = (p.supply.iter().sum::<i64>(), p.demand.iter().sum::<i64>());
+        if s == d {
+            return Ok(p);
+        }
+        let (m, n) = (p.supply.len(), p.demand.len());
+        match how {
+            Balance::Scale => {
+                if d == 0 {
+                    return Err(Error::param(
+                        "demand",
+                        "all 0",
+                        "some positive demand to scale",
+                    ));
+                }
+                p.demand = scale_to(&p.demand, s);
+            }
+            Balance::Dummy if s > d => {
+                // A dummy demand column takes the spare supply.
+                let mut cost = Vec::with_capacity(m * (n + 1));
+                for i in 0..m {
+                    cost.extend_from_slice(&p.cost[i * n..(i + 1) * n]);
+                    cost.push(0);
+                }
+                p.cost = cost;
+                p.demand.push(s - d);
+            }
+            Balance::Dummy => {
+                // A dummy supply row covers the unmet demand.
+                p.cost.extend(std::iter::repeat_n(0, n));
+                p.supply.push(d - s);
+            }
+        }
+        Ok(p)
+    }
+
+    fn checked(supply: Vec<i64>, demand: Vec<i64>, cost: Vec<Vec<i64>>) -> Result<Self, Error> {
+        if supply.is_empty() || demand.is_empty() {
+            return Err(Error::param(
+                "instance",
+                "empty",
+                "at least one supply and one demand",
+            ));
+        }
+        let (m, n) = (supply.len(), demand.len());
+        if cost.len() != m {
+            return Err(Error::param(
+                "cost",
+                format!("{} rows", cost.len()),
+                format!("one row per supply ({m})"),
+            ));
+        }
+        if let Some((i, r)) = cost.iter().enumerate().find(|(_, r)| r.len() != n) {
+            return Err(Error::param(
+                "cost",
+                format!("row {i} with {} entries", r.len()),
+                format!("one entry per demand ({n}) in every row"),
+            ));
+        }
+        for (what, v) in [("supply", &supply), ("demand", &demand)] {
+            if let Some((i, x)) = v
+                .iter()
+                .enumerate()
+                .find(|(_, x)| !(0..=MAX_VALUE).contains(*x))
+            {
+                return Err(Error::param(
+                    what,
+                    format!("{x} at index {i}"),
+                    format!("a whole number from 0 to {MAX_VALUE}"),
+                ));
+            }
+        }
+        for (i, r) in cost.iter().enumerate() {
+            if let Some((j, c)) = r.iter().enumerate().find(|(_, c)| c.abs() > MAX_VALUE) {
+                return Err(Error::param(
+                    "cost",
+                    format!("{c} at [{i}][{j}]"),
+                    format!("a whole number from -{MAX_VALUE} to {MAX_VALUE}"),
+                ));
+            }
+        }
+        let (s, d) = (supply.iter().sum::<i64>(), demand.iter().sum::<i64>());
+        if s.max(d) > i64::MAX / MAX_VALUE / 4 {
+            return Err(Error::param(
+                "supply",
+                format!("total {}", s.max(d)),
+                "totals small enough that total cost fits 64 bits",
+            ));
+        }
+        Ok(Problem {
+            supply,
+            demand,
+            cost: cost.into_iter().flatten().collect(),
+        })
+    }
+
+    /// Rows (supplies).
+    pub fn rows(&self) -> usize {
+        self.supply.len()
+    }
+
+    /// Columns (demands).
+    pub fn cols(&self) -> usize {
+        self.demand.len()
+    }
+
+    /// The cost of a flow matrix, checked: an error if it does not fit 64 bits.
+    pub fn total_cost(&self, flow: &[i64]) -> Result<i64, Error> {
+        let t: i128 = self
+            .cost
+            .iter()
+            .zip(flow)
+            .map(|(&c, &x)| i128::from(c) * i128::from(x))
+            .sum();
+        i64::try_from(t).map_err(|_| Error::param("cost", t, "a total cost that fits 64 bits"))
+    }
+
+    /// Checks that `flow` is a feasible allocation: non-negative, row and column sums exact.
+    pub fn check(&self, flow: &[i64]) -> Result<(), String> {
+        let (m, n) = (self.rows(), self.cols());
+        if flow.len() != m * n {
+            return Err(format!("{} flows for {m} x {n}", flow.len()));
+        }
+        if let Some(x) = flow.iter().find(|&&x| x < 0) {
+            return Err(format!("negative flow {x}"));
+        }
+        for i in 0..m {
+            let r: i64 = flow[i * n..(i + 1) * n].iter().sum();
+            if r != self.supply[i] {
+                return Err(format!("row {i} ships {r}, supply {}", self.supply[i]));
+            }
+        }
+        for j in 0..n {
+            let c: i64 = (0..m).map(|i| flow[i * n + j]).sum();
+            if c != self.demand[j] {
+                return Err(format!("column {j} gets {c}, demand {}", self.demand[j]));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Integers proportional to `v` summing to `total` (largest remainders; ties to the lower index).
+pub fn scale_to(v: &[i64], total: i64) -> Vec<i64> {
+    let sum: i128 = v.iter().map(|&x| i128::from(x)).sum();
+    let exact: Vec<i128> = v
+        .iter()
+        .map(|&x| i128::from(x) * i128::from(total))
+        .collect();
+    let mut out: Vec<i64> = exact.iter().map(|&e| (e / sum) as i64).collect();
+    let short = total - out.iter().sum::<i64>();
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(exact[i] % sum), i));
+    for &i in order.iter().take(short as usize) {
+        out[i] += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_instances_are_refused_with_the_reason() {
+        let e = |r: Result<Problem, Error>| r.unwrap_err().to_string();
+        assert!(e(Problem::new(vec![], vec![1], vec![])).contains("empty"));
+        assert!(
+            e(Problem::new(vec![1], vec![1], vec![vec![1, 2]]))
+                .contains("one entry per demand (1)")
+        );
+        assert!(
+            e(Problem::new(vec![1, 1], vec![2], vec![vec![1]])).contains("one row per supply (2)")
+        );
+        assert!(e(Problem::new(vec![-1], vec![1], vec![vec![1]])).contains("supply"));
+        assert!(e(Problem::new(vec![1], vec![-1], vec![vec![1]])).contains("demand"));
+        assert!(e(Problem::new(vec![1], vec![1], vec![vec![1 << 40]])).contains("cost"));
+        assert!(e(Problem::new(vec![2], vec![1], vec![vec![1]])).contains("balance"));
+    }
+
+    #[test]
+    fn balancing() {
+        let p = Problem::balanced(
+            vec![10, 5],
+            vec![3, 3],
+            vec![vec![1, 2], vec![3, 4]],
+            Balance::Scale,
+        )
+        .unwrap();
+        assert_eq!(p.demand, vec![8, 7]);
+        let p = Problem::balanced(
+            vec![10, 5],
+            vec![3, 3],
+            vec![vec![1, 2], vec![3, 4]],
+            Balance::Dummy,
+        )
+        .unwrap();
+        assert_eq!((p.demand.clone(), p.cols()), (vec![3, 3, 9], 3));
+        assert_eq!(p.cost, vec![1, 2, 0, 3, 4, 0]);
+        let p = Problem::balanced(vec![1], vec![3, 3], vec![vec![1, 2]], Balance::Dummy).unwrap();
+        assert_eq!(
+            (p.supply.clone(), p.cost.clone()),
+            (vec![1, 5], vec![1, 2, 0, 0])
+        );
+        assert_eq!(scale_to(&[1, 1, 1], 10), vec![4, 3, 3]);
+    }
+}
