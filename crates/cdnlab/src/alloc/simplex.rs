@@ -3,7 +3,7 @@
 //! The bipartite network has a node per supply row and per demand column, an uncapacitated arc
 //! i -> j of cost c_ij for every cell, and an artificial root joined to every node by an arc of
 //! a cost larger than any path (big M). The starting basis is the tree of artificial arcs,
-//! oriented so that it is strongly feasible (every zero-flow arc points away from the root).
+//! oriented so that it is strongly feasible (every zero-flow arc points toward the root).
 //! Each pivot prices a block of about sqrt(mn) arcs and takes the most negative reduced cost
 //! c_ij + pi_i - pi_j in it (block search); the leaving arc is the last blocking arc of the cycle
 //! (Cunningham's rule), which keeps the tree strongly feasible and so rules out cycling. The
@@ -31,6 +31,8 @@ pub struct Solution {
     pub v: Vec<i64>,
     /// Pivots made.
     pub pivots: u64,
+    /// The final tree (see [`solve_warm`]).
+    pub basis: Basis,
 }
 
 impl Solution {
@@ -69,7 +71,22 @@ impl Solution {
 
 /// Solves `p` to optimality.
 pub fn solve(p: &Problem) -> Result<Solution, Error> {
-    Network::new(p).run(p)
+    Network::new(p, None).run(p)
+}
+
+/// Solves `p` starting from the basis of an earlier solution of an instance of the same shape
+/// (same costs, different supplies or demands: a re-allocation). The old tree is kept where its
+/// arcs can carry the new flows; the rest hang from the root. Cold if the shapes differ.
+pub fn solve_warm(p: &Problem, basis: &Basis) -> Result<Solution, Error> {
+    Network::new(p, Some(basis)).run(p)
+}
+
+/// The spanning tree of an optimal solution, for warm starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Basis {
+    rows: usize,
+    parent: Vec<u32>,
+    pred: Vec<u32>,
 }
 
 struct Network {
@@ -94,13 +111,12 @@ struct Network {
 }
 
 impl Network {
-    fn new(p: &Problem) -> Self {
+    /// A network whose tree is every node hung from the root by its artificial arc (a cold
+    /// start), or the tree of `basis` (a warm start).
+    fn new(p: &Problem, basis: Option<&Basis>) -> Self {
         let (m, n) = (p.rows(), p.cols());
         let nodes = m + n;
         let cells = m * n;
-        let max_cost = p.cost.iter().map(|c| c.abs()).max().unwrap_or(0);
-        // Longer than any path of real arcs: (nodes) arcs of at most max_cost each.
-        let art_cost = (max_cost + 1) * (nodes as i64 + 1);
         let mut net = Network {
             m,
             n,
@@ -118,25 +134,127 @@ impl Network {
             block: ((cells as f64).sqrt().ceil() as usize).max(10),
             stack: Vec::new(),
         };
-        for u in 0..nodes {
-            let e = cells + u;
-            net.in_tree[e] = true;
-            net.depth[u] = 1;
-            // Rows with supply send it up to the root; every other node is fed from the root
-            // (zero-flow arcs away from the root: a strongly feasible tree).
-            if u < m && p.supply[u] > 0 {
-                net.flow[e] = p.supply[u];
-                net.dir[u] = UP;
-                net.pi[u] = -art_cost;
-            } else {
-                net.flow[e] = if u < m { 0 } else { p.demand[u - m] };
-                net.dir[u] = DOWN;
-                net.pi[u] = art_cost;
+        match basis {
+            Some(b) if b.parent.len() == nodes && b.rows == m => {
+                for u in 0..nodes {
+                    net.parent[u] = b.parent[u] as usize;
+                    net.pred[u] = b.pred[u] as usize;
+                }
             }
-            net.pred[u] = e;
-            net.link(u, nodes);
+            _ => {
+                for u in 0..nodes {
+                    net.parent[u] = nodes;
+                    net.pred[u] = cells + u;
+                }
+            }
         }
+        net.install(p);
         net
+    }
+
+    /// Makes the tree in `parent`/`pred` a strongly feasible basis for `p` (every zero-flow arc
+    /// points toward the root, so any node can send flow to the root along its path): each
+    /// node's arc carries the net supply of its subtree; an arc that would carry it the wrong
+    /// way, or carry nothing away from the root, is replaced by the node's artificial arc to
+    /// the root, oriented to carry it. Then child lists, depths and potentials follow from the tree.
+    fn install(&mut self, p: &Problem) {
+        let (m, cells, root) = (self.m, self.m * self.n, self.m + self.n);
+        // Children lists of the given tree, then a preorder from the root.
+        self.first_child.fill(NONE);
+        for u in 0..root {
+            let par = self.parent[u];
+            self.link(u, par);
+        }
+        let mut order = Vec::with_capacity(root + 1);
+        self.stack.clear();
+        self.stack.push(root);
+        while let Some(x) = self.stack.pop() {
+            order.push(x);
+            let mut c = self.first_child[x];
+            while c != NONE {
+                self.stack.push(c);
+                c = self.next_sib[c];
+            }
+        }
+        // Bottom-up: net supply of each subtree that stays attached.
+        let mut net: Vec<i64> = (0..root)
+            .map(|u| if u < m { p.supply[u] } else { -p.demand[u - m] })
+            .collect();
+        for &u in order.iter().rev() {
+            if u == root {
+                continue;
+            }
+            let e = self.pred[u];
+            let (s, _) = self.arc_ends(e, u);
+            let up = s == u; // the arc points from u to its parent
+            let carry = if up { net[u] } else { -net[u] };
+            let detach = e >= cells || carry < 0 || (carry == 0 && !up);
+            if detach {
+                // Hang u from the root by its artificial arc, carrying the subtree's net supply.
+                if self.parent[u] != root {
+                    self.unlink(u);
+                    self.link(u, root);
+                }
+                self.pred[u] = cells + u;
+                if net[u] >= 0 {
+                    self.dir[u] = UP;
+                    self.flow[cells + u] = net[u];
+                } else {
+                    self.dir[u] = DOWN;
+                    self.flow[cells + u] = -net[u];
+                }
+            } else {
+                self.dir[u] = if up { UP } else { DOWN };
+                self.flow[e] = carry;
+                let par = self.parent[u];
+                if par != root {
+                    net[par] += net[u];
+                }
+            }
+        }
+        self.in_tree.fill(false);
+        for u in 0..root {
+            self.in_tree[self.pred[u]] = true;
+        }
+        // Top-down: depths and potentials (reduced cost 0 on every tree arc).
+        let art_cost = self.art_cost(p);
+        self.pi[root] = 0;
+        self.depth[root] = 0;
+        self.stack.clear();
+        self.stack.push(root);
+        while let Some(x) = self.stack.pop() {
+            let mut c = self.first_child[x];
+            while c != NONE {
+                let e = self.pred[c];
+                let cost = if e < cells { p.cost[e] } else { art_cost };
+                self.pi[c] = if self.dir[c] == UP {
+                    self.pi[x] - cost
+                } else {
+                    self.pi[x] + cost
+                };
+                self.depth[c] = self.depth[x] + 1;
+                self.stack.push(c);
+                c = self.next_sib[c];
+            }
+        }
+    }
+
+    /// Longer than any path of real arcs: (nodes + 1) arcs of at most the largest |cost|.
+    fn art_cost(&self, p: &Problem) -> i64 {
+        let max_cost = p.cost.iter().map(|c| c.abs()).max().unwrap_or(0);
+        (max_cost + 1) * ((self.m + self.n) as i64 + 1)
+    }
+
+    /// (source, target) of tree arc `e` hanging node `u` (artificial arcs: by `dir`).
+    fn arc_ends(&self, e: usize, u: usize) -> (usize, usize) {
+        let cells = self.m * self.n;
+        if e < cells {
+            (e / self.n, self.m + e % self.n)
+        } else if self.dir[u] == UP {
+            (u, self.m + self.n)
+        } else {
+            (self.m + self.n, u)
+        }
     }
 
     #[inline]
@@ -313,11 +431,23 @@ impl Network {
         let base = self.pi[0];
         let u = (0..self.m).map(|i| base - self.pi[i]).collect();
         let v = (0..self.n).map(|j| self.pi[self.m + j] - base).collect();
+        let basis = Basis {
+            rows: self.m,
+            parent: self.parent[..self.m + self.n]
+                .iter()
+                .map(|&x| x as u32)
+                .collect(),
+            pred: self.pred[..self.m + self.n]
+                .iter()
+                .map(|&x| x as u32)
+                .collect(),
+        };
         Ok(Solution {
             allocation: super::problem::Allocation { flow, cost },
             u,
             v,
             pivots,
+            basis,
         })
     }
 }
@@ -386,6 +516,31 @@ pub(crate) mod tests {
         }
     }
 
+    /// A warm start after changing some demands reaches the same optimum as a cold solve, and
+    /// with no change it needs no pivot at all.
+    #[test]
+    fn warm_starts_reach_the_cold_optimum() {
+        for seed in 0..100 {
+            let p = random(20, 25, 100, 40, seed);
+            let s = solve(&p).unwrap();
+            let again = solve_warm(&p, &s.basis).unwrap();
+            assert_eq!(again.pivots, 0);
+            assert_eq!(again.allocation.cost, s.allocation.cost);
+            // Shift a few units between two demands (totals stay balanced).
+            let mut q = p.clone();
+            let mut rng = stream(seed, 77, 0);
+            for _ in 0..3 {
+                let (a, b) = (rng.random_range(0..25), rng.random_range(0..25));
+                let x = q.demand[a].min(rng.random_range(0..10));
+                q.demand[a] -= x;
+                q.demand[b] += x;
+            }
+            let warm = solve_warm(&q, &s.basis).unwrap();
+            warm.certify(&q).unwrap();
+            assert_eq!(warm.allocation.cost, solve(&q).unwrap().allocation.cost);
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         /// Structural invariants on arbitrary small instances: exact sums, integrality (by
@@ -442,6 +597,27 @@ mod lp_check {
                     (ours as f64 - lp).abs() <= 1e-6 * lp.abs().max(1.0),
                     "{m}x{n} seed {seed}: {ours} vs LP {lp}"
                 );
+            }
+        }
+    }
+}
+#[cfg(test)]
+mod strong {
+    use super::*;
+    /// After every pivot the tree stays strongly feasible: no arc of zero flow points away
+    /// from the root (the property that rules out cycling).
+    #[test]
+    fn trees_stay_strongly_feasible() {
+        for seed in 0..30 {
+            let p = super::tests::random(15, 20, 5, 3, seed);
+            let mut net = Network::new(&p, None);
+            let check = |net: &Network| {
+                (0..net.m + net.n).all(|u| net.flow[net.pred[u]] > 0 || net.dir[u] == UP)
+            };
+            assert!(check(&net));
+            while let Some(e) = net.entering(&p) {
+                net.pivot(&p, e);
+                assert!(check(&net), "seed {seed}");
             }
         }
     }
