@@ -4,7 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::output::outln;
 use cdnlab::alloc::problem::Balance;
-use cdnlab::alloc::{Allocation, Problem, initial, simplex};
+use cdnlab::alloc::{Problem, initial, simplex};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -58,6 +58,10 @@ pub struct SolveArgs {
     /// Print one JSON object: cost, flows [[i, j, x], ...], solve_seconds, and more.
     #[arg(long)]
     pub json: bool,
+    /// Then re-allocate: solve this second instance (same costs and shape, new supplies or
+    /// demands) starting from the first optimum's basis, and report both (optimal method only).
+    #[arg(long, value_name = "FILE2")]
+    pub then: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -74,18 +78,19 @@ pub fn run(a: &TpArgs) -> Result<()> {
     solve(s)
 }
 
-fn solve(a: &SolveArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.file).map_err(|e| CliError::io(&a.file, e))?;
+/// Reads and validates one instance file.
+fn load(path: &PathBuf, balance: Option<BalanceArg>) -> Result<Problem> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
     let inst: Instance = serde_json::from_str(&text).map_err(|e| {
         CliError::file(
-            &a.file,
+            path,
             format!(
                 "{e} (expected {{\"supply\": [ints], \"demand\": [ints], \"cost\": [[ints]]}} \
                  with whole numbers only)"
             ),
         )
     })?;
-    let problem = match a.balance {
+    match balance {
         None => Problem::new(inst.supply, inst.demand, inst.cost),
         Some(b) => Problem::balanced(
             inst.supply,
@@ -98,28 +103,51 @@ fn solve(a: &SolveArgs) -> Result<()> {
         ),
     }
     .map_err(|e| {
-        CliError::file(
-            &a.file,
-            format!(
-                "{e}{}",
-                if a.balance.is_none() {
-                    " (see --balance)"
-                } else {
-                    ""
-                }
-            ),
-        )
-    })?;
+        let hint = if balance.is_none() {
+            " (see --balance)"
+        } else {
+            ""
+        };
+        CliError::file(path, format!("{e}{hint}"))
+    })
+}
+
+fn solve(a: &SolveArgs) -> Result<()> {
+    let problem = load(&a.file, a.balance)?;
     let t = Instant::now();
-    let (alloc, pivots): (Allocation, Option<u64>) = match a.method {
+    let (alloc, pivots, basis) = match a.method {
         Method::Optimal => {
             let s = simplex::solve(&problem)?;
-            (s.allocation, Some(s.pivots))
+            (s.allocation, Some(s.pivots), Some(s.basis))
         }
-        Method::Northwest => (initial::northwest(&problem)?, None),
-        Method::Vogel => (initial::vogel(&problem)?, None),
+        Method::Northwest => (initial::northwest(&problem)?, None, None),
+        Method::Vogel => (initial::vogel(&problem)?, None, None),
     };
     let seconds = t.elapsed().as_secs_f64();
+    // The re-allocation, warm from the first basis.
+    let warm = match (&a.then, basis) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(CliError::Usage(
+                "--then re-solves from the optimum's basis: use it with --method optimal".into(),
+            ));
+        }
+        (Some(path), Some(basis)) => {
+            let second = load(path, a.balance)?;
+            if (second.rows(), second.cols(), &second.cost)
+                != (problem.rows(), problem.cols(), &problem.cost)
+            {
+                return Err(CliError::file(
+                    path,
+                    "a re-allocation keeps the shape and the costs of the first instance; only \
+                     supplies and demands may change",
+                ));
+            }
+            let t = Instant::now();
+            let s = simplex::solve_warm(&second, &basis)?;
+            Some((s, t.elapsed().as_secs_f64()))
+        }
+    };
     let n = problem.cols();
     let flows: Vec<[i64; 3]> = alloc
         .flow
@@ -139,6 +167,11 @@ fn solve(a: &SolveArgs) -> Result<()> {
             "supply": problem.supply,
             "demand": problem.demand,
             "pivots": pivots,
+            "then": warm.as_ref().map(|(s, secs)| serde_json::json!({
+                "cost": s.allocation.cost,
+                "solve_seconds": secs,
+                "pivots": s.pivots,
+            })),
         });
         outln!("{out}");
     } else {
@@ -157,6 +190,14 @@ fn solve(a: &SolveArgs) -> Result<()> {
         outln!("supply demand flow");
         for [i, j, x] in flows {
             outln!("{i} {j} {x}");
+        }
+        if let Some((s, secs)) = &warm {
+            outln!(
+                "re-allocation: optimal cost {} ({:.3} s warm, {} pivots)",
+                s.allocation.cost,
+                secs,
+                s.pivots
+            );
         }
     }
     Ok(())

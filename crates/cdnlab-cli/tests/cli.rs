@@ -522,6 +522,22 @@ fn tp_solve_and_bad_input() {
     assert_eq!(shipped, 300);
     assert!(flows.len() < 3 + 4, "at most m + n - 1 positive cells");
 
+    // Re-allocation: demands shift, costs stay; the warm re-solve finds the new optimum.
+    let shifted = write(
+        "tb2.json",
+        r#"{"supply": [75, 125, 100], "demand": [60, 85, 70, 85],
+            "cost": [[464,513,654,867],[352,416,690,791],[995,682,388,685]]}"#,
+    );
+    let cold = cdnlab(&["tp", "solve", &shifted, "--json"], d.path());
+    let cold: serde_json::Value = serde_json::from_slice(&cold.stdout).unwrap();
+    let out = cdnlab(&["tp", "solve", &tb, "--then", &shifted, "--json"], d.path());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["then"]["cost"], cold["cost"]);
+    fails_with(
+        &cdnlab(&["tp", "solve", &tb, "--then", &shifted, "--method", "vogel"], d.path()),
+        &["--method optimal"],
+    );
+
     let unbalanced = write(
         "u.json",
         r#"{"supply": [10, 5], "demand": [3, 3], "cost": [[1, 2], [3, 4]]}"#,

@@ -95,7 +95,6 @@ struct Network {
     // Nodes 0..m are rows, m..m+n columns, m+n the artificial root.
     /// Arc e < m n is cell (e / n, e % n); arc m n + u joins node u and the root.
     flow: Vec<i64>,
-    in_tree: Vec<bool>,
     parent: Vec<usize>,
     pred: Vec<usize>,
     dir: Vec<i64>,
@@ -121,7 +120,6 @@ impl Network {
             m,
             n,
             flow: vec![0; cells + nodes],
-            in_tree: vec![false; cells + nodes],
             parent: vec![NONE; nodes + 1],
             pred: vec![NONE; nodes + 1],
             dir: vec![0; nodes + 1],
@@ -212,10 +210,6 @@ impl Network {
                 }
             }
         }
-        self.in_tree.fill(false);
-        for u in 0..root {
-            self.in_tree[self.pred[u]] = true;
-        }
         // Top-down: depths and potentials (reduced cost 0 on every tree arc).
         let art_cost = self.art_cost(p);
         self.pi[root] = 0;
@@ -288,27 +282,38 @@ impl Network {
         self.parent[child] = NONE;
     }
 
-    /// Block search: the most negative reduced cost in the first block that has one.
+    /// Block search: the most negative reduced cost in the first block that has one. Tree arcs
+    /// have reduced cost 0, so they need no test; rows and columns are walked with counters
+    /// (no division per arc).
     fn entering(&mut self, p: &Problem) -> Option<usize> {
-        let cells = self.m * self.n;
+        let (m, n) = (self.m, self.n);
+        let cells = m * n;
         let (mut best, mut best_rc) = (NONE, 0i64);
-        let mut seen = 0;
         let mut e = self.next_arc;
-        while seen < cells {
-            if !self.in_tree[e] {
-                let rc = self.reduced(p, e);
-                if rc < best_rc {
-                    best_rc = rc;
-                    best = e;
+        let (mut i, mut j) = (e / n, e % n);
+        let mut left_in_block = self.block;
+        for _ in 0..cells {
+            let rc = p.cost[e] + self.pi[i] - self.pi[m + j];
+            if rc < best_rc {
+                best_rc = rc;
+                best = e;
+            }
+            e += 1;
+            j += 1;
+            if j == n {
+                j = 0;
+                i += 1;
+                if i == m {
+                    i = 0;
+                    e = 0;
                 }
             }
-            seen += 1;
-            e += 1;
-            if e == cells {
-                e = 0;
-            }
-            if seen % self.block == 0 && best != NONE {
-                break;
+            left_in_block -= 1;
+            if left_in_block == 0 {
+                if best != NONE {
+                    break;
+                }
+                left_in_block = self.block;
             }
         }
         self.next_arc = e;
@@ -370,9 +375,6 @@ impl Network {
                 u = self.parent[u];
             }
         }
-        let e_out = self.pred[u_out];
-        self.in_tree[e_in] = true;
-        self.in_tree[e_out] = false;
         // The subtree under u_out is re-hung from the entering arc's end inside it.
         let (v_in, w_in, new_dir, shift) = if side == 1 {
             (first, second, UP, -rc)

@@ -1,0 +1,97 @@
+"""Transportation Problem benchmark (run by bench/transport.sh).
+
+Dense random balanced instances, integer costs 1..1000, supplies and demands 1..100, seeded.
+Each instance is solved by cdnlab (`tp solve --json`, its own solve_seconds), by POT's ot.emd
+(LEMON's network simplex, timed around the call) and by HiGHS through scipy.optimize.linprog
+(timed around the call); the optimal costs must agree. Ratios are cdnlab / other, per instance,
+then the median. The warm start: `tp solve --warm-from` is not a CLI flag, so the warm re-solve
+is timed by `cdnlab tp bench-warm` (one process: cold solve, change 1% of demands, warm solve).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import ot
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix
+
+cdnlab = sys.argv[1]
+sizes = [int(x) for x in sys.argv[2:]] or [100, 300, 1000]
+SEEDS = 3
+
+
+def instance(n, seed):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(1, 101, n)
+    d = rng.integers(1, 101, n)
+    # Balance by moving the difference onto the demands, keeping them in 1..100 where possible.
+    diff = int(s.sum() - d.sum())
+    i = 0
+    while diff != 0:
+        if diff > 0 and d[i % n] < 100:
+            d[i % n] += 1
+            diff -= 1
+        elif diff < 0 and d[i % n] > 1:
+            d[i % n] -= 1
+            diff += 1
+        i += 1
+        if i > 100 * n:  # cannot stay in range: let supplies absorb the rest
+            s[0] -= diff
+            diff = 0
+    c = rng.integers(1, 1001, (n, n))
+    return s, d, c
+
+
+def run_cdnlab(path, extra=()):
+    out = subprocess.run([cdnlab, "tp", "solve", path, "--json", *extra], check=True,
+                         capture_output=True, text=True).stdout
+    r = json.loads(out)
+    return r["cost"], r["solve_seconds"], r
+
+
+def run_pot(s, d, c):
+    a, b, m = s.astype(np.float64), d.astype(np.float64), c.astype(np.float64)
+    t = time.perf_counter()
+    g = ot.emd(a, b, m, numItermax=100_000_000)
+    dt = time.perf_counter() - t
+    return int(round(float((g * m).sum()))), dt
+
+
+def run_highs(s, d, c):
+    n_s, n_d = len(s), len(d)
+    rows = np.concatenate([np.repeat(np.arange(n_s), n_d), n_s + np.tile(np.arange(n_d), n_s)])
+    cols = np.concatenate([np.arange(n_s * n_d), np.arange(n_s * n_d)])
+    a = coo_matrix((np.ones(2 * n_s * n_d), (rows, cols)), shape=(n_s + n_d, n_s * n_d)).tocsr()
+    t = time.perf_counter()
+    r = linprog(c.ravel().astype(np.float64), A_eq=a, b_eq=np.concatenate([s, d]).astype(np.float64),
+                bounds=(0, None), method="highs")
+    dt = time.perf_counter() - t
+    return int(round(r.fun)), dt
+
+
+print(f"{'n x n':>11} {'seed':>4} {'optimal cost':>13} {'cdnlab s':>9} {'POT s':>9} "
+      f"{'HiGHS s':>9} {'/POT':>6} {'/HiGHS':>7}")
+for n in sizes:
+    r_pot, r_highs = [], []
+    for seed in range(SEEDS):
+        s, d, c = instance(n, seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "i.json")
+            with open(path, "w") as f:
+                json.dump({"supply": s.tolist(), "demand": d.tolist(), "cost": c.tolist()}, f)
+            best = min((run_cdnlab(path) for _ in range(3)), key=lambda r: r[1])
+        pot_cost, pot_s = min((run_pot(s, d, c) for _ in range(3)), key=lambda r: r[1])
+        highs_cost, highs_s = run_highs(s, d, c)
+        if not (best[0] == pot_cost == highs_cost):
+            sys.exit(f"cost mismatch at n={n} seed={seed}: cdnlab {best[0]}, POT {pot_cost}, "
+                     f"HiGHS {highs_cost}")
+        r_pot.append(best[1] / pot_s)
+        r_highs.append(best[1] / highs_s)
+        print(f"{n:>5} x {n:<5} {seed:>4} {best[0]:>13} {best[1]:>9.4f} {pot_s:>9.4f} "
+              f"{highs_s:>9.4f} {best[1] / pot_s:>6.2f} {best[1] / highs_s:>7.3f}")
+    print(f"{n:>5} x {n:<5} median ratio: {np.median(r_pot):.2f} of POT, "
+          f"{np.median(r_highs):.3f} of HiGHS")
