@@ -530,11 +530,17 @@ fn tp_solve_and_bad_input() {
     );
     let cold = cdnlab(&["tp", "solve", &shifted, "--json"], d.path());
     let cold: serde_json::Value = serde_json::from_slice(&cold.stdout).unwrap();
-    let out = cdnlab(&["tp", "solve", &tb, "--then", &shifted, "--json"], d.path());
+    let out = cdnlab(
+        &["tp", "solve", &tb, "--then", &shifted, "--json"],
+        d.path(),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["then"]["cost"], cold["cost"]);
     fails_with(
-        &cdnlab(&["tp", "solve", &tb, "--then", &shifted, "--method", "vogel"], d.path()),
+        &cdnlab(
+            &["tp", "solve", &tb, "--then", &shifted, "--method", "vogel"],
+            d.path(),
+        ),
         &["--method optimal"],
     );
 

@@ -92,8 +92,10 @@ pub struct Basis {
 struct Network {
     m: usize,
     n: usize,
-    // Nodes 0..m are rows, m..m+n columns, m+n the artificial root.
-    /// Arc e < m n is cell (e / n, e % n); arc m n + u joins node u and the root.
+    // Nodes 0..m are rows, m..m+n columns, m+n the artificial root. Arc e < m n is cell
+    // (e / n, e % n); arc m n + u joins node u and the root.
+    /// Flow on each node's tree arc (`pred`). Arcs out of the tree are uncapacitated, so they
+    /// sit at flow 0: no m x n array to clear or update.
     flow: Vec<i64>,
     parent: Vec<usize>,
     pred: Vec<usize>,
@@ -119,7 +121,7 @@ impl Network {
         let mut net = Network {
             m,
             n,
-            flow: vec![0; cells + nodes],
+            flow: vec![0; nodes + 1],
             parent: vec![NONE; nodes + 1],
             pred: vec![NONE; nodes + 1],
             dir: vec![0; nodes + 1],
@@ -196,14 +198,14 @@ impl Network {
                 self.pred[u] = cells + u;
                 if net[u] >= 0 {
                     self.dir[u] = UP;
-                    self.flow[cells + u] = net[u];
+                    self.flow[u] = net[u];
                 } else {
                     self.dir[u] = DOWN;
-                    self.flow[cells + u] = -net[u];
+                    self.flow[u] = -net[u];
                 }
             } else {
                 self.dir[u] = if up { UP } else { DOWN };
-                self.flow[e] = carry;
+                self.flow[u] = carry;
                 let par = self.parent[u];
                 if par != root {
                     net[par] += net[u];
@@ -345,8 +347,8 @@ impl Network {
         let (mut delta, mut u_out, mut side) = (i64::MAX, NONE, 0);
         let mut u = first;
         while u != join {
-            if self.dir[u] == UP && self.flow[self.pred[u]] < delta {
-                delta = self.flow[self.pred[u]];
+            if self.dir[u] == UP && self.flow[u] < delta {
+                delta = self.flow[u];
                 u_out = u;
                 side = 1;
             }
@@ -354,8 +356,8 @@ impl Network {
         }
         let mut u = second;
         while u != join {
-            if self.dir[u] == DOWN && self.flow[self.pred[u]] <= delta {
-                delta = self.flow[self.pred[u]];
+            if self.dir[u] == DOWN && self.flow[u] <= delta {
+                delta = self.flow[u];
                 u_out = u;
                 side = 2;
             }
@@ -363,15 +365,14 @@ impl Network {
         }
         debug_assert!(u_out != NONE, "a balanced complete instance is bounded");
         if delta > 0 {
-            self.flow[e_in] += delta;
             let mut u = first;
             while u != join {
-                self.flow[self.pred[u]] -= self.dir[u] * delta;
+                self.flow[u] -= self.dir[u] * delta;
                 u = self.parent[u];
             }
             let mut u = second;
             while u != join {
-                self.flow[self.pred[u]] += self.dir[u] * delta;
+                self.flow[u] += self.dir[u] * delta;
                 u = self.parent[u];
             }
         }
@@ -381,15 +382,21 @@ impl Network {
         } else {
             (second, first, DOWN, rc)
         };
-        // Reverse the path v_in .. u_out.
-        let (mut node, mut new_parent, mut arc, mut d) = (v_in, w_in, e_in, new_dir);
+        // Reverse the path v_in .. u_out; each arc (with its flow) moves to the node above it,
+        // the entering arc (carrying delta) to v_in.
+        let (mut node, mut new_parent, mut arc, mut d, mut f) = (v_in, w_in, e_in, new_dir, delta);
         loop {
-            let (old_parent, old_arc, old_dir) =
-                (self.parent[node], self.pred[node], self.dir[node]);
+            let (old_parent, old_arc, old_dir, old_flow) = (
+                self.parent[node],
+                self.pred[node],
+                self.dir[node],
+                self.flow[node],
+            );
             self.unlink(node);
             self.link(node, new_parent);
             self.pred[node] = arc;
             self.dir[node] = d;
+            self.flow[node] = f;
             if node == u_out {
                 break;
             }
@@ -397,6 +404,7 @@ impl Network {
             node = old_parent;
             arc = old_arc;
             d = -old_dir;
+            f = old_flow;
         }
         // Potentials and depths of the re-hung subtree.
         self.stack.clear();
@@ -419,14 +427,19 @@ impl Network {
             pivots += 1;
         }
         let cells = self.m * self.n;
-        if self.flow[cells..].iter().any(|&f| f != 0) {
-            return Err(Error::param(
-                "instance",
-                "infeasible",
-                "a balanced instance (this one leaves flow on an artificial arc)",
-            ));
+        let mut flow = vec![0; cells];
+        for u in 0..self.m + self.n {
+            let e = self.pred[u];
+            if e < cells {
+                flow[e] = self.flow[u];
+            } else if self.flow[u] != 0 {
+                return Err(Error::param(
+                    "instance",
+                    "infeasible",
+                    "a balanced instance (this one leaves flow on an artificial arc)",
+                ));
+            }
         }
-        let flow = self.flow[..cells].to_vec();
         let cost = p.total_cost(&flow)?;
         // u_i = -pi_i, v_j = -pi_j gives c - u - v = c + pi_i - pi_j; shift so that the
         // duals are small (a constant moves from u to v without changing anything).
@@ -613,9 +626,8 @@ mod strong {
         for seed in 0..30 {
             let p = super::tests::random(15, 20, 5, 3, seed);
             let mut net = Network::new(&p, None);
-            let check = |net: &Network| {
-                (0..net.m + net.n).all(|u| net.flow[net.pred[u]] > 0 || net.dir[u] == UP)
-            };
+            let check =
+                |net: &Network| (0..net.m + net.n).all(|u| net.flow[u] > 0 || net.dir[u] == UP);
             assert!(check(&net));
             while let Some(e) = net.entering(&p) {
                 net.pivot(&p, e);
