@@ -54,12 +54,14 @@ macro_rules! scenario {
 mod cache;
 mod gwtw;
 mod multihash;
+mod transport;
 
 /// Every registered experiment, in report order.
 pub fn registry() -> Vec<Reproduction> {
     let mut all = cache::registry();
     all.extend(gwtw::registry());
     all.extend(multihash::registry());
+    all.extend(transport::registry());
     all
 }
 

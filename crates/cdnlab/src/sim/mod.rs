@@ -12,6 +12,7 @@ pub mod lru_che;
 pub mod multihash;
 pub mod params;
 pub mod rbs;
+pub mod stream;
 
 use crate::Error;
 use crate::rng::Rng;
@@ -43,6 +44,7 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &gwtw::experiment::GwtwExperiment,
         &multihash::experiment::MultihashExperiment,
         &rbs::RbsExperiment,
+        &stream::StreamExperiment,
     ]
 }
 

@@ -1,0 +1,431 @@
+//! `stream`: user populations in metro areas stream videos from servers; an allocation decides
+//! which servers take whose requests (spec `shared/spec/transport.md`; `docs/transport.md`).
+//!
+//! The reference topology (invented for reproducibility, as the spec says): 8 metros, 12 links,
+//! cost = hop count. One server per metro with a capacity of concurrent streams; one population
+//! per metro with Poisson arrivals at rate rho D_i / h and holding times of mean h (exponential
+//! or deterministic). Events (arrivals, departures) run in time order from a binary heap keyed
+//! by (time, sequence), so ties resolve the same way in every run.
+
+use super::Experiment;
+use super::params::{ParamSpec, Params};
+use crate::Error;
+use crate::alloc::erlang::erlang_b;
+use crate::alloc::{Problem, initial, simplex};
+use crate::rng::Rng;
+use rand::RngExt;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Metros of the reference topology.
+pub const METROS: [&str; 8] = ["SEA", "SFO", "LAX", "DEN", "CHI", "DAL", "ATL", "NYC"];
+/// Its links (indices into [`METROS`]).
+pub const LINKS: [(usize, usize); 12] = [
+    (0, 1),
+    (0, 3),
+    (0, 4),
+    (1, 2),
+    (1, 3),
+    (2, 5),
+    (3, 4),
+    (3, 5),
+    (4, 7),
+    (4, 6),
+    (5, 6),
+    (6, 7),
+];
+/// Server capacities in concurrent streams (total 800).
+pub const CAPACITY: [i64; 8] = [80, 120, 100, 60, 120, 80, 80, 160];
+/// Demand profiles (total 800): R1 moderate mismatch, R15 stronger.
+pub const R1: [i64; 8] = [48, 80, 128, 32, 112, 80, 96, 224];
+pub const R15: [i64; 8] = [36, 60, 152, 24, 104, 72, 104, 248];
+
+/// Hop counts between metros (breadth-first search from each).
+pub fn hops() -> [[i64; 8]; 8] {
+    let mut d = [[i64::MAX; 8]; 8];
+    for (s, row) in d.iter_mut().enumerate() {
+        row[s] = 0;
+        let mut q = VecDeque::from([s]);
+        while let Some(u) = q.pop_front() {
+            for &(a, b) in &LINKS {
+                for (x, y) in [(a, b), (b, a)] {
+                    if x == u && row[y] == i64::MAX {
+                        row[y] = row[u] + 1;
+                        q.push_back(y);
+                    }
+                }
+            }
+        }
+    }
+    d
+}
+
+/// How requests are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// S0: thresholds from the optimal Transportation Problem solution.
+    Optimal,
+    /// S1: the nearest server only, no thresholds, no overflow.
+    Nearest,
+    /// S3: thresholds from a feasible non-optimal allocation (north-west corner).
+    Northwest,
+    /// S3: thresholds from Vogel's approximation.
+    Vogel,
+    /// S4: any server with room, nearest first (full sharing).
+    Sharing,
+}
+
+/// The experiment.
+pub struct StreamExperiment;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::choice(
+        "policy",
+        &["optimal", "nearest", "northwest", "vogel", "sharing"],
+        "allocation: S0 optimal TP, S1 nearest, S3 NW-corner or Vogel, S4 full sharing",
+    ),
+    ParamSpec::choice(
+        "protocol",
+        &["cp1", "cp2"],
+        "within a cluster: CP-1 single source (largest residual share first), CP-2 striped",
+    ),
+    ParamSpec::choice(
+        "profile",
+        &["r1", "r15"],
+        "demand profile of the reference instance",
+    ),
+    ParamSpec::float(
+        "rho",
+        0.0,
+        10.0,
+        1.0,
+        "offered load: sum A_i / sum C_j (> 0)",
+    ),
+    ParamSpec::choice(
+        "holding",
+        &["exponential", "deterministic"],
+        "holding-time distribution (mean 90 minutes)",
+    ),
+    ParamSpec::float(
+        "hours",
+        0.0,
+        1e7,
+        1000.0,
+        "simulated hours after the warm-up (> 0)",
+    ),
+    ParamSpec::float("warmup", 0.0, 1e7, 20.0, "hours simulated before measuring"),
+];
+
+const METRICS: &[&str] = &[
+    "blocking", "erlang", "max_z", "hops", "events", "b_sea", "b_sfo", "b_lax", "b_den", "b_chi",
+    "b_dal", "b_atl", "b_nyc",
+];
+
+/// Holding time of a stream, hours.
+const HOLD: f64 = 1.5;
+/// Batches of the measured period for the standard errors of blocking.
+const BATCHES: usize = 20;
+
+impl Experiment for StreamExperiment {
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+    fn about(&self) -> &'static str {
+        "streaming server allocation on the reference metro topology: blocking per population against Erlang-B"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn metrics(&self) -> &'static [&'static str] {
+        METRICS
+    }
+    fn check(&self, p: &Params) -> Result<(), Error> {
+        if p.float("rho") <= 0.0 {
+            return Err(Error::param("rho", p.float("rho"), "a load > 0"));
+        }
+        if p.float("hours") <= 0.0 {
+            return Err(Error::param("hours", p.float("hours"), "a duration > 0"));
+        }
+        Ok(())
+    }
+    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+        self.check(p)?;
+        let policy = match p.text("policy") {
+            "optimal" => Policy::Optimal,
+            "nearest" => Policy::Nearest,
+            "northwest" => Policy::Northwest,
+            "vogel" => Policy::Vogel,
+            _ => Policy::Sharing,
+        };
+        let demand = if p.text("profile") == "r1" { R1 } else { R15 };
+        let r = simulate(
+            policy,
+            p.text("protocol") == "cp2",
+            &demand,
+            p.float("rho"),
+            p.text("holding") == "deterministic",
+            p.float("warmup"),
+            p.float("hours"),
+            rng,
+        )?;
+        let mut out = vec![r.blocking, r.erlang, r.max_z, r.hops, r.events as f64];
+        out.extend(r.per_population);
+        Ok(out)
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Blocked arrivals per arrival, after the warm-up.
+    pub blocking: f64,
+    /// Erlang-B's prediction for a complete partitioning with D_i circuits per population,
+    /// weighted by arrival rates.
+    pub erlang: f64,
+    /// Largest |measured - Erlang-B| over populations, in standard errors from 20 batch means.
+    pub max_z: f64,
+    /// Mean hops from a population to the server(s) of its admitted streams.
+    pub hops: f64,
+    pub events: u64,
+    pub per_population: Vec<f64>,
+}
+
+/// Thresholds T_ij (streams of population i allowed at server j) of a policy, if it has any.
+fn thresholds(policy: Policy, demand: &[i64]) -> Result<Option<Vec<i64>>, Error> {
+    let d = hops();
+    let cost: Vec<Vec<i64>> = (0..8).map(|i| d[i].to_vec()).collect();
+    // Rows are populations (supplies = demands D_i), columns servers (capacities C_j).
+    let p = Problem::new(demand.to_vec(), CAPACITY.to_vec(), cost)?;
+    Ok(match policy {
+        Policy::Optimal => Some(simplex::solve(&p)?.allocation.flow),
+        Policy::Northwest => Some(initial::northwest(&p)?.flow),
+        Policy::Vogel => Some(initial::vogel(&p)?.flow),
+        Policy::Nearest | Policy::Sharing => None,
+    })
+}
+
+/// One run.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    policy: Policy,
+    striped: bool,
+    demand: &[i64],
+    rho: f64,
+    deterministic: bool,
+    warmup: f64,
+    hours: f64,
+    rng: &mut Rng,
+) -> Result<Outcome, Error> {
+    let k = demand.len();
+    let d = hops();
+    let limits = thresholds(policy, demand)?;
+    // Servers by distance from each population (ties: lower index).
+    let by_distance: Vec<Vec<usize>> = (0..k)
+        .map(|i| {
+            let mut v: Vec<usize> = (0..k).collect();
+            v.sort_by_key(|&j| (d[i][j], j));
+            v
+        })
+        .collect();
+    let rate: Vec<f64> = demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
+    let mut n = vec![0i64; k * k]; // streams of population i at server j (CP-1)
+    let mut striped_n = vec![0i64; k]; // striped streams of population i (CP-2)
+    let mut load = vec![0i64; k];
+    let (mut arrivals, mut blocked) = (vec![0u64; k], vec![0u64; k]);
+    // Per batch of the measured period, for batch-means standard errors (blocking events are
+    // correlated in time, so a binomial error would be too small).
+    let mut batch_arr = vec![0u64; k * BATCHES];
+    let mut batch_blk = vec![0u64; k * BATCHES];
+    let (mut hop_sum, mut admitted) = (0.0, 0u64);
+    // Events: (time in microseconds, sequence, population, server or STRIPE / ARRIVAL).
+    const ARRIVAL: usize = usize::MAX;
+    const STRIPE: usize = usize::MAX - 1;
+    let us = |h: f64| (h * 3.6e9) as u64;
+    let mut heap = BinaryHeap::new();
+    let mut seq = 0u64;
+    let exp = |rng: &mut Rng, mean: f64| -mean * (1.0 - rng.random::<f64>()).ln();
+    for (i, &r) in rate.iter().enumerate() {
+        if r > 0.0 {
+            heap.push(Reverse((us(exp(rng, 1.0 / r)), seq, i, ARRIVAL)));
+            seq += 1;
+        }
+    }
+    let (start, end) = (us(warmup), us(warmup + hours));
+    let mut events = 0u64;
+    while let Some(Reverse((t, _, i, what))) = heap.pop() {
+        if t > end {
+            break;
+        }
+        events += 1;
+        if what != ARRIVAL {
+            // A departure.
+            if what == STRIPE {
+                striped_n[i] -= 1;
+            } else {
+                n[i * k + what] -= 1;
+                load[what] -= 1;
+            }
+            continue;
+        }
+        heap.push(Reverse((t + us(exp(rng, 1.0 / rate[i])), seq, i, ARRIVAL)));
+        seq += 1;
+        let measured = t >= start;
+        let batch = (((t - start.min(t)) as f64 / (end - start).max(1) as f64 * BATCHES as f64)
+            as usize)
+            .min(BATCHES - 1);
+        if measured {
+            arrivals[i] += 1;
+            batch_arr[i * BATCHES + batch] += 1;
+        }
+        let served: Option<(usize, f64)> = match (&limits, striped) {
+            (Some(lim), true) => {
+                // CP-2: a striped stream takes x_ij / D_i of a slot at each server of the
+                // cluster: room iff fewer than sum_j T_ij = D_i streams are on.
+                (striped_n[i] < lim[i * k..(i + 1) * k].iter().sum::<i64>()).then(|| {
+                    let total = demand[i].max(1) as f64;
+                    let mean_hops = (0..k)
+                        .map(|j| lim[i * k + j] as f64 * d[i][j] as f64)
+                        .sum::<f64>()
+                        / total;
+                    (STRIPE, mean_hops)
+                })
+            }
+            (Some(lim), false) => {
+                // CP-1: the cluster server with the largest residual share that has room.
+                (0..k)
+                    .filter(|&j| n[i * k + j] < lim[i * k + j] && load[j] < CAPACITY[j])
+                    .max_by_key(|&j| (lim[i * k + j] - n[i * k + j], Reverse(j)))
+                    .map(|j| (j, d[i][j] as f64))
+            }
+            (None, _) => {
+                let candidates = if policy == Policy::Nearest {
+                    &by_distance[i][..1]
+                } else {
+                    &by_distance[i][..]
+                };
+                candidates
+                    .iter()
+                    .find(|&&j| load[j] < CAPACITY[j])
+                    .map(|&j| (j, d[i][j] as f64))
+            }
+        };
+        match served {
+            Some((j, h)) => {
+                if j == STRIPE {
+                    striped_n[i] += 1;
+                } else {
+                    n[i * k + j] += 1;
+                    load[j] += 1;
+                }
+                let hold = if deterministic { HOLD } else { exp(rng, HOLD) };
+                heap.push(Reverse((t + us(hold), seq, i, j)));
+                seq += 1;
+                if measured {
+                    hop_sum += h;
+                    admitted += 1;
+                }
+            }
+            None => {
+                if measured {
+                    blocked[i] += 1;
+                    batch_blk[i * BATCHES + batch] += 1;
+                }
+            }
+        }
+    }
+    let per: Vec<f64> = (0..k)
+        .map(|i| blocked[i] as f64 / arrivals[i].max(1) as f64)
+        .collect();
+    let total_arr: u64 = arrivals.iter().sum();
+    let erlang_i: Vec<f64> = (0..k)
+        .map(|i| erlang_b(rho * demand[i] as f64, demand[i] as u64))
+        .collect();
+    let total_rate: f64 = rate.iter().sum();
+    let max_z = (0..k)
+        .filter(|&i| arrivals[i] > 0)
+        .map(|i| {
+            let means: Vec<f64> = (0..BATCHES)
+                .map(|b| {
+                    batch_blk[i * BATCHES + b] as f64 / batch_arr[i * BATCHES + b].max(1) as f64
+                })
+                .collect();
+            // With (almost) no blocking seen the batches cannot estimate the error: the
+            // binomial error of the predicted rate is the floor.
+            let b = erlang_i[i];
+            let binomial = (b * (1.0 - b) / arrivals[i] as f64).sqrt();
+            let se = (crate::stats::Summary::of(&means).sd / (BATCHES as f64).sqrt()).max(binomial);
+            (per[i] - b).abs() / se.max(1e-12)
+        })
+        .fold(0.0, f64::max);
+    Ok(Outcome {
+        blocking: blocked.iter().sum::<u64>() as f64 / total_arr.max(1) as f64,
+        erlang: (0..k).map(|i| rate[i] * erlang_i[i]).sum::<f64>() / total_rate,
+        max_z,
+        hops: hop_sum / admitted.max(1) as f64,
+        events,
+        per_population: per,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_topology() {
+        let d = hops();
+        assert_eq!(d[0][7], 2); // SEA-CHI-NYC
+        assert_eq!(d[2][7], 3); // LAX-DAL-ATL-NYC
+        assert!((0..8).all(|i| (0..8).all(|j| d[i][j] == d[j][i] && d[i][j] <= 3)));
+        assert_eq!(CAPACITY.iter().sum::<i64>(), 800);
+        assert_eq!(R1.iter().sum::<i64>(), 800);
+        assert_eq!(R15.iter().sum::<i64>(), 800);
+    }
+
+    /// Complete partitioning makes each population an Erlang loss system with D_i circuits:
+    /// measured blocking within 4 standard errors of Erlang-B for every population, with
+    /// exponential and with deterministic holding times (insensitivity), CP-1 and CP-2.
+    #[test]
+    fn optimal_partitioning_is_erlang_b() {
+        for (striped, det) in [(false, false), (true, false), (false, true)] {
+            let mut rng = crate::rng::stream(11, u64::from(striped), u64::from(det));
+            let r = simulate(
+                Policy::Optimal,
+                striped,
+                &R1,
+                1.0,
+                det,
+                20.0,
+                3000.0,
+                &mut rng,
+            )
+            .unwrap();
+            assert!(r.max_z < 4.0, "striped {striped} det {det}: {r:?}");
+        }
+    }
+
+    /// Full sharing blocks least; nearest-only blocks most under the R15 mismatch.
+    #[test]
+    fn sharing_lowest_nearest_highest() {
+        let run = |p| {
+            simulate(
+                p,
+                false,
+                &R15,
+                1.0,
+                false,
+                20.0,
+                1500.0,
+                &mut crate::rng::stream(12, 0, 0),
+            )
+            .unwrap()
+            .blocking
+        };
+        let (s0, s1, s4) = (
+            run(Policy::Optimal),
+            run(Policy::Nearest),
+            run(Policy::Sharing),
+        );
+        assert!(s4 < s0 && s0 < s1, "{s4} {s0} {s1}");
+    }
+}
