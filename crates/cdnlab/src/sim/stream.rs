@@ -114,11 +114,61 @@ const PARAMS: &[ParamSpec] = &[
         "simulated hours after the warm-up (> 0)",
     ),
     ParamSpec::float("warmup", 0.0, 1e7, 20.0, "hours simulated before measuring"),
+    ParamSpec::float(
+        "shift_at",
+        0.0,
+        1e7,
+        0.0,
+        "hour at which demand shifts to the spec's shift profile (0: never; with profile r1)",
+    ),
+    ParamSpec::flag(
+        "reallocate",
+        false,
+        "re-solve the allocation when a window's blocking exceeds b_max (optimal policy)",
+    ),
+    ParamSpec::float(
+        "window",
+        0.0,
+        1e6,
+        10.0,
+        "blocking monitor window, hours (> 0)",
+    ),
+    ParamSpec::float(
+        "b_max",
+        0.0,
+        1.0,
+        0.05,
+        "blocking that triggers a re-allocation",
+    ),
+    ParamSpec::float(
+        "tail",
+        0.0,
+        1e7,
+        50.0,
+        "final hours over which blocking_tail is measured",
+    ),
 ];
 
+/// The spec's shifted demand (from R1).
+pub const SHIFTED: [i64; 8] = [80, 128, 160, 32, 96, 64, 80, 160];
+
 const METRICS: &[&str] = &[
-    "blocking", "erlang", "max_z", "hops", "events", "b_sea", "b_sfo", "b_lax", "b_den", "b_chi",
-    "b_dal", "b_atl", "b_nyc",
+    "blocking",
+    "erlang",
+    "max_z",
+    "hops",
+    "events",
+    "blocking_tail",
+    "erlang_end",
+    "reallocations",
+    "b_sea",
+    "b_sfo",
+    "b_lax",
+    "b_den",
+    "b_chi",
+    "b_dal",
+    "b_atl",
+    "b_nyc",
 ];
 
 /// Holding time of a stream, hours.
@@ -146,6 +196,16 @@ impl Experiment for StreamExperiment {
         if p.float("hours") <= 0.0 {
             return Err(Error::param("hours", p.float("hours"), "a duration > 0"));
         }
+        if p.float("window") <= 0.0 {
+            return Err(Error::param("window", p.float("window"), "a duration > 0"));
+        }
+        if p.float("shift_at") > 0.0 && p.text("profile") != "r1" {
+            return Err(Error::param(
+                "profile",
+                p.text("profile"),
+                "r1 when shift_at > 0 (the spec's shift starts from R1)",
+            ));
+        }
         Ok(())
     }
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
@@ -158,17 +218,34 @@ impl Experiment for StreamExperiment {
             _ => Policy::Sharing,
         };
         let demand = if p.text("profile") == "r1" { R1 } else { R15 };
-        let r = simulate(
+        let shift_at = p.float("shift_at");
+        let cfg = Config {
             policy,
-            p.text("protocol") == "cp2",
-            &demand,
-            p.float("rho"),
-            p.text("holding") == "deterministic",
-            p.float("warmup"),
-            p.float("hours"),
-            rng,
-        )?;
-        let mut out = vec![r.blocking, r.erlang, r.max_z, r.hops, r.events as f64];
+            striped: p.text("protocol") == "cp2",
+            demand: demand.to_vec(),
+            rho: p.float("rho"),
+            deterministic: p.text("holding") == "deterministic",
+            warmup: p.float("warmup"),
+            hours: p.float("hours"),
+            shift: (shift_at > 0.0).then(|| Shift {
+                at: shift_at,
+                demand: SHIFTED.to_vec(),
+                reallocate: (p.values()["reallocate"] == crate::sim::Value::Bool(true))
+                    .then(|| (p.float("window"), p.float("b_max"))),
+            }),
+            tail: p.float("tail"),
+        };
+        let r = simulate(&cfg, rng)?;
+        let mut out = vec![
+            r.blocking,
+            r.erlang,
+            r.max_z,
+            r.hops,
+            r.events as f64,
+            r.blocking_tail,
+            r.erlang_end,
+            r.reallocations as f64,
+        ];
         out.extend(r.per_population);
         Ok(out)
     }
@@ -188,14 +265,24 @@ pub struct Outcome {
     pub hops: f64,
     pub events: u64,
     pub per_population: Vec<f64>,
+    /// Blocking over the final `tail` hours, Erlang-B for the demand in force at the end (a
+    /// complete partitioning matched to it), and how many re-allocations were made.
+    pub blocking_tail: f64,
+    pub erlang_end: f64,
+    pub reallocations: u64,
+}
+
+/// The allocation problem: rows are populations (supplies = demands D_i), columns servers
+/// (capacities C_j), costs in hops.
+fn problem(demand: &[i64]) -> Result<Problem, Error> {
+    let d = hops();
+    let cost: Vec<Vec<i64>> = (0..8).map(|i| d[i].to_vec()).collect();
+    Problem::new(demand.to_vec(), CAPACITY.to_vec(), cost)
 }
 
 /// Thresholds T_ij (streams of population i allowed at server j) of a policy, if it has any.
 fn thresholds(policy: Policy, demand: &[i64]) -> Result<Option<Vec<i64>>, Error> {
-    let d = hops();
-    let cost: Vec<Vec<i64>> = (0..8).map(|i| d[i].to_vec()).collect();
-    // Rows are populations (supplies = demands D_i), columns servers (capacities C_j).
-    let p = Problem::new(demand.to_vec(), CAPACITY.to_vec(), cost)?;
+    let p = problem(demand)?;
     Ok(match policy {
         Policy::Optimal => Some(simplex::solve(&p)?.allocation.flow),
         Policy::Northwest => Some(initial::northwest(&p)?.flow),
@@ -204,21 +291,47 @@ fn thresholds(policy: Policy, demand: &[i64]) -> Result<Option<Vec<i64>>, Error>
     })
 }
 
+/// A demand shift and what the system does about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shift {
+    /// When (hours from the start, warm-up included).
+    pub at: f64,
+    /// The demand profile from then on.
+    pub demand: Vec<i64>,
+    /// Re-allocation: every `window` hours, if some population's blocking in the window was
+    /// above `b_max`, re-estimate demands from the window's arrival rates, re-solve warm from
+    /// the previous basis and install the new thresholds (streams in progress stay).
+    pub reallocate: Option<(f64, f64)>,
+}
+
+/// One run's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub policy: Policy,
+    pub striped: bool,
+    pub demand: Vec<i64>,
+    pub rho: f64,
+    pub deterministic: bool,
+    pub warmup: f64,
+    pub hours: f64,
+    pub shift: Option<Shift>,
+    /// Final hours over which `blocking_tail` is measured.
+    pub tail: f64,
+}
+
 /// One run.
-#[allow(clippy::too_many_arguments)]
-pub fn simulate(
-    policy: Policy,
-    striped: bool,
-    demand: &[i64],
-    rho: f64,
-    deterministic: bool,
-    warmup: f64,
-    hours: f64,
-    rng: &mut Rng,
-) -> Result<Outcome, Error> {
+pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
+    let (policy, striped, rho, deterministic) =
+        (cfg.policy, cfg.striped, cfg.rho, cfg.deterministic);
+    let (warmup, hours) = (cfg.warmup, cfg.hours);
+    let demand = &cfg.demand[..];
     let k = demand.len();
     let d = hops();
-    let limits = thresholds(policy, demand)?;
+    let mut limits = thresholds(policy, demand)?;
+    let mut basis = match policy {
+        Policy::Optimal => Some(simplex::solve(&problem(demand)?)?.basis),
+        _ => None,
+    };
     // Servers by distance from each population (ties: lower index).
     let by_distance: Vec<Vec<usize>> = (0..k)
         .map(|i| {
@@ -227,7 +340,7 @@ pub fn simulate(
             v
         })
         .collect();
-    let rate: Vec<f64> = demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
+    let mut rate: Vec<f64> = demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
     let mut n = vec![0i64; k * k]; // streams of population i at server j (CP-1)
     let mut striped_n = vec![0i64; k]; // striped streams of population i (CP-2)
     let mut load = vec![0i64; k];
@@ -237,9 +350,12 @@ pub fn simulate(
     let mut batch_arr = vec![0u64; k * BATCHES];
     let mut batch_blk = vec![0u64; k * BATCHES];
     let (mut hop_sum, mut admitted) = (0.0, 0u64);
-    // Events: (time in microseconds, sequence, population, server or STRIPE / ARRIVAL).
+    // Events: (time in microseconds, sequence, population, what): a departure from server
+    // `what`, or one of these.
     const ARRIVAL: usize = usize::MAX;
     const STRIPE: usize = usize::MAX - 1;
+    const SHIFT: usize = usize::MAX - 2;
+    const CHECK: usize = usize::MAX - 3;
     let us = |h: f64| (h * 3.6e9) as u64;
     let mut heap = BinaryHeap::new();
     let mut seq = 0u64;
@@ -251,12 +367,68 @@ pub fn simulate(
         }
     }
     let (start, end) = (us(warmup), us(warmup + hours));
+    let tail_start = us((warmup + hours - cfg.tail).max(warmup));
+    let (mut tail_arr, mut tail_blk) = (0u64, 0u64);
+    // Arrivals scheduled before the last rate change are void (Poisson: redrawing is exact).
+    let mut arrivals_from = 0u64;
+    let (mut win_arr, mut win_blk) = (vec![0u64; k], vec![0u64; k]);
+    let mut reallocations = 0u64;
+    if let Some(sh) = &cfg.shift {
+        heap.push(Reverse((us(sh.at), seq, 0, SHIFT)));
+        seq += 1;
+        if let Some((window, _)) = sh.reallocate {
+            heap.push(Reverse((us(window), seq, 0, CHECK)));
+            seq += 1;
+        }
+    }
     let mut events = 0u64;
-    while let Some(Reverse((t, _, i, what))) = heap.pop() {
+    while let Some(Reverse((t, ev_seq, i, what))) = heap.pop() {
         if t > end {
             break;
         }
         events += 1;
+        if what == SHIFT {
+            let sh = cfg.shift.as_ref().expect("a shift is configured");
+            rate = sh.demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
+            arrivals_from = seq;
+            for (p, &r) in rate.iter().enumerate() {
+                if r > 0.0 {
+                    heap.push(Reverse((t + us(exp(rng, 1.0 / r)), seq, p, ARRIVAL)));
+                    seq += 1;
+                }
+            }
+            continue;
+        }
+        if what == CHECK {
+            let (window, b_max) = cfg
+                .shift
+                .as_ref()
+                .and_then(|s| s.reallocate)
+                .expect("checks only with re-allocation");
+            let over =
+                (0..k).any(|p| win_arr[p] > 0 && win_blk[p] as f64 / win_arr[p] as f64 > b_max);
+            if over && policy == Policy::Optimal {
+                // Demands in proportion to the window's arrival rates, scaled to capacity.
+                let est: Vec<i64> = win_arr.iter().map(|&a| a as i64 + 1).collect();
+                let est = crate::alloc::problem::scale_to(&est, CAPACITY.iter().sum());
+                let prob = problem(&est)?;
+                let sol = match &basis {
+                    Some(b) => simplex::solve_warm(&prob, b)?,
+                    None => simplex::solve(&prob)?,
+                };
+                limits = Some(sol.allocation.flow.clone());
+                basis = Some(sol.basis);
+                reallocations += 1;
+            }
+            win_arr.fill(0);
+            win_blk.fill(0);
+            heap.push(Reverse((t + us(window), seq, 0, CHECK)));
+            seq += 1;
+            continue;
+        }
+        if what == ARRIVAL && ev_seq < arrivals_from {
+            continue;
+        }
         if what != ARRIVAL {
             // A departure.
             if what == STRIPE {
@@ -270,6 +442,10 @@ pub fn simulate(
         heap.push(Reverse((t + us(exp(rng, 1.0 / rate[i])), seq, i, ARRIVAL)));
         seq += 1;
         let measured = t >= start;
+        win_arr[i] += 1;
+        if t >= tail_start {
+            tail_arr += 1;
+        }
         let batch = (((t - start.min(t)) as f64 / (end - start).max(1) as f64 * BATCHES as f64)
             as usize)
             .min(BATCHES - 1);
@@ -326,6 +502,10 @@ pub fn simulate(
                 }
             }
             None => {
+                win_blk[i] += 1;
+                if t >= tail_start {
+                    tail_blk += 1;
+                }
                 if measured {
                     blocked[i] += 1;
                     batch_blk[i * BATCHES + batch] += 1;
@@ -357,7 +537,18 @@ pub fn simulate(
             (per[i] - b).abs() / se.max(1e-12)
         })
         .fold(0.0, f64::max);
+    // Erlang-B for the demand in force at the end (after a shift, the new one).
+    let last = cfg.shift.as_ref().map_or(demand, |s| &s.demand[..]);
+    let last_rate: f64 = last.iter().map(|&x| rho * x as f64 / HOLD).sum();
+    let erlang_end = last
+        .iter()
+        .map(|&x| rho * x as f64 / HOLD * erlang_b(rho * x as f64, x as u64))
+        .sum::<f64>()
+        / last_rate;
     Ok(Outcome {
+        blocking_tail: tail_blk as f64 / tail_arr.max(1) as f64,
+        erlang_end,
+        reallocations,
         blocking: blocked.iter().sum::<u64>() as f64 / total_arr.max(1) as f64,
         erlang: (0..k).map(|i| rate[i] * erlang_i[i]).sum::<f64>() / total_rate,
         max_z,
@@ -370,6 +561,47 @@ pub fn simulate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn base(policy: Policy, striped: bool, det: bool, demand: &[i64], hours: f64) -> Config {
+        Config {
+            policy,
+            striped,
+            demand: demand.to_vec(),
+            rho: 1.0,
+            deterministic: det,
+            warmup: 20.0,
+            hours,
+            shift: None,
+            tail: 50.0,
+        }
+    }
+
+    /// After a demand shift, re-allocation brings blocking back to Erlang-B for the new demand;
+    /// the stale allocation (S2) stays above it.
+    #[test]
+    fn reallocation_restores_blocking_after_a_shift() {
+        let run = |reallocate: bool| {
+            let mut cfg = base(Policy::Optimal, false, false, &R1, 600.0);
+            cfg.rho = 0.9;
+            cfg.tail = 300.0;
+            cfg.shift = Some(Shift {
+                at: 100.0,
+                demand: SHIFTED.to_vec(),
+                reallocate: reallocate.then_some((10.0, 0.05)),
+            });
+            simulate(&cfg, &mut crate::rng::stream(13, 0, 0)).unwrap()
+        };
+        let (stale, fresh) = (run(false), run(true));
+        assert!(fresh.reallocations >= 1, "{fresh:?}");
+        assert!(
+            stale.blocking_tail > fresh.blocking_tail + 0.02,
+            "{stale:?} {fresh:?}"
+        );
+        assert!(
+            (fresh.blocking_tail - fresh.erlang_end).abs() < 0.015,
+            "{fresh:?}"
+        );
+    }
 
     #[test]
     fn reference_topology() {
@@ -389,17 +621,7 @@ mod tests {
     fn optimal_partitioning_is_erlang_b() {
         for (striped, det) in [(false, false), (true, false), (false, true)] {
             let mut rng = crate::rng::stream(11, u64::from(striped), u64::from(det));
-            let r = simulate(
-                Policy::Optimal,
-                striped,
-                &R1,
-                1.0,
-                det,
-                20.0,
-                3000.0,
-                &mut rng,
-            )
-            .unwrap();
+            let r = simulate(&base(Policy::Optimal, striped, det, &R1, 3000.0), &mut rng).unwrap();
             assert!(r.max_z < 4.0, "striped {striped} det {det}: {r:?}");
         }
     }
@@ -409,13 +631,7 @@ mod tests {
     fn sharing_lowest_nearest_highest() {
         let run = |p| {
             simulate(
-                p,
-                false,
-                &R15,
-                1.0,
-                false,
-                20.0,
-                1500.0,
+                &base(p, false, false, &R15, 1500.0),
                 &mut crate::rng::stream(12, 0, 0),
             )
             .unwrap()
