@@ -11,6 +11,7 @@ pub mod gwtw;
 pub mod lru_che;
 pub mod multihash;
 pub mod params;
+pub mod paths;
 pub mod rbs;
 pub mod stream;
 
@@ -45,6 +46,7 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &multihash::experiment::MultihashExperiment,
         &rbs::RbsExperiment,
         &stream::StreamExperiment,
+        &paths::PathsExperiment,
     ]
 }
 

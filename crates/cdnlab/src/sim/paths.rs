@@ -1,0 +1,182 @@
+//! `paths`: a simple packet-level model of single-source and multi-source (striped) streaming
+//! over congested links (experiment T4 of `shared/spec/transport.md`; `docs/transport.md`).
+//!
+//! Each path is one bottleneck link: capacity `capacity` packets per ms, a drop-tail FIFO buffer
+//! of `buffer` packets, propagation delay `delay` ms, and Poisson cross traffic of load
+//! `cross` (fraction of capacity). A stream is constant-bit-rate at `rate` packets per ms. A
+//! single-source stream sends every packet over one path; a multi-source stream sends packet i
+//! over path i mod `sources`, so each path carries rate / sources. Each link is a queue with
+//! deterministic service: a packet arriving at t leaves at max(t, last departure) + 1/capacity
+//! unless `buffer` packets are already waiting or in service, in which case it is dropped.
+
+use super::Experiment;
+use super::params::{ParamSpec, Params};
+use crate::Error;
+use crate::rng::Rng;
+use rand::RngExt;
+use std::collections::VecDeque;
+
+/// The experiment.
+pub struct PathsExperiment;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int(
+        "sources",
+        1,
+        16,
+        1,
+        "paths a stream is striped over (1: single source)",
+    ),
+    ParamSpec::float("rate", 0.0, 1e6, 0.3, "stream rate, packets per ms (> 0)"),
+    ParamSpec::float(
+        "capacity",
+        0.0,
+        1e6,
+        1.0,
+        "link capacity, packets per ms (> 0)",
+    ),
+    ParamSpec::int("buffer", 1, 1_000_000, 20, "drop-tail buffer, packets"),
+    ParamSpec::float("delay", 0.0, 1e6, 10.0, "propagation delay of a path, ms"),
+    ParamSpec::float(
+        "cross",
+        0.0,
+        0.999,
+        0.6,
+        "cross traffic on every path, as a fraction of capacity (Poisson)",
+    ),
+    ParamSpec::float("duration", 0.0, 1e9, 100_000.0, "simulated ms (> 0)"),
+];
+
+const METRICS: &[&str] = &["loss", "latency", "p99_latency", "packets"];
+
+impl Experiment for PathsExperiment {
+    fn name(&self) -> &'static str {
+        "paths"
+    }
+    fn about(&self) -> &'static str {
+        "packet loss and latency of single- vs multi-source streaming over congested drop-tail links"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn metrics(&self) -> &'static [&'static str] {
+        METRICS
+    }
+    fn check(&self, p: &Params) -> Result<(), Error> {
+        for name in ["rate", "capacity", "duration"] {
+            if p.float(name) <= 0.0 {
+                return Err(Error::param(name, p.float(name), "a number > 0"));
+            }
+        }
+        Ok(())
+    }
+    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+        self.check(p)?;
+        let sources = p.int("sources") as usize;
+        let (rate, capacity, delay) = (p.float("rate"), p.float("capacity"), p.float("delay"));
+        let (buffer, cross, duration) = (
+            p.int("buffer") as usize,
+            p.float("cross"),
+            p.float("duration"),
+        );
+        let service = 1.0 / capacity;
+        let mut latencies: Vec<f64> = Vec::new();
+        let (mut sent, mut lost) = (0u64, 0u64);
+        for path in 0..sources {
+            // The stream's packets on this path: every sources-th of a CBR stream.
+            let gap = sources as f64 / rate;
+            let mut next_stream = path as f64 / rate;
+            let cross_rate = cross * capacity;
+            let exp = |rng: &mut Rng| -(1.0 - rng.random::<f64>()).ln() / cross_rate;
+            let mut next_cross = if cross_rate > 0.0 {
+                exp(rng)
+            } else {
+                f64::INFINITY
+            };
+            let mut queue: VecDeque<f64> = VecDeque::new(); // departure times in the system
+            let mut last = 0.0f64;
+            loop {
+                let (t, ours) = if next_stream <= next_cross {
+                    (next_stream, true)
+                } else {
+                    (next_cross, false)
+                };
+                if t > duration {
+                    break;
+                }
+                if ours {
+                    next_stream += gap;
+                } else {
+                    next_cross += exp(rng);
+                }
+                while queue.front().is_some_and(|&d| d <= t) {
+                    queue.pop_front();
+                }
+                if ours {
+                    sent += 1;
+                }
+                if queue.len() >= buffer {
+                    if ours {
+                        lost += 1;
+                    }
+                    continue;
+                }
+                let depart = last.max(t) + service;
+                last = depart;
+                queue.push_back(depart);
+                if ours {
+                    latencies.push(depart - t + delay);
+                }
+            }
+        }
+        let delivered = latencies.len();
+        let mean = latencies.iter().sum::<f64>() / delivered.max(1) as f64;
+        latencies.sort_by(f64::total_cmp);
+        let p99 = latencies
+            .get(((delivered as f64 * 0.99) as usize).min(delivered.saturating_sub(1)))
+            .copied()
+            .unwrap_or(f64::NAN);
+        Ok(vec![
+            lost as f64 / sent.max(1) as f64,
+            mean,
+            p99,
+            sent as f64,
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::params::Params;
+    use std::collections::BTreeMap;
+
+    fn run(sources: i64, cross: f64, buffer: i64) -> Vec<f64> {
+        let mut given = BTreeMap::new();
+        given.insert("sources".to_string(), crate::sim::Value::Int(sources));
+        given.insert("cross".to_string(), crate::sim::Value::Float(cross));
+        given.insert("buffer".to_string(), crate::sim::Value::Int(buffer));
+        let p = Params::resolve(PARAMS, &given).unwrap();
+        PathsExperiment
+            .run(&p, &mut crate::rng::stream(3, 0, 0))
+            .unwrap()
+    }
+
+    /// Without cross traffic and with the stream below capacity nothing is lost and a packet
+    /// takes exactly its service time plus the propagation delay.
+    #[test]
+    fn idle_links_are_exact() {
+        let r = run(1, 0.0, 20);
+        assert_eq!(r[0], 0.0);
+        assert!((r[1] - 11.0).abs() < 1e-9, "{r:?}");
+    }
+
+    /// Striping over three paths with the same cross traffic lowers each path's load (0.6 +
+    /// 0.3 against 0.6 + 0.1 of capacity): loss and mean latency both fall.
+    #[test]
+    fn striping_lowers_loss_and_latency_on_congested_paths() {
+        let (one, three) = (run(1, 0.6, 20), run(3, 0.6, 20));
+        assert!(three[0] < one[0], "{one:?} {three:?}");
+        assert!(three[1] < one[1], "{one:?} {three:?}");
+    }
+}
