@@ -440,7 +440,13 @@ impl Network {
                 ));
             }
         }
-        let cost = p.total_cost(&flow)?;
+        // Summed over the tree's arcs (the only ones with flow), not all m n cells.
+        let total: i128 = (0..self.m + self.n)
+            .filter(|&u| self.pred[u] < cells)
+            .map(|u| i128::from(p.cost[self.pred[u]]) * i128::from(self.flow[u]))
+            .sum();
+        let cost = i64::try_from(total)
+            .map_err(|_| Error::param("cost", total, "a total cost that fits 64 bits"))?;
         // u_i = -pi_i, v_j = -pi_j gives c - u - v = c + pi_i - pi_j; shift so that the
         // duals are small (a constant moves from u to v without changing anything).
         let base = self.pi[0];
