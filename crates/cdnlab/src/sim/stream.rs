@@ -40,24 +40,49 @@ pub const CAPACITY: [i64; 8] = [80, 120, 100, 60, 120, 80, 80, 160];
 pub const R1: [i64; 8] = [48, 80, 128, 32, 112, 80, 96, 224];
 pub const R15: [i64; 8] = [36, 60, 152, 24, 104, 72, 104, 248];
 
-/// Hop counts between metros (breadth-first search from each).
-pub fn hops() -> [[i64; 8]; 8] {
-    let mut d = [[i64::MAX; 8]; 8];
-    for (s, row) in d.iter_mut().enumerate() {
-        row[s] = 0;
-        let mut q = VecDeque::from([s]);
-        while let Some(u) = q.pop_front() {
-            for &(a, b) in &LINKS {
-                for (x, y) in [(a, b), (b, a)] {
-                    if x == u && row[y] == i64::MAX {
-                        row[y] = row[u] + 1;
-                        q.push_back(y);
+/// Hop counts between `n` metros joined by `links` (breadth-first search from each).
+pub fn hops(n: usize, links: &[(usize, usize)]) -> Vec<Vec<i64>> {
+    let mut adj = vec![Vec::new(); n];
+    for &(a, b) in links {
+        adj[a].push(b);
+        adj[b].push(a);
+    }
+    (0..n)
+        .map(|s| {
+            let mut row = vec![i64::MAX; n];
+            row[s] = 0;
+            let mut q = VecDeque::from([s]);
+            while let Some(u) = q.pop_front() {
+                for &v in &adj[u] {
+                    if row[v] == i64::MAX {
+                        row[v] = row[u] + 1;
+                        q.push_back(v);
                     }
                 }
             }
+            row
+        })
+        .collect()
+}
+
+/// A random instance of `n` metros: a ring plus n / 2 random chords (connected, average degree
+/// 3), capacities uniform in 40..=160 streams, and demands that are the capacities of a random
+/// permutation of the metros (the same total, placed where the capacity is not).
+pub fn random_instance(n: usize, rng: &mut Rng) -> (Vec<Vec<i64>>, Vec<i64>, Vec<i64>) {
+    let mut links: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+    for _ in 0..n / 2 {
+        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+        if a != b {
+            links.push((a, b));
         }
     }
-    d
+    let capacity: Vec<i64> = (0..n).map(|_| rng.random_range(40..=160)).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.random_range(0..=i));
+    }
+    let demand = order.iter().map(|&j| capacity[j]).collect();
+    (hops(n, &links), capacity, demand)
 }
 
 /// How requests are placed.
@@ -89,6 +114,12 @@ const PARAMS: &[ParamSpec] = &[
         &["cp1", "cp2"],
         "within a cluster: CP-1 single source (largest residual share first), CP-2 striped",
     ),
+    ParamSpec::choice(
+        "topology",
+        &["reference", "random"],
+        "the spec's 8-metro instance, or a random one per replication (ring plus chords)",
+    ),
+    ParamSpec::int("metros", 2, 1000, 50, "metros of a random topology"),
     ParamSpec::choice(
         "profile",
         &["r1", "r15"],
@@ -199,11 +230,13 @@ impl Experiment for StreamExperiment {
         if p.float("window") <= 0.0 {
             return Err(Error::param("window", p.float("window"), "a duration > 0"));
         }
-        if p.float("shift_at") > 0.0 && p.text("profile") != "r1" {
+        if p.float("shift_at") > 0.0
+            && (p.text("profile") != "r1" || p.text("topology") != "reference")
+        {
             return Err(Error::param(
                 "profile",
                 p.text("profile"),
-                "r1 when shift_at > 0 (the spec's shift starts from R1)",
+                "r1 on the reference topology when shift_at > 0 (the spec's shift starts from R1)",
             ));
         }
         Ok(())
@@ -217,12 +250,21 @@ impl Experiment for StreamExperiment {
             "vogel" => Policy::Vogel,
             _ => Policy::Sharing,
         };
-        let demand = if p.text("profile") == "r1" { R1 } else { R15 };
+        let (hops, capacity, demand) = if p.text("topology") == "reference" {
+            let demand = if p.text("profile") == "r1" { R1 } else { R15 };
+            (hops(8, &LINKS), CAPACITY.to_vec(), demand.to_vec())
+        } else {
+            // A different random graph in every replication.
+            random_instance(p.int("metros") as usize, rng)
+        };
+        let reference = hops.len() == 8 && p.text("topology") == "reference";
         let shift_at = p.float("shift_at");
         let cfg = Config {
+            hops,
+            capacity,
             policy,
             striped: p.text("protocol") == "cp2",
-            demand: demand.to_vec(),
+            demand,
             rho: p.float("rho"),
             deterministic: p.text("holding") == "deterministic",
             warmup: p.float("warmup"),
@@ -246,7 +288,12 @@ impl Experiment for StreamExperiment {
             r.erlang_end,
             r.reallocations as f64,
         ];
-        out.extend(r.per_population);
+        // Per-population blocking is reported for the reference metros only.
+        if reference {
+            out.extend(r.per_population);
+        } else {
+            out.extend([f64::NAN; 8]);
+        }
         Ok(out)
     }
 }
@@ -274,15 +321,13 @@ pub struct Outcome {
 
 /// The allocation problem: rows are populations (supplies = demands D_i), columns servers
 /// (capacities C_j), costs in hops.
-fn problem(demand: &[i64]) -> Result<Problem, Error> {
-    let d = hops();
-    let cost: Vec<Vec<i64>> = (0..8).map(|i| d[i].to_vec()).collect();
-    Problem::new(demand.to_vec(), CAPACITY.to_vec(), cost)
+fn problem(cfg: &Config, demand: &[i64]) -> Result<Problem, Error> {
+    Problem::new(demand.to_vec(), cfg.capacity.clone(), cfg.hops.clone())
 }
 
 /// Thresholds T_ij (streams of population i allowed at server j) of a policy, if it has any.
-fn thresholds(policy: Policy, demand: &[i64]) -> Result<Option<Vec<i64>>, Error> {
-    let p = problem(demand)?;
+fn thresholds(cfg: &Config, demand: &[i64]) -> Result<Option<Vec<i64>>, Error> {
+    let (policy, p) = (cfg.policy, problem(cfg, demand)?);
     Ok(match policy {
         Policy::Optimal => Some(simplex::solve(&p)?.allocation.flow),
         Policy::Northwest => Some(initial::northwest(&p)?.flow),
@@ -307,6 +352,9 @@ pub struct Shift {
 /// One run's configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// Hop counts between metros, and server capacities (one server per metro).
+    pub hops: Vec<Vec<i64>>,
+    pub capacity: Vec<i64>,
     pub policy: Policy,
     pub striped: bool,
     pub demand: Vec<i64>,
@@ -326,10 +374,11 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let (warmup, hours) = (cfg.warmup, cfg.hours);
     let demand = &cfg.demand[..];
     let k = demand.len();
-    let d = hops();
-    let mut limits = thresholds(policy, demand)?;
+    let d = &cfg.hops;
+    let capacity = &cfg.capacity;
+    let mut limits = thresholds(cfg, demand)?;
     let mut basis = match policy {
-        Policy::Optimal => Some(simplex::solve(&problem(demand)?)?.basis),
+        Policy::Optimal => Some(simplex::solve(&problem(cfg, demand)?)?.basis),
         _ => None,
     };
     // Servers by distance from each population (ties: lower index).
@@ -410,8 +459,8 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             if over && policy == Policy::Optimal {
                 // Demands in proportion to the window's arrival rates, scaled to capacity.
                 let est: Vec<i64> = win_arr.iter().map(|&a| a as i64 + 1).collect();
-                let est = crate::alloc::problem::scale_to(&est, CAPACITY.iter().sum());
-                let prob = problem(&est)?;
+                let est = crate::alloc::problem::scale_to(&est, capacity.iter().sum());
+                let prob = problem(cfg, &est)?;
                 let sol = match &basis {
                     Some(b) => simplex::solve_warm(&prob, b)?,
                     None => simplex::solve(&prob)?,
@@ -469,7 +518,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             (Some(lim), false) => {
                 // CP-1: the cluster server with the largest residual share that has room.
                 (0..k)
-                    .filter(|&j| n[i * k + j] < lim[i * k + j] && load[j] < CAPACITY[j])
+                    .filter(|&j| n[i * k + j] < lim[i * k + j] && load[j] < capacity[j])
                     .max_by_key(|&j| (lim[i * k + j] - n[i * k + j], Reverse(j)))
                     .map(|j| (j, d[i][j] as f64))
             }
@@ -481,7 +530,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 };
                 candidates
                     .iter()
-                    .find(|&&j| load[j] < CAPACITY[j])
+                    .find(|&&j| load[j] < capacity[j])
                     .map(|&j| (j, d[i][j] as f64))
             }
         };
@@ -564,6 +613,8 @@ mod tests {
 
     fn base(policy: Policy, striped: bool, det: bool, demand: &[i64], hours: f64) -> Config {
         Config {
+            hops: hops(8, &LINKS),
+            capacity: CAPACITY.to_vec(),
             policy,
             striped,
             demand: demand.to_vec(),
@@ -605,7 +656,7 @@ mod tests {
 
     #[test]
     fn reference_topology() {
-        let d = hops();
+        let d = hops(8, &LINKS);
         assert_eq!(d[0][7], 2); // SEA-CHI-NYC
         assert_eq!(d[2][7], 3); // LAX-DAL-ATL-NYC
         assert!((0..8).all(|i| (0..8).all(|j| d[i][j] == d[j][i] && d[i][j] <= 3)));
@@ -624,6 +675,28 @@ mod tests {
             let r = simulate(&base(Policy::Optimal, striped, det, &R1, 3000.0), &mut rng).unwrap();
             assert!(r.max_z < 4.0, "striped {striped} det {det}: {r:?}");
         }
+    }
+
+    /// Random instances are connected, balanced, and reproduce the ordering S4 < S0 < S1.
+    #[test]
+    fn random_topologies() {
+        let mut rng = crate::rng::stream(14, 0, 0);
+        let (h, cap, dem) = random_instance(50, &mut rng);
+        assert!(h.iter().flatten().all(|&x| x < i64::MAX));
+        assert_eq!(cap.iter().sum::<i64>(), dem.iter().sum::<i64>());
+        let run = |p| {
+            let mut c = base(p, false, false, &dem, 300.0);
+            (c.hops, c.capacity) = (h.clone(), cap.clone());
+            simulate(&c, &mut crate::rng::stream(15, 0, 0))
+                .unwrap()
+                .blocking
+        };
+        let (s0, s1, s4) = (
+            run(Policy::Optimal),
+            run(Policy::Nearest),
+            run(Policy::Sharing),
+        );
+        assert!(s4 < s0 && s0 < s1, "{s4} {s0} {s1}");
     }
 
     /// Full sharing blocks least; nearest-only blocks most under the R15 mismatch.
