@@ -363,10 +363,10 @@ fn gwtw_bad_input() {
     }
 }
 
-/// GWTW results are identical whatever the thread count.
-#[test]
-fn gwtw_is_identical_across_threads() {
-    let (d, p) = setup(GWTW);
+/// Runs scenario `text` with 1 and 2 threads and checks that results and summary are
+/// byte-identical.
+fn identical_across_threads(text: &str) {
+    let (d, p) = setup(text);
     let s = p.to_str().unwrap();
     for (t, o) in [("1", "a"), ("2", "b")] {
         let out = cdnlab(&["run", s, "--out", o, "--threads", t], d.path());
@@ -383,6 +383,12 @@ fn gwtw_is_identical_across_threads() {
             "{f}"
         );
     }
+}
+
+/// GWTW results are identical whatever the thread count.
+#[test]
+fn gwtw_is_identical_across_threads() {
+    identical_across_threads(GWTW);
 }
 
 const MULTIHASH: &str = r#"
@@ -459,23 +465,7 @@ fn multihash_bad_input() {
 /// Multi-hash results (crashes and repair included) are identical whatever the thread count.
 #[test]
 fn multihash_is_identical_across_threads() {
-    let (d, p) = setup(MULTIHASH);
-    let s = p.to_str().unwrap();
-    for (t, o) in [("1", "a"), ("2", "b")] {
-        let out = cdnlab(&["run", s, "--out", o, "--threads", t], d.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    for f in ["results.csv", "summary.csv"] {
-        assert_eq!(
-            read(&d.path().join("a").join(f)),
-            read(&d.path().join("b").join(f)),
-            "{f}"
-        );
-    }
+    identical_across_threads(MULTIHASH);
 }
 
 /// Output into a closed pipe (`cdnlab experiments | head -1`) ends quietly, not with a panic.

@@ -8,14 +8,7 @@ use crate::scenario::Scenario;
 use serde_json::json;
 
 fn claim(id: &str, text: &str, measured: serde_json::Value, expected: String, pass: bool) -> Claim {
-    Claim {
-        id: id.into(),
-        paper: "gwtw",
-        claim: text.into(),
-        measured,
-        expected,
-        pass,
-    }
+    super::claim("gwtw", id, text, measured, expected, pass)
 }
 
 /// The rows with the smallest and the largest value of `key` among `rows` (None if empty).

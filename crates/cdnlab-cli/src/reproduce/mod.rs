@@ -82,15 +82,43 @@ pub(crate) fn text<'a>(r: &'a SummaryRow, key: &str) -> &'a str {
     }
 }
 
+/// A claim of `paper`.
+pub(crate) fn claim(
+    paper: &'static str,
+    id: &str,
+    text: &str,
+    measured: serde_json::Value,
+    expected: String,
+    pass: bool,
+) -> Claim {
+    Claim {
+        id: id.into(),
+        paper,
+        claim: text.into(),
+        measured,
+        expected,
+        pass,
+    }
+}
+
 /// The mean of `name` in summary row `r`.
 pub(crate) fn metric(sc: &Scenario, r: &SummaryRow, name: &str) -> f64 {
+    summary(sc, r, name).mean
+}
+
+/// The summary (mean, sd, 95% interval) of `name` in row `r`.
+pub(crate) fn summary<'a>(
+    sc: &Scenario,
+    r: &'a SummaryRow,
+    name: &str,
+) -> &'a cdnlab::stats::Summary {
     let i = sc
         .experiment
         .metrics()
         .iter()
         .position(|m| *m == name)
         .expect("registered metric");
-    r.metrics[i].mean
+    &r.metrics[i]
 }
 
 /// Arguments of `cdnlab reproduce`.

@@ -10,14 +10,7 @@ use cdnlab::workload::popularity::Law;
 use serde_json::json;
 
 fn claim(id: &str, text: &str, measured: serde_json::Value, expected: String, pass: bool) -> Claim {
-    Claim {
-        id: id.into(),
-        paper: "multihash",
-        claim: text.into(),
-        measured,
-        expected,
-        pass,
-    }
+    super::claim("multihash", id, text, measured, expected, pass)
 }
 
 /// Replications behind a summary row.

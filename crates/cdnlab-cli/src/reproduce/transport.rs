@@ -1,31 +1,18 @@
 //! Reproductions of optimal server allocation for streaming (spec `shared/spec/transport.md`,
 //! experiments T1-T2 so far). Every pass/fail is computed from the run's summary.
 
-use super::{Claim, Reproduction, metric, num, text};
+use super::{Claim, Reproduction, metric, num, summary, text};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use serde_json::json;
 
 fn claim(id: &str, text: &str, measured: serde_json::Value, expected: String, pass: bool) -> Claim {
-    Claim {
-        id: id.into(),
-        paper: "transport",
-        claim: text.into(),
-        measured,
-        expected,
-        pass,
-    }
+    super::claim("transport", id, text, measured, expected, pass)
 }
 
 /// Half-width of the 95% interval of metric `name` in row `r`.
 fn ci(sc: &Scenario, r: &SummaryRow, name: &str) -> f64 {
-    let i = sc
-        .experiment
-        .metrics()
-        .iter()
-        .position(|m| *m == name)
-        .expect("registered metric");
-    r.metrics[i].ci95
+    summary(sc, r, name).ci95
 }
 
 /// The transport reproductions.

@@ -101,19 +101,7 @@ pub fn vogel(p: &Problem) -> Result<Allocation, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn textbook() -> Problem {
-        Problem::new(
-            vec![75, 125, 100],
-            vec![80, 65, 70, 85],
-            vec![
-                vec![464, 513, 654, 867],
-                vec![352, 416, 690, 791],
-                vec![995, 682, 388, 685],
-            ],
-        )
-        .unwrap()
-    }
+    use crate::alloc::problem::tests::textbook;
 
     #[test]
     fn textbook_initial_solutions() {

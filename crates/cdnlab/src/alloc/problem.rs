@@ -219,8 +219,22 @@ pub fn scale_to(v: &[i64], total: i64) -> Vec<i64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The spec's textbook instance (optimum 152535, north-west corner 165595).
+    pub(crate) fn textbook() -> Problem {
+        Problem::new(
+            vec![75, 125, 100],
+            vec![80, 65, 70, 85],
+            vec![
+                vec![464, 513, 654, 867],
+                vec![352, 416, 690, 791],
+                vec![995, 682, 388, 685],
+            ],
+        )
+        .unwrap()
+    }
 
     #[test]
     fn bad_instances_are_refused_with_the_reason() {

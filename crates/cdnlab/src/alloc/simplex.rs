@@ -476,22 +476,10 @@ impl Network {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::alloc::problem::tests::textbook;
     use crate::rng::stream;
     use proptest::prelude::*;
     use rand::RngExt;
-
-    fn textbook() -> Problem {
-        Problem::new(
-            vec![75, 125, 100],
-            vec![80, 65, 70, 85],
-            vec![
-                vec![464, 513, 654, 867],
-                vec![352, 416, 690, 791],
-                vec![995, 682, 388, 685],
-            ],
-        )
-        .unwrap()
-    }
 
     #[test]
     fn textbook_optimum() {

@@ -23,14 +23,31 @@ fn fingerprint(id: u64) -> u32 {
 /// Asks the CPU to bring `x`'s cache line in; no effect on results.
 #[inline]
 pub fn prefetch<T>(x: &T) {
+    prefetch_addr((x as *const T).cast());
+}
+
+/// Asks the CPU to bring in every cache line `x` spans (a record may straddle two).
+#[inline]
+pub fn prefetch_all<T>(x: &T) {
+    let start = (x as *const T).cast::<u8>();
+    let end = start.wrapping_add(std::mem::size_of::<T>().max(1) - 1);
+    let mut line = start;
+    while (line as usize) <= (end as usize) | 63 {
+        prefetch_addr(line);
+        line = line.wrapping_add(64);
+    }
+}
+
+#[inline]
+fn prefetch_addr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it cannot fault, and the address is a live reference.
+    // SAFETY: a prefetch is only a hint; it cannot fault, whatever the address.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
 }
 
 #[inline]

@@ -7,10 +7,11 @@
 //! | ring | `ring.rs` | consistent hashing: successor ownership, virtual nodes, joins, crashes, Chord hops |
 //! | lookups | `search.rs` | random binary search (RBS) and the comparison variants |
 //! | formulas | `analysis.rs` | E[probes], its variance, serve probabilities with gaps, RGR rounds |
-//! | replicas | `store.rs` | which replica of which file is where; CREATE_IF_ABSENT |
-//! | replication | `replicate.rs` | smallest unused index (gallop + binary search), growth and shrink rules |
-//! | repair | `repair.rs` | random gap removal and its variants |
+//! | replicas | `store.rs` | which replica of which file is where; CREATE_IF_ABSENT, crashes, hand-over |
 //! | baselines | `baselines.rs` | bounded-load consistent hashing, rendezvous, Maglev |
+//!
+//! The rules that use them over time (overload windows, growth and shrink, random gap removal
+//! and its variants) are in the simulator, `crate::sim::multihash`.
 
 pub mod analysis;
 pub mod baselines;

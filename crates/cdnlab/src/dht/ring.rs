@@ -169,13 +169,6 @@ impl Ring {
     pub fn positions(&self) -> usize {
         self.points.len()
     }
-
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.points.capacity() * 8
-            + (self.owners.capacity() + self.buckets.capacity()) * 4
-            + self.alive.capacity()
-    }
 }
 
 #[cfg(test)]

@@ -20,15 +20,6 @@ pub enum Strategy {
 impl Strategy {
     /// Every strategy, in the order of the comparison.
     pub const ALL: [Strategy; 3] = [Strategy::Rbs, Strategy::BinaryThenPick, Strategy::Oracle];
-
-    /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Rbs => "rbs",
-            Strategy::BinaryThenPick => "binary",
-            Strategy::Oracle => "oracle",
-        }
-    }
 }
 
 /// The outcome of one lookup.

@@ -180,17 +180,6 @@ impl Store {
     pub fn total(&self) -> u64 {
         self.files.iter().map(|v| v.len() as u64).sum()
     }
-
-    /// Heap bytes held (spilled replica lists included).
-    pub fn heap_bytes(&self) -> usize {
-        self.files.capacity() * std::mem::size_of::<SmallVec<[Replica; 2]>>()
-            + self
-                .files
-                .iter()
-                .filter(|v| v.spilled())
-                .map(|v| v.capacity() * std::mem::size_of::<Replica>())
-                .sum::<usize>()
-    }
 }
 
 #[cfg(test)]

@@ -246,11 +246,6 @@ impl<W: Window> Gwtw<W> {
         })
     }
 
-    /// The state without the configuration.
-    pub fn core(&self) -> &GwtwCore<W> {
-        &self.core
-    }
-
     /// See [`GwtwCore::candidates`].
     pub fn candidates(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
         self.core.candidates()

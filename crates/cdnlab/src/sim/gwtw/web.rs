@@ -4,7 +4,7 @@
 
 use super::{Client, Config, Model, Population, Service, SlotLoad};
 use crate::Error;
-use crate::cache::index::prefetch;
+use crate::cache::index::{prefetch, prefetch_all};
 use crate::cache::lru_bank::{self, LruBank};
 use crate::cache::{Cache, Capacity, lru::Lru};
 use crate::rng::{Rng, splitmix64_at};
@@ -149,18 +149,7 @@ impl Web {
     #[inline]
     fn prefetch(&self, pop: &Population<HitWindow>, e: Entry) {
         let u = e.user as usize;
-        let c = &pop.clients[u];
-        prefetch(c);
-        // SAFETY: one past the record is still inside or at the end of the allocation; a
-        // prefetch never faults.
-        prefetch(unsafe {
-            (c as *const Client<HitWindow>)
-                .add(1)
-                .cast::<u8>()
-                .sub(1)
-                .as_ref()
-                .unwrap()
-        });
+        prefetch_all(&pop.clients[u]);
         if self.exclude_warmup && e.cand != NO_CANDIDATE {
             let bit = (u * self.k + e.cand as usize) * self.words * 64;
             prefetch(&self.seen[bit / 64]);

@@ -204,6 +204,9 @@ struct Sim<'a> {
     rendezvous: Vec<u32>,
     /// Files requested this window (each once), for the end-of-window pass.
     touched: Vec<u32>,
+    /// Scratch of that pass: a file's overloaded replicas (index, count), indices to create.
+    overloaded: Vec<(u32, u32)>,
+    targets: Vec<u32>,
     /// Requests per node this window and over the measured windows.
     node_load: Vec<u32>,
     measured_load: Vec<u64>,
@@ -306,23 +309,25 @@ impl Sim<'_> {
         let cfg = self.cfg;
         let threshold = cfg.c_high * cfg.window;
         let mut touched = std::mem::take(&mut self.touched);
+        // Scratch reused across files: no allocation per file and window.
+        let (mut overloaded, mut targets) = (
+            std::mem::take(&mut self.overloaded),
+            std::mem::take(&mut self.targets),
+        );
         touched.sort_unstable();
         for &f in &touched {
             let key = file_key(u64::from(f));
-            let reps: Vec<(u32, u32)> = self
-                .store
-                .replicas(f)
-                .iter()
-                .map(|r| (r.index, r.count))
-                .collect();
-            let overloaded: Vec<(u32, u32)> = reps
-                .iter()
-                .copied()
-                .filter(|&(_, c)| f64::from(c) > threshold)
-                .collect();
+            overloaded.clear();
+            overloaded.extend(
+                self.store
+                    .replicas(f)
+                    .iter()
+                    .filter(|r| f64::from(r.count) > threshold)
+                    .map(|r| (r.index, r.count)),
+            );
             // Every overloaded replica searches against the same state (concurrently), then
             // the creations meet their arbiters.
-            let mut targets: Vec<u32> = Vec::new();
+            targets.clear();
             for &(i, c) in &overloaded {
                 let (store, ring) = (&self.store, &self.ring);
                 let (unused, probes) = search::smallest_unused_above(i, cfg.k, |j| {
@@ -343,7 +348,7 @@ impl Sim<'_> {
                     }
                 }
             }
-            for t in targets {
+            for &t in &targets {
                 if t <= cfg.k {
                     self.replication_messages += 1;
                     if self.store.create_if_absent(&self.ring, f, t) {
@@ -351,8 +356,9 @@ impl Sim<'_> {
                     }
                 }
             }
+            let reps = self.store.replicas(f);
             if cfg.shrink && overloaded.is_empty() && reps.len() > 1 {
-                let &(top, c) = reps.last().expect("two or more replicas");
+                let (top, c) = (reps[reps.len() - 1].index, reps[reps.len() - 1].count);
                 let n = reps.len() as f64;
                 if f64::from(c) * n / (n - 1.0) < cfg.gamma * threshold {
                     self.store.remove(f, top);
@@ -365,6 +371,7 @@ impl Sim<'_> {
         }
         self.touched = touched;
         self.touched.clear();
+        (self.overloaded, self.targets) = (overloaded, targets);
     }
 
     /// The origin restores the home copy of every file a request could not find.
@@ -507,6 +514,8 @@ pub fn run_with(
         store,
         maglev,
         touched: Vec::new(),
+        overloaded: Vec::new(),
+        targets: Vec::new(),
         node_load: vec![0; cfg.nodes as usize],
         measured_load: vec![0; cfg.nodes as usize],
         window_requests: 0,
@@ -629,12 +638,11 @@ pub fn run_with(
         band += usize::from((steady..=upper).contains(&n));
         err += (f64::from(n) - f64::from(steady)).abs() / f64::from(steady);
     }
-    let mut loads = sim.measured_load.clone();
-    let alive: Vec<u64> = (0..cfg.nodes)
+    // Loads of the nodes still up, sorted.
+    let mut loads: Vec<u64> = (0..cfg.nodes)
         .filter(|&n| sim.ring.is_alive(n))
-        .map(|n| loads[n as usize])
+        .map(|n| sim.measured_load[n as usize])
         .collect();
-    loads = alive;
     loads.sort_unstable();
     let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
     let cap = f64::from(cfg.measure) * cfg.window;
