@@ -197,6 +197,12 @@ pub fn run_scenario(
         .iter()
         .filter(|c| shard.owns(c.index) && !(resume && cell_path(out, c.index).exists()))
         .collect();
+    // Timed experiments run one cell at a time, whatever --threads says.
+    let threads = if sc.experiment.timed() {
+        Some(1)
+    } else {
+        threads
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()

@@ -148,14 +148,7 @@ fn solve(a: &SolveArgs) -> Result<()> {
             Some((s, t.elapsed().as_secs_f64()))
         }
     };
-    let n = problem.cols();
-    let flows: Vec<[i64; 3]> = alloc
-        .flow
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| **x > 0)
-        .map(|(e, &x)| [(e / n) as i64, (e % n) as i64, x])
-        .collect();
+    let (n, flows) = (problem.cols(), &alloc.flows);
     if a.json {
         let out = serde_json::json!({
             "cost": alloc.cost,
@@ -188,7 +181,7 @@ fn solve(a: &SolveArgs) -> Result<()> {
             seconds
         );
         outln!("supply demand flow");
-        for [i, j, x] in flows {
+        for (i, j, x) in flows {
             outln!("{i} {j} {x}");
         }
         if let Some((s, secs)) = &warm {

@@ -4,14 +4,18 @@
 //!
 //! | part | file | what it holds |
 //! |---|---|---|
-//! | instances | `problem.rs` | supplies, demands, costs; validation; balancing (scale or dummy) |
-//! | exact solver | `simplex.rs` | network simplex: integral optimal flows, potentials, deterministic pivots |
+//! | instances | `problem.rs` | supplies, demands, costs; validation; balancing (scale or dummy); sparse allocations; random instances |
+//! | exact solver | `simplex.rs` | network simplex: integral optimal flows, potentials, deterministic pivots, warm starts (dual phase) |
+//! | cost scans | `scan.rs` | the solver's vectorised row scans: pricing, arcs of a given reduced cost (AVX2 when present) |
+//! | reference | `lp.rs` | the same problem as a plain LP for a general solver (good_lp + microlp) |
 //! | initial solutions | `initial.rs` | NW-corner and Vogel, usable as stand-alone (sub-optimal) allocations |
 //! | queueing | `erlang.rs` | Erlang-B blocking |
 
 pub mod erlang;
 pub mod initial;
+pub mod lp;
 pub mod problem;
+mod scan;
 pub mod simplex;
 
 pub use problem::{Allocation, Problem};

@@ -2,10 +2,15 @@
 //! and an m x n cost matrix, validated so that no later sum can overflow.
 
 use crate::Error;
+use crate::rng::Rng;
+use rand::RngExt;
+use std::ops::RangeInclusive;
 
 /// Largest supply, demand or |cost| accepted: sums and products of them stay far inside i64
 /// (m x n x 2^31 x 2^31 would not, so the objective is also computed with checks).
 pub const MAX_VALUE: i64 = 1 << 31;
+/// Most supplies plus demands (dummy included): keeps the solver's potentials below 2^58.
+pub const MAX_NODES: usize = 1 << 26;
 
 /// How an instance whose supplies and demands differ in total is made balanced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,11 +30,23 @@ pub struct Problem {
     pub cost: Vec<i64>,
 }
 
-/// An allocation: flows x_ij (row-major, like the costs) and their total cost.
+/// An allocation: its positive flows x_ij as (i, j, x_ij) in row-major order (at most m + n - 1
+/// of the m n cells for a basic solution), and their total cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allocation {
-    pub flow: Vec<i64>,
+    pub flows: Vec<(usize, usize, i64)>,
     pub cost: i64,
+}
+
+impl Allocation {
+    /// The flows as an m x n matrix (row-major, like the costs).
+    pub fn dense(&self, m: usize, n: usize) -> Vec<i64> {
+        let mut x = vec![0; m * n];
+        for &(i, j, f) in &self.flows {
+            x[i * n + j] = f;
+        }
+        x
+    }
 }
 
 impl Problem {
@@ -104,6 +121,13 @@ impl Problem {
             ));
         }
         let (m, n) = (supply.len(), demand.len());
+        if m + n >= MAX_NODES {
+            return Err(Error::param(
+                "instance",
+                format!("{m} supplies and {n} demands"),
+                format!("fewer than {MAX_NODES} supplies and demands in all"),
+            ));
+        }
         if cost.len() != m {
             return Err(Error::param(
                 "cost",
@@ -155,6 +179,42 @@ impl Problem {
         })
     }
 
+    /// A random balanced instance: supplies uniform in `quantity`, demands uniform in
+    /// `quantity` (from 1 up) scaled to the total supply, costs uniform in `cost`, drawn in
+    /// that order (costs row by row).
+    pub fn random(
+        rng: &mut Rng,
+        m: usize,
+        n: usize,
+        cost: RangeInclusive<i64>,
+        quantity: RangeInclusive<i64>,
+    ) -> Result<Self, Error> {
+        if cost.is_empty() {
+            return Err(Error::param(
+                "cost",
+                format!("{cost:?}"),
+                "a non-empty range",
+            ));
+        }
+        let demand_range = (*quantity.start()).max(1)..=*quantity.end();
+        if quantity.is_empty() || demand_range.is_empty() {
+            return Err(Error::param(
+                "quantity",
+                format!("{quantity:?}"),
+                "a non-empty range reaching 1 or more",
+            ));
+        }
+        let supply: Vec<i64> = (0..m).map(|_| rng.random_range(quantity.clone())).collect();
+        let demand: Vec<i64> = (0..n)
+            .map(|_| rng.random_range(demand_range.clone()))
+            .collect();
+        let demand = scale_to(&demand, supply.iter().sum());
+        let cost = (0..m)
+            .map(|_| (0..n).map(|_| rng.random_range(cost.clone())).collect())
+            .collect();
+        Problem::new(supply, demand, cost)
+    }
+
     /// Rows (supplies).
     pub fn rows(&self) -> usize {
         self.supply.len()
@@ -165,36 +225,44 @@ impl Problem {
         self.demand.len()
     }
 
-    /// The cost of a flow matrix, checked: an error if it does not fit 64 bits.
-    pub fn total_cost(&self, flow: &[i64]) -> Result<i64, Error> {
-        let t: i128 = self
-            .cost
+    /// The cost of positive flows (i, j, x), checked: an error if it does not fit 64 bits.
+    pub fn total_cost(&self, flows: &[(usize, usize, i64)]) -> Result<i64, Error> {
+        let n = self.cols();
+        let t: i128 = flows
             .iter()
-            .zip(flow)
-            .map(|(&c, &x)| i128::from(c) * i128::from(x))
+            .map(|&(i, j, x)| i128::from(self.cost[i * n + j]) * i128::from(x))
             .sum();
         i64::try_from(t).map_err(|_| Error::param("cost", t, "a total cost that fits 64 bits"))
     }
 
-    /// Checks that `flow` is a feasible allocation: non-negative, row and column sums exact.
-    pub fn check(&self, flow: &[i64]) -> Result<(), String> {
+    /// Checks that `flows` is a feasible allocation: cells inside the matrix, in row-major
+    /// order without repeats, positive, row and column sums exact.
+    pub fn check(&self, flows: &[(usize, usize, i64)]) -> Result<(), String> {
         let (m, n) = (self.rows(), self.cols());
-        if flow.len() != m * n {
-            return Err(format!("{} flows for {m} x {n}", flow.len()));
+        let (mut rows, mut cols) = (vec![0i64; m], vec![0i64; n]);
+        let mut last = None;
+        for &(i, j, x) in flows {
+            if i >= m || j >= n {
+                return Err(format!("flow at [{i}][{j}] outside {m} x {n}"));
+            }
+            if last.is_some_and(|l| l >= (i, j)) {
+                return Err(format!("flow at [{i}][{j}] out of row-major order"));
+            }
+            if x <= 0 {
+                return Err(format!("flow {x} at [{i}][{j}] is not positive"));
+            }
+            last = Some((i, j));
+            rows[i] += x;
+            cols[j] += x;
         }
-        if let Some(x) = flow.iter().find(|&&x| x < 0) {
-            return Err(format!("negative flow {x}"));
-        }
-        for i in 0..m {
-            let r: i64 = flow[i * n..(i + 1) * n].iter().sum();
-            if r != self.supply[i] {
-                return Err(format!("row {i} ships {r}, supply {}", self.supply[i]));
+        for (i, (&r, &s)) in rows.iter().zip(&self.supply).enumerate() {
+            if r != s {
+                return Err(format!("row {i} ships {r}, supply {s}"));
             }
         }
-        for j in 0..n {
-            let c: i64 = (0..m).map(|i| flow[i * n + j]).sum();
-            if c != self.demand[j] {
-                return Err(format!("column {j} gets {c}, demand {}", self.demand[j]));
+        for (j, (&c, &d)) in cols.iter().zip(&self.demand).enumerate() {
+            if c != d {
+                return Err(format!("column {j} gets {c}, demand {d}"));
             }
         }
         Ok(())

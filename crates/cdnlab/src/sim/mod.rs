@@ -13,6 +13,7 @@ pub mod multihash;
 pub mod params;
 pub mod paths;
 pub mod rbs;
+pub mod solver;
 pub mod stream;
 
 use crate::Error;
@@ -34,6 +35,11 @@ pub trait Experiment: Sync {
     fn check(&self, _p: &Params) -> Result<(), Error> {
         Ok(())
     }
+    /// Whether some metrics are wall-clock times: the runner then runs one cell at a time, so
+    /// that cells do not compete for the cores.
+    fn timed(&self) -> bool {
+        false
+    }
     /// One replication: the metric values, in the order of [`Experiment::metrics`].
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error>;
 }
@@ -47,6 +53,7 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &rbs::RbsExperiment,
         &stream::StreamExperiment,
         &paths::PathsExperiment,
+        &solver::SolverExperiment,
     ]
 }
 

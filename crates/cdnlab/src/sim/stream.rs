@@ -114,6 +114,13 @@ const PARAMS: &[ParamSpec] = &[
         &["cp1", "cp2"],
         "within a cluster: CP-1 single source (largest residual share first), CP-2 striped",
     ),
+    ParamSpec::float(
+        "reserve",
+        0.0,
+        1.0,
+        1.0,
+        "partial sharing of slack (CP-1 with thresholds): a request refused by every threshold of its cluster takes a free slot at a cluster server while more than reserve x capacity slots are free there; 1: complete partitioning, 0: any free slot",
+    ),
     ParamSpec::choice(
         "topology",
         &["reference", "random"],
@@ -192,6 +199,7 @@ const METRICS: &[&str] = &[
     "blocking_tail",
     "erlang_end",
     "reallocations",
+    "borrowed",
     "b_sea",
     "b_sfo",
     "b_lax",
@@ -229,6 +237,15 @@ impl Experiment for StreamExperiment {
         }
         if p.float("window") <= 0.0 {
             return Err(Error::param("window", p.float("window"), "a duration > 0"));
+        }
+        if p.float("reserve") < 1.0
+            && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
+        {
+            return Err(Error::param(
+                "reserve",
+                p.float("reserve"),
+                "1 unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
+            ));
         }
         if p.float("shift_at") > 0.0
             && (p.text("profile") != "r1" || p.text("topology") != "reference")
@@ -276,6 +293,7 @@ impl Experiment for StreamExperiment {
                     .then(|| (p.float("window"), p.float("b_max"))),
             }),
             tail: p.float("tail"),
+            reserve: p.float("reserve"),
         };
         let r = simulate(&cfg, rng)?;
         let mut out = vec![
@@ -287,6 +305,7 @@ impl Experiment for StreamExperiment {
             r.blocking_tail,
             r.erlang_end,
             r.reallocations as f64,
+            r.borrowed,
         ];
         // Per-population blocking is reported for the reference metros only.
         if reference {
@@ -317,6 +336,8 @@ pub struct Outcome {
     pub blocking_tail: f64,
     pub erlang_end: f64,
     pub reallocations: u64,
+    /// Admitted streams (measured) that took a slot above their threshold (slack sharing).
+    pub borrowed: f64,
 }
 
 /// The allocation problem: rows are populations (supplies = demands D_i), columns servers
@@ -332,13 +353,14 @@ fn thresholds(
     demand: &[i64],
 ) -> Result<(Option<Vec<i64>>, Option<simplex::Basis>), Error> {
     let p = problem(cfg, demand)?;
+    let (m, n) = (p.rows(), p.cols());
     Ok(match cfg.policy {
         Policy::Optimal => {
             let s = simplex::solve(&p)?;
-            (Some(s.allocation.flow), Some(s.basis))
+            (Some(s.allocation.dense(m, n)), Some(s.basis))
         }
-        Policy::Northwest => (Some(initial::northwest(&p)?.flow), None),
-        Policy::Vogel => (Some(initial::vogel(&p)?.flow), None),
+        Policy::Northwest => (Some(initial::northwest(&p)?.dense(m, n)), None),
+        Policy::Vogel => (Some(initial::vogel(&p)?.dense(m, n)), None),
         Policy::Nearest | Policy::Sharing => (None, None),
     })
 }
@@ -372,6 +394,11 @@ pub struct Config {
     pub shift: Option<Shift>,
     /// Final hours over which `blocking_tail` is measured.
     pub tail: f64,
+    /// Partial sharing of slack under CP-1 with thresholds: when every server of a
+    /// population's cluster refuses by threshold, a cluster server with more than `reserve`
+    /// x capacity free slots admits the stream above the threshold. The reserve protects the
+    /// populations whose slack is lent (trunk reservation); 1 is complete partitioning.
+    pub reserve: f64,
 }
 
 /// One run.
@@ -401,7 +428,9 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     // correlated in time, so a binomial error would be too small).
     let mut batch_arr = vec![0u64; k * BATCHES];
     let mut batch_blk = vec![0u64; k * BATCHES];
-    let (mut hop_sum, mut admitted) = (0.0, 0u64);
+    let (mut hop_sum, mut admitted, mut borrowed) = (0.0, 0u64, 0u64);
+    // Free slots a server keeps for threshold admissions (slack sharing).
+    let reserve: Vec<f64> = capacity.iter().map(|&c| cfg.reserve * c as f64).collect();
     // Events: (time in microseconds, sequence, population, what): a departure from server
     // `what`, or one of these.
     const ARRIVAL: usize = usize::MAX;
@@ -468,7 +497,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                     Some(b) => simplex::solve_warm(&prob, b)?,
                     None => simplex::solve(&prob)?,
                 };
-                limits = Some(sol.allocation.flow.clone());
+                limits = Some(sol.allocation.dense(prob.rows(), prob.cols()));
                 basis = Some(sol.basis);
                 reallocations += 1;
             }
@@ -519,10 +548,23 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 })
             }
             (Some(lim), false) => {
-                // CP-1: the cluster server with the largest residual share that has room.
+                // CP-1: the cluster server with the largest residual share that has room;
+                // failing that, with slack sharing, the cluster server with the most free
+                // slots above its reserve.
                 (0..k)
                     .filter(|&j| n[i * k + j] < lim[i * k + j] && load[j] < capacity[j])
                     .max_by_key(|&j| (lim[i * k + j] - n[i * k + j], Reverse(j)))
+                    .or_else(|| {
+                        let j = (0..k)
+                            .filter(|&j| {
+                                lim[i * k + j] > 0 && (capacity[j] - load[j]) as f64 > reserve[j]
+                            })
+                            .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?;
+                        if measured {
+                            borrowed += 1;
+                        }
+                        Some(j)
+                    })
                     .map(|j| (j, d[i][j] as f64))
             }
             (None, _) => {
@@ -598,6 +640,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         .sum::<f64>()
         / last_rate;
     Ok(Outcome {
+        borrowed: borrowed as f64 / admitted.max(1) as f64,
         blocking_tail: tail_blk as f64 / tail_arr.max(1) as f64,
         erlang_end,
         reallocations,
@@ -627,6 +670,7 @@ mod tests {
             hours,
             shift: None,
             tail: 50.0,
+            reserve: 1.0,
         }
     }
 
@@ -709,6 +753,41 @@ mod tests {
             run(Policy::Sharing),
         );
         assert!(s4 < s0 && s0 < s1, "{s4} {s0} {s1}");
+    }
+
+    /// Slack sharing sits between complete partitioning and full sharing, lower with a
+    /// smaller reserve: S4 <= reserve 0 < reserve 0.05 < reserve 1 = S0 in blocking (same
+    /// seed, R15, rho 1).
+    #[test]
+    fn slack_sharing_lowers_blocking_towards_full_sharing() {
+        let run = |policy, reserve| {
+            let c = Config {
+                reserve,
+                ..base(policy, false, false, &R15, 1500.0)
+            };
+            simulate(&c, &mut crate::rng::stream(16, 0, 0)).unwrap()
+        };
+        let (partitioned, small_reserve, no_reserve) = (
+            run(Policy::Optimal, 1.0),
+            run(Policy::Optimal, 0.05),
+            run(Policy::Optimal, 0.0),
+        );
+        let s4 = run(Policy::Sharing, 1.0);
+        assert_eq!(partitioned.borrowed, 0.0);
+        assert!(
+            small_reserve.borrowed > 0.0 && no_reserve.borrowed > small_reserve.borrowed,
+            "{small_reserve:?} {no_reserve:?}"
+        );
+        assert!(
+            s4.blocking <= no_reserve.blocking + 0.002
+                && no_reserve.blocking < small_reserve.blocking
+                && small_reserve.blocking < partitioned.blocking,
+            "{} {} {} {}",
+            s4.blocking,
+            no_reserve.blocking,
+            small_reserve.blocking,
+            partitioned.blocking
+        );
     }
 
     /// Full sharing blocks least; nearest-only blocks most under the R15 mismatch.
