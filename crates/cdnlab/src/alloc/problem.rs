@@ -39,13 +39,24 @@ pub struct Allocation {
 }
 
 impl Allocation {
-    /// The flows as an m x n matrix (row-major, like the costs).
+    /// The flows as an m x n matrix (row-major, like the costs). With populations as rows and
+    /// servers as columns these are the admission thresholds T_ij = x_ij.
     pub fn dense(&self, m: usize, n: usize) -> Vec<i64> {
         let mut x = vec![0; m * n];
         for &(i, j, f) in &self.flows {
             x[i * n + j] = f;
         }
         x
+    }
+
+    /// The cluster of each of the m rows: the columns it ships to (x_ij > 0), in order. With
+    /// populations as rows, K_i = the servers that take population i's requests.
+    pub fn clusters(&self, m: usize) -> Vec<Vec<usize>> {
+        let mut k = vec![Vec::new(); m];
+        for &(i, j, _) in &self.flows {
+            k[i].push(j);
+        }
+        k
     }
 }
 
@@ -319,6 +330,28 @@ pub(crate) mod tests {
         assert!(e(Problem::new(vec![1], vec![-1], vec![vec![1]])).contains("demand"));
         assert!(e(Problem::new(vec![1], vec![1], vec![vec![1 << 40]])).contains("cost"));
         assert!(e(Problem::new(vec![2], vec![1], vec![vec![1]])).contains("balance"));
+    }
+
+    /// Thresholds, clusters and cost of a feasible allocation of the textbook instance, by hand.
+    #[test]
+    fn thresholds_and_clusters() {
+        let a = Allocation {
+            flows: vec![
+                (0, 1, 65),
+                (0, 3, 10),
+                (1, 0, 80),
+                (1, 3, 45),
+                (2, 2, 70),
+                (2, 3, 30),
+            ],
+            cost: 0,
+        };
+        let t = a.dense(3, 4);
+        assert_eq!(t, [0, 65, 0, 10, 80, 0, 0, 45, 0, 0, 70, 30]);
+        assert_eq!(a.clusters(3), [vec![1, 3], vec![0, 3], vec![2, 3]]);
+        assert_eq!(textbook().check(&a.flows), Ok(()));
+        // 513 * 65 + 867 * 10 + 352 * 80 + 791 * 45 + 388 * 70 + 685 * 30
+        assert_eq!(textbook().total_cost(&a.flows), Ok(153_480));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::Experiment;
 use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::alloc::erlang::erlang_b;
-use crate::alloc::{Problem, initial, simplex};
+use crate::alloc::{Allocation, Problem, initial, simplex};
 use crate::rng::Rng;
 use rand::RngExt;
 use std::cmp::Reverse;
@@ -346,21 +346,37 @@ fn problem(cfg: &Config, demand: &[i64]) -> Result<Problem, Error> {
     Problem::new(demand.to_vec(), cfg.capacity.clone(), cfg.hops.clone())
 }
 
-/// Thresholds T_ij (streams of population i allowed at server j) of a policy, if it has any,
-/// and for the optimum its basis (re-allocations start from it).
+/// What admission needs of an allocation: thresholds T_ij (streams of population i allowed at
+/// server j) and each population's cluster K_i (the servers with T_ij > 0).
+struct Limits {
+    t: Vec<i64>,
+    clusters: Vec<Vec<usize>>,
+}
+
+impl Limits {
+    fn of(a: &Allocation, m: usize, n: usize) -> Self {
+        Limits {
+            t: a.dense(m, n),
+            clusters: a.clusters(m),
+        }
+    }
+}
+
+/// The limits of a policy, if it has any, and for the optimum its basis (re-allocations start
+/// from it).
 fn thresholds(
     cfg: &Config,
     demand: &[i64],
-) -> Result<(Option<Vec<i64>>, Option<simplex::Basis>), Error> {
+) -> Result<(Option<Limits>, Option<simplex::Basis>), Error> {
     let p = problem(cfg, demand)?;
     let (m, n) = (p.rows(), p.cols());
     Ok(match cfg.policy {
         Policy::Optimal => {
             let s = simplex::solve(&p)?;
-            (Some(s.allocation.dense(m, n)), Some(s.basis))
+            (Some(Limits::of(&s.allocation, m, n)), Some(s.basis))
         }
-        Policy::Northwest => (Some(initial::northwest(&p)?.dense(m, n)), None),
-        Policy::Vogel => (Some(initial::vogel(&p)?.dense(m, n)), None),
+        Policy::Northwest => (Some(Limits::of(&initial::northwest(&p)?, m, n)), None),
+        Policy::Vogel => (Some(Limits::of(&initial::vogel(&p)?, m, n)), None),
         Policy::Nearest | Policy::Sharing => (None, None),
     })
 }
@@ -497,7 +513,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                     Some(b) => simplex::solve_warm(&prob, b)?,
                     None => simplex::solve(&prob)?,
                 };
-                limits = Some(sol.allocation.dense(prob.rows(), prob.cols()));
+                limits = Some(Limits::of(&sol.allocation, prob.rows(), prob.cols()));
                 basis = Some(sol.basis);
                 reallocations += 1;
             }
@@ -538,10 +554,12 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             (Some(lim), true) => {
                 // CP-2: a striped stream takes x_ij / D_i of a slot at each server of the
                 // cluster: room iff fewer than sum_j T_ij = D_i streams are on.
-                (striped_n[i] < lim[i * k..(i + 1) * k].iter().sum::<i64>()).then(|| {
+                let (t, cluster) = (&lim.t[i * k..(i + 1) * k], &lim.clusters[i]);
+                (striped_n[i] < t.iter().sum::<i64>()).then(|| {
                     let total = demand[i].max(1) as f64;
-                    let mean_hops = (0..k)
-                        .map(|j| lim[i * k + j] as f64 * d[i][j] as f64)
+                    let mean_hops = cluster
+                        .iter()
+                        .map(|&j| t[j] as f64 * d[i][j] as f64)
                         .sum::<f64>()
                         / total;
                     (STRIPE, mean_hops)
@@ -551,14 +569,18 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 // CP-1: the cluster server with the largest residual share that has room;
                 // failing that, with slack sharing, the cluster server with the most free
                 // slots above its reserve.
-                (0..k)
-                    .filter(|&j| n[i * k + j] < lim[i * k + j] && load[j] < capacity[j])
-                    .max_by_key(|&j| (lim[i * k + j] - n[i * k + j], Reverse(j)))
+                let (t, cluster) = (&lim.t[i * k..(i + 1) * k], &lim.clusters[i]);
+                let n = &n[i * k..(i + 1) * k];
+                cluster
+                    .iter()
+                    .copied()
+                    .filter(|&j| n[j] < t[j] && load[j] < capacity[j])
+                    .max_by_key(|&j| (t[j] - n[j], Reverse(j)))
                     .or_else(|| {
-                        let j = (0..k)
-                            .filter(|&j| {
-                                lim[i * k + j] > 0 && (capacity[j] - load[j]) as f64 > reserve[j]
-                            })
+                        let j = cluster
+                            .iter()
+                            .copied()
+                            .filter(|&j| (capacity[j] - load[j]) as f64 > reserve[j])
                             .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?;
                         if measured {
                             borrowed += 1;
