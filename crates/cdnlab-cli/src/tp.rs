@@ -103,11 +103,10 @@ fn load(path: &PathBuf, balance: Option<BalanceArg>) -> Result<Problem> {
         ),
     }
     .map_err(|e| {
-        let hint = if balance.is_none() {
-            " (see --balance)"
-        } else {
-            ""
-        };
+        // Only unequal totals are what --balance is for.
+        let unbalanced = matches!(&e, cdnlab::Error::Param { name, value, .. }
+            if name == "demand" && value.starts_with("total"));
+        let hint = if unbalanced { " (see --balance)" } else { "" };
         CliError::file(path, format!("{e}{hint}"))
     })
 }

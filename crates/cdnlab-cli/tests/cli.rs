@@ -579,7 +579,13 @@ fn tp_solve_and_bad_input() {
     ];
     for (i, (text, needles)) in cases.iter().enumerate() {
         let f = write(&format!("bad{i}.json"), text);
-        fails_with(&cdnlab(&["tp", "solve", &f], d.path()), needles);
+        let out = cdnlab(&["tp", "solve", &f], d.path());
+        fails_with(&out, needles);
+        // Only unequal totals point to --balance.
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("--balance"),
+            "{text}"
+        );
     }
     fails_with(
         &cdnlab(&["tp", "solve", "missing.json"], d.path()),
