@@ -138,13 +138,25 @@ pub trait Cache {
     }
     /// [`Cache::replay`] through a trait object.
     fn replay_dyn(&mut self, reqs: &[Request]) -> u64;
+    /// Starts keeping the ids of evicted objects, for a caller that holds the objects
+    /// themselves (the live edge); simulations leave it off.
+    fn log_evictions(&mut self);
+    /// Moves the ids evicted since the last call into `out` (none unless logging).
+    fn drain_evictions(&mut self, out: &mut Vec<u64>);
 }
 
-/// Implements [`Cache::replay_dyn`] by forwarding to the monomorphised default.
+/// Implements [`Cache::replay_dyn`] by forwarding to the monomorphised default, and the
+/// eviction log by forwarding to the policy's `slots`.
 macro_rules! replay_dyn {
     () => {
         fn replay_dyn(&mut self, reqs: &[$crate::workload::Request]) -> u64 {
             $crate::cache::Cache::replay(self, reqs)
+        }
+        fn log_evictions(&mut self) {
+            self.slots.log_evictions();
+        }
+        fn drain_evictions(&mut self, out: &mut Vec<u64>) {
+            self.slots.drain_evictions(out);
         }
     };
 }

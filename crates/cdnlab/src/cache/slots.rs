@@ -47,6 +47,8 @@ pub struct Slots {
     sized: bool,
     free: u32,
     index: IdIndex,
+    /// Ids of evicted objects, kept only when asked for ([`Slots::log_evictions`]).
+    evicted: Option<Vec<u64>>,
 }
 
 impl Slots {
@@ -60,6 +62,7 @@ impl Slots {
             sized,
             free: NIL,
             index: IdIndex::with_capacity(expected),
+            evicted: None,
         }
     }
 
@@ -135,10 +138,26 @@ impl Slots {
         s
     }
 
-    /// Frees slot `s` (already unlinked from its list).
+    /// Starts keeping the ids of evicted objects (for a caller that holds the objects).
+    pub fn log_evictions(&mut self) {
+        self.evicted.get_or_insert_with(Vec::new);
+    }
+
+    /// Moves the ids evicted since the last call into `out` (none unless logging).
+    pub fn drain_evictions(&mut self, out: &mut Vec<u64>) {
+        if let Some(e) = &mut self.evicted {
+            out.append(e);
+        }
+    }
+
+    /// Frees slot `s` (already unlinked from its list): every eviction passes here.
     #[inline]
     pub fn release(&mut self, s: u32) {
-        let removed = self.index.remove_entry(self.nodes[s as usize].key, s);
+        let key = self.nodes[s as usize].key;
+        if let Some(e) = &mut self.evicted {
+            e.push(key);
+        }
+        let removed = self.index.remove_entry(key, s);
         debug_assert!(removed);
         self.nodes[s as usize].next = self.free;
         self.free = s;

@@ -1,0 +1,1 @@
+//! GWTW users on real HTTP (to come in the next step).

@@ -1,0 +1,1 @@
+//! The loopback demo (to come in the next step).

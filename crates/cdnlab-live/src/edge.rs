@@ -1,0 +1,362 @@
+//! The edge: a caching reverse proxy in front of the origin. `GET /content/{id}` is served from
+//! the cache (the library's policy decides what stays, within a capacity in bytes) or fetched
+//! from the origin, concurrent misses for one object sharing one fetch. Every answer about
+//! content says what the cache did in an RFC 9211 `Cache-Status` header:
+//!
+//! | case | status | `Cache-Status` |
+//! |---|---|---|
+//! | hit | 200 | `cdnlab; hit` |
+//! | miss, fetched and stored | 200 | `cdnlab; fwd=miss; stored` |
+//! | miss, fetched, too large to store | 200 | `cdnlab; fwd=miss` |
+//! | miss, answered by another request's fetch | 200 | `cdnlab; fwd=miss; collapsed` |
+//! | origin has no such object | 404 | `cdnlab; fwd=miss; fwd-status=404` |
+//! | origin answered an error | 502 | `cdnlab; fwd=miss; fwd-status=<code>` |
+//! | origin unreachable | 502 | `cdnlab; fwd=miss; detail="origin unreachable"` |
+//! | origin too slow | 504 | `cdnlab; fwd=miss; detail="origin timeout"` |
+//!
+//! Only complete 200 answers are stored. With a bandwidth, bodies go out in 16 KiB chunks
+//! through one [`TokenBucket`] per edge, so its streams share that rate. `/metrics` and
+//! `/health` report on it.
+
+use crate::Error;
+use crate::catalogue::{IdError, parse_id};
+use crate::metrics::Metrics;
+use crate::server::{self, Limits, Running};
+use crate::shaper::TokenBucket;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bytes::Bytes;
+use cdnlab::cache::{Cache, Capacity, Policy, Unit};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::OnceCell;
+
+/// Chunk of a shaped body.
+const CHUNK: usize = 16 << 10;
+
+/// How an edge behaves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeConfig {
+    pub origin: SocketAddr,
+    pub policy: Policy,
+    /// Cache capacity in bytes.
+    pub capacity: u64,
+    /// Total sending rate in bytes per second (None: unshaped).
+    pub bandwidth: Option<u64>,
+    /// Longest wait for the origin's whole answer.
+    pub origin_timeout: Duration,
+    pub limits: Limits,
+}
+
+/// A running edge.
+pub struct Edge {
+    pub server: Running,
+    state: Arc<EdgeState>,
+}
+
+impl Edge {
+    /// The edge's counters.
+    pub fn metrics(&self) -> &Metrics {
+        &self.state.metrics
+    }
+
+    /// Whether object `id` is in the cache.
+    pub fn holds(&self, id: u64) -> bool {
+        self.state
+            .store
+            .lock()
+            .expect("store lock")
+            .objects
+            .contains_key(&id)
+    }
+}
+
+/// The cache: the policy's bookkeeping and the bytes of what it holds, kept in step through
+/// the policy's eviction log.
+struct Store {
+    cache: Box<dyn Cache + Send>,
+    objects: HashMap<u64, Bytes>,
+    evicted: Vec<u64>,
+}
+
+impl Store {
+    /// The object's bytes on a hit (the policy counts the access).
+    fn get(&mut self, id: u64) -> Option<Bytes> {
+        let b = self.objects.get(&id)?.clone();
+        let hit = self.cache.access(id, b.len() as u32);
+        debug_assert!(hit, "bytes held only for cached objects");
+        Some(b)
+    }
+
+    /// Offers a fetched object to the policy; true if it was stored.
+    fn put(&mut self, id: u64, body: &Bytes) -> bool {
+        if self.objects.contains_key(&id) {
+            return true;
+        }
+        let size = u32::try_from(body.len()).unwrap_or(u32::MAX);
+        self.cache.access(id, size);
+        let stored = self.cache.contains(id);
+        if stored {
+            self.objects.insert(id, body.clone());
+        }
+        self.cache.drain_evictions(&mut self.evicted);
+        for e in self.evicted.drain(..) {
+            self.objects.remove(&e);
+        }
+        stored
+    }
+}
+
+/// What one origin fetch gave.
+#[derive(Debug, Clone)]
+enum Fetched {
+    Body(Bytes),
+    Status(u16),
+    Timeout,
+    Unreachable,
+}
+
+struct EdgeState {
+    cfg: EdgeConfig,
+    origin_url: String,
+    store: Mutex<Store>,
+    inflight: Mutex<HashMap<u64, Arc<OnceCell<Fetched>>>>,
+    client: reqwest::Client,
+    shaper: Option<TokenBucket>,
+    metrics: Metrics,
+}
+
+/// Starts an edge on `addr`.
+pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
+    cfg.limits.validate()?;
+    let capacity = Capacity::new(cfg.capacity, Unit::Bytes)?;
+    if cfg.origin_timeout.is_zero() {
+        return Err(cdnlab::Error::param("origin-timeout", "0", "a duration > 0").into());
+    }
+    let shaper = cfg
+        .bandwidth
+        .map(|b| TokenBucket::new(b, (b / 10).max(CHUNK as u64)))
+        .transpose()?;
+    let mut cache = cfg.policy.build(capacity);
+    cache.log_evictions();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(64)
+        .build()
+        .map_err(|e| Error::Client(e.to_string()))?;
+    let state = Arc::new(EdgeState {
+        cfg,
+        origin_url: format!("http://{}/content/", cfg.origin),
+        store: Mutex::new(Store {
+            cache,
+            objects: HashMap::new(),
+            evicted: Vec::new(),
+        }),
+        inflight: Mutex::new(HashMap::new()),
+        client,
+        shaper,
+        metrics: Metrics::default(),
+    });
+    let router = Router::new()
+        .route("/content/{id}", get(content))
+        .route("/health", get(|| async { "ok\n" }))
+        .route("/metrics", get(metrics))
+        .with_state(state.clone());
+    let listener = server::bind(addr).await?;
+    Ok(Edge {
+        server: server::spawn(listener, router, cfg.limits)?,
+        state,
+    })
+}
+
+/// Counts a request in flight for as long as it lives.
+struct InFlight<'a>(&'a Metrics);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Relaxed);
+    }
+}
+
+async fn content(State(s): State<Arc<EdgeState>>, Path(id): Path<String>) -> Response {
+    let t = Instant::now();
+    s.metrics.in_flight.fetch_add(1, Relaxed);
+    let _guard = InFlight(&s.metrics);
+    let r = answer(&s, &id).await;
+    s.metrics.record(r.status().as_u16(), t.elapsed());
+    r
+}
+
+async fn answer(s: &Arc<EdgeState>, id: &str) -> Response {
+    let id = match parse_id(id, None) {
+        Ok(id) => id,
+        Err(IdError::Malformed | IdError::Unknown) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                "object id: 1 to 20 decimal digits\n",
+            )
+                .into_response();
+        }
+    };
+    let cached = s.store.lock().expect("store lock").get(id);
+    if let Some(body) = cached {
+        s.metrics.hits.fetch_add(1, Relaxed);
+        return s.send(body, "cdnlab; hit");
+    }
+    // One fetch per object at a time: whoever runs the cell's initialiser fetches (if it is
+    // cancelled, the next waiter takes over), the others wait for its result.
+    let cell = s
+        .inflight
+        .lock()
+        .expect("inflight lock")
+        .entry(id)
+        .or_default()
+        .clone();
+    let mut fetched_here = false;
+    let fetched = cell
+        .get_or_init(|| {
+            fetched_here = true;
+            s.fetch(id)
+        })
+        .await
+        .clone();
+    let mut stored = false;
+    if fetched_here {
+        if let Fetched::Body(b) = &fetched {
+            stored = s.store.lock().expect("store lock").put(id, b);
+        }
+        // After the store has it, so that no request finds neither.
+        s.inflight.lock().expect("inflight lock").remove(&id);
+        s.metrics.misses.fetch_add(1, Relaxed);
+    } else {
+        s.metrics.collapsed.fetch_add(1, Relaxed);
+    }
+    match fetched {
+        Fetched::Body(b) => {
+            let status = match (fetched_here, stored) {
+                (false, _) => "cdnlab; fwd=miss; collapsed",
+                (true, true) => "cdnlab; fwd=miss; stored",
+                (true, false) => "cdnlab; fwd=miss",
+            };
+            s.send(b, status)
+        }
+        Fetched::Status(404) => failure(
+            StatusCode::NOT_FOUND,
+            "cdnlab; fwd=miss; fwd-status=404".into(),
+        ),
+        Fetched::Status(code) => failure(
+            StatusCode::BAD_GATEWAY,
+            format!("cdnlab; fwd=miss; fwd-status={code}"),
+        ),
+        Fetched::Timeout => failure(
+            StatusCode::GATEWAY_TIMEOUT,
+            "cdnlab; fwd=miss; detail=\"origin timeout\"".into(),
+        ),
+        Fetched::Unreachable => failure(
+            StatusCode::BAD_GATEWAY,
+            "cdnlab; fwd=miss; detail=\"origin unreachable\"".into(),
+        ),
+    }
+}
+
+/// An error answer with its `Cache-Status`.
+fn failure(code: StatusCode, cache_status: String) -> Response {
+    let mut r = (
+        code,
+        format!("{}\n", code.canonical_reason().unwrap_or("error")),
+    )
+        .into_response();
+    if let Ok(v) = HeaderValue::from_str(&cache_status) {
+        r.headers_mut().insert("cache-status", v);
+    }
+    r
+}
+
+impl EdgeState {
+    async fn fetch(&self, id: u64) -> Fetched {
+        self.metrics.origin_fetches.fetch_add(1, Relaxed);
+        let url = format!("{}{id}", self.origin_url);
+        let r = match self
+            .client
+            .get(url)
+            .timeout(self.cfg.origin_timeout)
+            .send()
+            .await
+        {
+            Ok(resp) if resp.status() == reqwest::StatusCode::OK => match resp.bytes().await {
+                Ok(b) => Fetched::Body(b),
+                Err(e) if e.is_timeout() => Fetched::Timeout,
+                Err(_) => Fetched::Unreachable,
+            },
+            Ok(resp) => Fetched::Status(resp.status().as_u16()),
+            Err(e) if e.is_timeout() => Fetched::Timeout,
+            Err(_) => Fetched::Unreachable,
+        };
+        if !matches!(r, Fetched::Body(_) | Fetched::Status(404)) {
+            self.metrics.origin_errors.fetch_add(1, Relaxed);
+        }
+        r
+    }
+
+    /// A 200 answer with `body`, shaped if the edge has a bandwidth.
+    fn send(self: &Arc<Self>, body: Bytes, cache_status: &'static str) -> Response {
+        self.metrics
+            .bytes_sent
+            .fetch_add(body.len() as u64, Relaxed);
+        let len = body.len();
+        let body = if self.shaper.is_some() {
+            let me = self.clone();
+            Body::from_stream(futures_util::stream::unfold(0usize, move |at| {
+                let (me, body) = (me.clone(), body.clone());
+                async move {
+                    if at >= body.len() {
+                        return None;
+                    }
+                    let end = (at + CHUNK).min(body.len());
+                    if let Some(b) = &me.shaper {
+                        b.take((end - at) as u64).await;
+                    }
+                    Some((Ok::<_, std::io::Error>(body.slice(at..end)), end))
+                }
+            }))
+        } else {
+            Body::from(body)
+        };
+        (
+            [
+                (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+                (header::CONTENT_LENGTH, len.to_string()),
+                (
+                    header::HeaderName::from_static("cache-status"),
+                    cache_status.to_string(),
+                ),
+            ],
+            body,
+        )
+            .into_response()
+    }
+}
+
+async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
+    let (objects, used) = {
+        let st = s.store.lock().expect("store lock");
+        (st.cache.len() as f64, st.cache.used() as f64)
+    };
+    let text = s.metrics.render(&[
+        ("cdnlab_cache_objects", "Objects in the cache.", objects),
+        ("cdnlab_cache_bytes", "Bytes in the cache.", used),
+        (
+            "cdnlab_cache_capacity_bytes",
+            "Cache capacity in bytes.",
+            s.cfg.capacity as f64,
+        ),
+    ]);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}

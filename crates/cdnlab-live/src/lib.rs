@@ -1,0 +1,52 @@
+//! cdnlab on real HTTP, on loopback by default: an origin with a synthetic catalogue, caching
+//! edges that use the library's cache policies, and users that run the library's
+//! Go-With-The-Winner state machine against them. The library decides; this crate only moves
+//! bytes.
+//!
+//! | part | file | what it holds |
+//! |---|---|---|
+//! | objects | `catalogue.rs` | the synthetic catalogue: sizes and bytes as functions of (seed, id); object ids in paths |
+//! | serving | `server.rs` | the accept loop: connection limit, header-read timeout, header size limit, shutdown |
+//! | origin | `origin.rs` | `/content/{id}` from the catalogue, with added latency and injected failures |
+//! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping |
+//! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
+//! | metrics | `metrics.rs` | per-server counters and a latency histogram, as Prometheus text |
+//! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
+//! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
+
+pub mod catalogue;
+pub mod client;
+pub mod demo;
+pub mod edge;
+pub mod metrics;
+pub mod origin;
+pub mod server;
+pub mod shaper;
+
+/// What the live servers and clients can refuse or fail at.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A configuration value out of range (from the library's checks or ours).
+    #[error(transparent)]
+    Config(#[from] cdnlab::Error),
+    /// A socket that cannot be bound or read.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An HTTP client that cannot be built.
+    #[error("http client: {0}")]
+    Client(String),
+}
+
+impl Error {
+    /// An I/O error about `what`.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Helpers shared by the loopback tests: servers on free ports, plain HTTP requests, and raw
+//! bytes on a socket for what a well-behaved client would never send.
+
+#![allow(dead_code)]
+
+use cdnlab::cache::Policy;
+use cdnlab_live::catalogue::Catalogue;
+use cdnlab_live::edge::{self, Edge, EdgeConfig};
+use cdnlab_live::origin::{self, Origin, OriginConfig};
+use cdnlab_live::server::Limits;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+pub const ANY: &str = "127.0.0.1:0";
+
+pub fn catalogue() -> Catalogue {
+    Catalogue::new(1000, 1000, 4000, 3).unwrap()
+}
+
+pub fn origin_config() -> OriginConfig {
+    OriginConfig {
+        catalogue: catalogue(),
+        latency: Duration::ZERO,
+        error_share: 0.0,
+        down: false,
+        limits: Limits::default(),
+    }
+}
+
+pub async fn origin(cfg: OriginConfig) -> Origin {
+    origin::start(ANY.parse().unwrap(), cfg).await.unwrap()
+}
+
+pub fn edge_config(origin: SocketAddr) -> EdgeConfig {
+    EdgeConfig {
+        origin,
+        policy: Policy::Lru,
+        capacity: 1 << 20,
+        bandwidth: None,
+        origin_timeout: Duration::from_secs(2),
+        limits: Limits::default(),
+    }
+}
+
+pub async fn edge(cfg: EdgeConfig) -> Edge {
+    edge::start(ANY.parse().unwrap(), cfg).await.unwrap()
+}
+
+/// A GET through reqwest: (status, Cache-Status, body).
+pub async fn get(addr: SocketAddr, path: &str) -> (u16, String, bytes::Bytes) {
+    let r = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+        .get(format!("http://{addr}{path}"))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let cs = r
+        .headers()
+        .get("cache-status")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, cs, r.bytes().await.unwrap())
+}
+
+/// Sends raw bytes and reads until the server closes or `wait` passes: (what came back, whether
+/// the server closed the connection).
+pub async fn raw(addr: SocketAddr, request: &[u8], wait: Duration) -> (String, bool) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&out).into_owned(), true),
+            Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
+            Err(_) => return (String::from_utf8_lossy(&out).into_owned(), false),
+        }
+    }
+}
+
+/// The status code of the first response in `text`.
+pub fn status_of(text: &str) -> u16 {
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}

@@ -1,0 +1,128 @@
+//! The edge against a real origin on loopback: hits and misses, coalescing, and faults.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// A miss is fetched and stored, the next request hits; bytes are the origin's, both times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn miss_then_hit_with_cache_status() {
+    let o = origin(origin_config()).await;
+    let e = edge(edge_config(o.server.addr)).await;
+    let want = catalogue().bytes(42);
+    let (code, cs, body) = get(e.server.addr, "/content/42").await;
+    assert_eq!((code, cs.as_str()), (200, "cdnlab; fwd=miss; stored"));
+    assert_eq!(body, want);
+    let (code, cs, body) = get(e.server.addr, "/content/42").await;
+    assert_eq!((code, cs.as_str()), (200, "cdnlab; hit"));
+    assert_eq!(body, want);
+    assert_eq!(o.requests(), 1);
+    let (code, cs, _) = get(e.server.addr, "/content/999999").await;
+    assert_eq!(
+        (code, cs.as_str()),
+        (404, "cdnlab; fwd=miss; fwd-status=404")
+    );
+    e.server.stop().await;
+    o.server.stop().await;
+}
+
+/// Concurrent misses for one object make one origin fetch; the others are answered from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_misses_are_coalesced() {
+    let mut oc = origin_config();
+    oc.latency = Duration::from_millis(300);
+    let o = origin(oc).await;
+    let e = edge(edge_config(o.server.addr)).await;
+    let addr = e.server.addr;
+    let tasks: Vec<_> = (0..20)
+        .map(|_| tokio::spawn(async move { get(addr, "/content/7").await }))
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        let (code, cs, body) = t.await.unwrap();
+        assert_eq!(code, 200);
+        assert_eq!(body, catalogue().bytes(7));
+        statuses.push(cs);
+    }
+    assert_eq!(o.requests(), 1, "one origin fetch");
+    let stored = statuses.iter().filter(|s| s.ends_with("stored")).count();
+    let collapsed = statuses.iter().filter(|s| s.ends_with("collapsed")).count();
+    assert_eq!((stored, collapsed), (1, 19), "{statuses:?}");
+    e.server.stop().await;
+    o.server.stop().await;
+}
+
+/// Origin errors become 502 with the origin's status in Cache-Status, and are not cached: once
+/// the origin recovers, the object is fetched afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origin_errors_are_502_and_not_cached() {
+    let o = origin(origin_config()).await;
+    let e = edge(edge_config(o.server.addr)).await;
+    o.set_down(true);
+    let (code, cs, _) = get(e.server.addr, "/content/5").await;
+    assert_eq!(
+        (code, cs.as_str()),
+        (502, "cdnlab; fwd=miss; fwd-status=503")
+    );
+    assert!(!e.holds(5));
+    o.set_down(false);
+    let (code, cs, body) = get(e.server.addr, "/content/5").await;
+    assert_eq!((code, cs.as_str()), (200, "cdnlab; fwd=miss; stored"));
+    assert_eq!(body, catalogue().bytes(5));
+    // An origin that is gone: 502, unreachable.
+    o.server.stop().await;
+    let (code, cs, _) = get(e.server.addr, "/content/6").await;
+    assert_eq!(
+        (code, cs.as_str()),
+        (502, "cdnlab; fwd=miss; detail=\"origin unreachable\"")
+    );
+    e.server.stop().await;
+}
+
+/// A slow origin: the edge answers 504 at its origin timeout, not when the origin answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_origin_times_out() {
+    let mut oc = origin_config();
+    oc.latency = Duration::from_secs(3);
+    let o = origin(oc).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.origin_timeout = Duration::from_millis(300);
+    let e = edge(ec).await;
+    let t = Instant::now();
+    let (code, cs, _) = get(e.server.addr, "/content/1").await;
+    let took = t.elapsed();
+    assert_eq!(
+        (code, cs.as_str()),
+        (504, "cdnlab; fwd=miss; detail=\"origin timeout\"")
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(!e.holds(1));
+    e.server.stop().await;
+    o.server.stop().await;
+}
+
+/// A small cache evicts; what it reports holding is exactly what hits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eviction_keeps_bytes_and_policy_in_step() {
+    let o = origin(origin_config()).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.capacity = 20_000; // 5 to 20 objects of 1000..4000 bytes
+    let e = edge(ec).await;
+    for id in 0..60 {
+        get(e.server.addr, &format!("/content/{id}")).await;
+    }
+    let held: Vec<u64> = (0..60).filter(|&id| e.holds(id)).collect();
+    assert!(held.len() >= 5 && held.len() < 60, "{held:?}");
+    // A held object hits; one not held misses (each request changes what is held, so one of
+    // each, the held one first).
+    let (_, cs, _) = get(e.server.addr, &format!("/content/{}", held[0])).await;
+    assert_eq!(cs, "cdnlab; hit");
+    let gone = (0..60).find(|id| !held.contains(id)).unwrap();
+    let (_, cs, _) = get(e.server.addr, &format!("/content/{gone}")).await;
+    assert_eq!(cs, "cdnlab; fwd=miss; stored");
+    let (_, _, m) = get(e.server.addr, "/metrics").await;
+    let m = String::from_utf8_lossy(&m).into_owned();
+    assert!(m.contains("cdnlab_cache_capacity_bytes 20000"), "{m}");
+    e.server.stop().await;
+    o.server.stop().await;
+}
