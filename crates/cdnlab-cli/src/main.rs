@@ -3,6 +3,7 @@
 
 mod error;
 mod gentrace;
+mod live;
 mod output;
 mod plot;
 mod replay;
@@ -39,6 +40,8 @@ enum Command {
     Experiments,
     /// The Transportation Problem: solve an instance (optimal, north-west corner or Vogel).
     Tp(tp::TpArgs),
+    /// Real HTTP on loopback: origin, caching edges, GWTW users, and a demo of all three.
+    Live(live::LiveArgs),
 }
 
 fn experiments() {
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => reproduce::run(a),
         Command::GenTrace(a) => gentrace::run(a),
         Command::Tp(a) => tp::run(a),
+        Command::Live(a) => live::run(a),
         Command::Experiments => {
             experiments();
             Ok(())

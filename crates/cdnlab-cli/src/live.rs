@@ -1,0 +1,506 @@
+//! `cdnlab live ...`: the servers and clients of `cdnlab-live` from the command line. Servers
+//! bind 127.0.0.1 by default and run until Ctrl-C or `--duration`; the demo runs an origin,
+//! edges and users on loopback for a fixed time per k and writes a summary and a plot.
+
+use crate::error::{CliError, Result};
+use crate::output::{self, outln, write_atomic};
+use crate::plot::{self, Chart, Series};
+use cdnlab::cache::Policy;
+use cdnlab::select::gwtw::Probe;
+use cdnlab_live::catalogue::Catalogue;
+use cdnlab_live::client::{Measure, Users, UsersConfig};
+use cdnlab_live::demo::{self, DemoConfig, Model};
+use cdnlab_live::edge::{self, EdgeConfig};
+use cdnlab_live::origin::{self, OriginConfig};
+use cdnlab_live::server::Limits;
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    #[command(subcommand)]
+    command: LiveCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum LiveCommand {
+    /// Serve a synthetic catalogue at /content/{id}, with optional latency and failures.
+    Origin(OriginArgs),
+    /// A caching reverse proxy in front of an origin (Cache-Status, /metrics, /health).
+    Edge(EdgeArgs),
+    /// GWTW users against candidate edges; prints the share of users at the best value.
+    Client(ClientArgs),
+    /// An origin, N edges and M users on loopback, for each k in turn; summary, CSV and SVG.
+    Demo(DemoArgs),
+}
+
+/// Connection limits of a server.
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Connections served at once; more get 503.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Milliseconds a client has to send a request's head.
+    #[arg(long, default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// Largest request head in bytes (8192 to 1048576).
+    #[arg(long, default_value_t = 16384)]
+    max_header_bytes: usize,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_millis(self.header_timeout_ms),
+            max_header_bytes: self.max_header_bytes,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct OriginArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Objects in the catalogue (ids 0..objects).
+    #[arg(long, default_value_t = 100_000)]
+    objects: u64,
+    /// Smallest object, bytes.
+    #[arg(long, default_value_t = 1024)]
+    min_size: u32,
+    /// Largest object, bytes (sizes are uniform in between, per object).
+    #[arg(long, default_value_t = 1024)]
+    max_size: u32,
+    /// Seed of sizes and bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Milliseconds added before every answer.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Share of content requests answered 503 instead (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    error_share: f64,
+    /// Answer 503 to everything.
+    #[arg(long)]
+    down: bool,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PolicyArg {
+    Lru,
+    Fifo,
+    Lfu,
+    S3fifo,
+    Sieve,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::Lru => Policy::Lru,
+            PolicyArg::Fifo => Policy::Fifo,
+            PolicyArg::Lfu => Policy::Lfu,
+            PolicyArg::S3fifo => Policy::S3Fifo,
+            PolicyArg::Sieve => Policy::Sieve,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct EdgeArgs {
+    /// The origin's address.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    origin: SocketAddr,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    listen: SocketAddr,
+    /// Eviction policy.
+    #[arg(long, value_enum, default_value = "lru")]
+    policy: PolicyArg,
+    /// Cache capacity in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    capacity: u64,
+    /// Total sending rate in bytes per second (default: unshaped).
+    #[arg(long)]
+    bandwidth: Option<u64>,
+    /// Milliseconds to wait for the origin's whole answer before answering 504.
+    #[arg(long, default_value_t = 5000)]
+    origin_timeout_ms: u64,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq)]
+enum ModelArg {
+    /// Hit rate, from Cache-Status.
+    Web,
+    /// Delivered throughput against --rate.
+    Video,
+}
+
+/// What users do (shared by `client` and `demo`).
+#[derive(Debug, Args)]
+struct UserArgs {
+    /// Candidate edges per user, k.
+    #[arg(long, default_value_t = 2)]
+    k: usize,
+    /// Window length, outcomes per candidate.
+    #[arg(long, default_value_t = 10)]
+    tau: usize,
+    /// Re-trial probability per shortfall observation.
+    #[arg(long, default_value_t = 0.5)]
+    q: f64,
+    /// Objects in each user's own catalogue, N.
+    #[arg(long, default_value_t = 10)]
+    objects_per_user: u64,
+    /// Zipf exponent of each user's requests.
+    #[arg(long, default_value_t = 0.8)]
+    alpha: f64,
+    /// What users measure.
+    #[arg(long, value_enum, default_value = "web")]
+    model: ModelArg,
+    /// Video: bytes per second each user wants.
+    #[arg(long, default_value_t = 256_000.0)]
+    rate: f64,
+    /// Video: a throughput within this share of --rate counts as the full rate.
+    #[arg(long, default_value_t = 0.1)]
+    tolerance: f64,
+    /// Milliseconds between a user's requests.
+    #[arg(long, default_value_t = 10)]
+    interval_ms: u64,
+    /// Seed of candidates and requests.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl UserArgs {
+    fn measure(&self) -> Measure {
+        match self.model {
+            ModelArg::Web => Measure::Web,
+            ModelArg::Video => Measure::Video {
+                rate: self.rate,
+                tolerance: self.tolerance,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct ClientArgs {
+    /// Edge addresses, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    edges: Vec<SocketAddr>,
+    /// Users.
+    #[arg(long, default_value_t = 16)]
+    users: usize,
+    /// Seconds to run.
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    /// Print the final per-user states as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    user: UserArgs,
+}
+
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Edges.
+    #[arg(long, default_value_t = 8)]
+    edges: usize,
+    /// Users.
+    #[arg(long, default_value_t = 16)]
+    users: usize,
+    /// The k to run, in turn (comma-separated).
+    #[arg(long = "ks", value_delimiter = ',', default_value = "2,1")]
+    ks: Vec<usize>,
+    /// Users an edge serves at the best value: catalogues its cache holds (web), or streams at
+    /// --rate its bandwidth carries (video).
+    #[arg(long, default_value_t = 3)]
+    users_per_edge: usize,
+    /// Bytes per object.
+    #[arg(long, default_value_t = 1024)]
+    object_size: u32,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    /// Kill edge --kill-edge this many seconds into each run.
+    #[arg(long)]
+    kill_at: Option<f64>,
+    /// The edge to kill (index from 0).
+    #[arg(long, default_value_t = 0)]
+    kill_edge: usize,
+    /// Output folder.
+    #[arg(long, default_value = "out/live-demo")]
+    out: PathBuf,
+    #[command(flatten)]
+    user: UserArgs,
+}
+
+pub fn run(a: &LiveArgs) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(async {
+        match &a.command {
+            LiveCommand::Origin(o) => run_origin(o).await,
+            LiveCommand::Edge(e) => run_edge(e).await,
+            LiveCommand::Client(c) => run_client(c).await,
+            LiveCommand::Demo(d) => run_demo(d).await,
+        }
+    })
+}
+
+fn live_err(e: cdnlab_live::Error) -> CliError {
+    CliError::Failed(e.to_string())
+}
+
+fn seconds(what: &str, s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| CliError::Usage(format!("--{what} {s}: a number of seconds > 0 is allowed")))
+}
+
+/// Runs until Ctrl-C, or for `duration` seconds.
+async fn wait(duration: Option<f64>) -> Result<()> {
+    match duration {
+        Some(s) => tokio::time::sleep(seconds("duration", s)?).await,
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    Ok(())
+}
+
+async fn run_origin(a: &OriginArgs) -> Result<()> {
+    let catalogue = Catalogue::new(a.objects, a.min_size, a.max_size, a.seed)?;
+    let cfg = OriginConfig {
+        catalogue,
+        latency: Duration::from_millis(a.latency_ms),
+        error_share: a.error_share,
+        down: a.down,
+        limits: a.limits.limits(),
+    };
+    let o = origin::start(a.listen, cfg).await.map_err(live_err)?;
+    eprintln!(
+        "origin on http://{}/content/{{id}} ({} objects; /health, /metrics)",
+        o.server.addr, a.objects
+    );
+    wait(a.duration).await?;
+    o.server.stop().await;
+    Ok(())
+}
+
+async fn run_edge(a: &EdgeArgs) -> Result<()> {
+    let cfg = EdgeConfig {
+        origin: a.origin,
+        policy: a.policy.into(),
+        capacity: a.capacity,
+        bandwidth: a.bandwidth,
+        origin_timeout: Duration::from_millis(a.origin_timeout_ms),
+        limits: a.limits.limits(),
+    };
+    let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
+    eprintln!(
+        "edge on http://{}/content/{{id}} in front of {} ({:?}, {} bytes; /health, /metrics)",
+        e.server.addr, a.origin, a.policy, a.capacity
+    );
+    wait(a.duration).await?;
+    e.server.stop().await;
+    Ok(())
+}
+
+async fn run_client(a: &ClientArgs) -> Result<()> {
+    let duration = seconds("duration", a.duration)?;
+    let u = &a.user;
+    let users = Users::start(UsersConfig {
+        edges: a.edges.clone(),
+        users: a.users,
+        k: u.k,
+        tau: u.tau,
+        q: u.q,
+        probe: Probe::All,
+        objects_per_user: u.objects_per_user,
+        alpha: u.alpha,
+        measure: u.measure(),
+        interval: Duration::from_millis(u.interval_ms),
+        timeout: Duration::from_secs(5),
+        seed: u.seed,
+    })
+    .map_err(live_err)?;
+    let t0 = tokio::time::Instant::now();
+    let mut next = Duration::from_secs(1);
+    while next <= duration {
+        tokio::time::sleep_until(t0 + next).await;
+        let s = users.snapshot();
+        let n = s.len() as f64;
+        outln!(
+            "t {:>5.1} s  at best {:.3}  settled {:.3}  requests {}  failures {}",
+            next.as_secs_f64(),
+            s.iter().filter(|u| u.at_best).count() as f64 / n,
+            s.iter().filter(|u| u.settled.is_some()).count() as f64 / n,
+            s.iter().map(|u| u.requests).sum::<u64>(),
+            s.iter().map(|u| u.failures).sum::<u64>()
+        );
+        next += Duration::from_secs(1);
+    }
+    let last = users.snapshot();
+    users.stop().await;
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&last).map_err(|e| CliError::Failed(e.to_string()))?
+        );
+    }
+    Ok(())
+}
+
+async fn run_demo(a: &DemoArgs) -> Result<()> {
+    let duration = seconds("duration", a.duration)?;
+    if a.ks.is_empty() {
+        return Err(CliError::Usage("--ks: at least one k is needed".into()));
+    }
+    let u = &a.user;
+    let model = match u.model {
+        ModelArg::Web => Model::Web,
+        ModelArg::Video => Model::Video {
+            rate: u.rate,
+            tolerance: u.tolerance,
+        },
+    };
+    let kill = a
+        .kill_at
+        .map(|s| seconds("kill-at", s).map(|d| (d, a.kill_edge)))
+        .transpose()?;
+    output::ensure_dir(&a.out)?;
+    let mut runs = Vec::new();
+    for &k in &a.ks {
+        let cfg = DemoConfig {
+            edges: a.edges,
+            users: a.users,
+            k,
+            users_per_edge: a.users_per_edge,
+            objects_per_user: u.objects_per_user,
+            object_size: a.object_size,
+            alpha: u.alpha,
+            tau: u.tau,
+            q: u.q,
+            model,
+            policy: Policy::Lru,
+            interval: Duration::from_millis(u.interval_ms),
+            duration,
+            sample_every: Duration::from_millis(250),
+            seed: u.seed,
+            kill,
+        };
+        cfg.validate()?;
+        let bar = ProgressBar::new(duration.as_millis() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {msg}")
+                .expect("valid template"),
+        );
+        bar.set_prefix(format!("k = {k}"));
+        let out = demo::run(&cfg, |s| {
+            bar.set_position((s.t * 1000.0) as u64);
+            bar.set_message(format!(
+                "at best {:.2}, settled {:.2}",
+                s.at_best, s.settled
+            ));
+        })
+        .await
+        .map_err(live_err)?;
+        bar.finish_and_clear();
+        let last = out.timeline.last().map_or(0.0, |s| s.at_best);
+        outln!(
+            "k = {k}: {} of users at the best value at the end; {}; an optimum {}",
+            format!("{:.0}%", last * 100.0),
+            out.converged_at
+                .map_or("no final convergence".into(), |t| format!(
+                    "all at the best from {t:.1} s on"
+                )),
+            if out.feasible {
+                "exists"
+            } else {
+                "does not exist (some edge is overloaded)"
+            }
+        );
+        runs.push((k, out));
+    }
+    // Timeline CSV, summary JSON, plot.
+    let mut csv = String::from("k,t,at_best,settled,requests,failures\n");
+    for (k, out) in &runs {
+        for s in &out.timeline {
+            csv.push_str(&format!(
+                "{k},{:.3},{},{},{},{}\n",
+                s.t, s.at_best, s.settled, s.requests, s.failures
+            ));
+        }
+    }
+    write_atomic(&a.out.join("timeline.csv"), csv.as_bytes())?;
+    let summary: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|(k, out)| {
+            serde_json::json!({
+                "k": k,
+                "feasible": out.feasible,
+                "converged_at": out.converged_at,
+                "final_at_best": out.timeline.last().map(|s| s.at_best),
+                "edges": out.edges,
+                "users": out.users,
+            })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({
+        "edges": a.edges, "users": a.users, "users_per_edge": a.users_per_edge,
+        "objects_per_user": u.objects_per_user, "object_size": a.object_size,
+        "tau": u.tau, "q": u.q, "alpha": u.alpha, "seed": u.seed,
+        "model": format!("{:?}", u.model).to_lowercase(), "duration": a.duration, "runs": summary,
+    }))
+    .map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("summary.json"), text.as_bytes())?;
+    let chart = Chart {
+        title: format!(
+            "Users at the best value over time ({} edges, {} users, {} per edge)",
+            a.edges, a.users, a.users_per_edge
+        ),
+        x_label: "seconds".into(),
+        y_label: "share of users at the best value".into(),
+        series: runs
+            .iter()
+            .enumerate()
+            .map(|(i, (k, out))| Series {
+                label: format!("k = {k}"),
+                points: out
+                    .timeline
+                    .iter()
+                    .map(|s| (s.t, s.at_best, f64::NAN))
+                    .collect(),
+                color: i,
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    write_atomic(&a.out.join("satisfied.svg"), plot::svg(&chart).as_bytes())?;
+    outln!(
+        "wrote {}, {} and {}",
+        a.out.join("summary.json").display(),
+        a.out.join("timeline.csv").display(),
+        a.out.join("satisfied.svg").display()
+    );
+    Ok(())
+}

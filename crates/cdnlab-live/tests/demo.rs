@@ -1,0 +1,109 @@
+//! The demo on loopback: k = 2 converges, k = 1 does not (claims C1 and C2 of the GWTW spec),
+//! and users of a killed edge re-trial and settle elsewhere. Each run is bounded (8 to 10 s).
+
+use cdnlab::cache::Policy;
+use cdnlab_live::demo::{self, DemoConfig, Model};
+use std::time::Duration;
+
+/// 16 users on 8 edges that hold 3 users' catalogues each (load 2 of 3).
+fn web(k: usize, seed: u64) -> DemoConfig {
+    DemoConfig {
+        edges: 8,
+        users: 16,
+        k,
+        users_per_edge: 3,
+        objects_per_user: 10,
+        object_size: 1024,
+        alpha: 0.8,
+        tau: 10,
+        q: 0.5,
+        model: Model::Web,
+        policy: Policy::Lru,
+        interval: Duration::from_millis(10),
+        duration: Duration::from_secs(8),
+        sample_every: Duration::from_millis(500),
+        seed,
+        kill: None,
+    }
+}
+
+/// The first seed from 1 whose candidates are (in)feasible as wanted.
+fn seed_where(k: usize, feasible: bool) -> u64 {
+    (1..)
+        .find(|&s| demo::feasible(&web(k, s)) == feasible)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k2_converges_k1_does_not() {
+    let two = demo::run(&web(2, seed_where(2, true)), |_| {})
+        .await
+        .unwrap();
+    assert!(two.feasible);
+    let last = two.timeline.last().unwrap();
+    assert_eq!(last.at_best, 1.0, "{:?}", two.timeline);
+    assert!(
+        two.converged_at.is_some_and(|t| t < 7.0),
+        "{:?}",
+        two.timeline
+    );
+    // k = 1 with an assignment that overloads some edge: its users never all reach the best.
+    let one = demo::run(&web(1, seed_where(1, false)), |_| {})
+        .await
+        .unwrap();
+    assert!(!one.feasible);
+    let tail: Vec<f64> = one
+        .timeline
+        .iter()
+        .rev()
+        .take(6)
+        .map(|s| s.at_best)
+        .collect();
+    assert!(tail.iter().all(|&x| x < 1.0), "{:?}", one.timeline);
+    assert!(one.converged_at.is_none());
+}
+
+/// An edge dies at 3 s: its users see failures, re-trial and settle on their other candidate;
+/// every user keeps making requests (none hangs) and all end at the best value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_of_a_killed_edge_settle_elsewhere() {
+    let mut cfg = web(2, 0);
+    cfg.edges = 4;
+    cfg.users = 8;
+    cfg.users_per_edge = 4;
+    cfg.duration = Duration::from_secs(10);
+    cfg.kill = Some((Duration::from_secs(3), 0));
+    cfg.seed = (1..)
+        .find(|&s| {
+            let c = DemoConfig {
+                seed: s,
+                ..cfg.clone()
+            };
+            // Some users of the killed edge, and a feasible assignment without it.
+            demo::feasible(&c) && {
+                let before = DemoConfig { kill: None, ..c };
+                demo::feasible(&before)
+            }
+        })
+        .unwrap();
+    let out = demo::run(&cfg, |_| {}).await.unwrap();
+    assert!(out.edges[0].killed);
+    let hit_by_kill = out
+        .users
+        .iter()
+        .filter(|u| u.candidates.contains(&0))
+        .count();
+    assert!(hit_by_kill > 0);
+    assert!(
+        out.users
+            .iter()
+            .all(|u| u.settled.is_some() && u.settled != Some(0)),
+        "{:?}",
+        out.users
+    );
+    // Those who were on it (or probed it) saw it fail.
+    assert!(out.users.iter().map(|u| u.failures).sum::<u64>() > 0);
+    let n = out.timeline.len();
+    assert!(out.timeline[n - 1].requests > out.timeline[n - 2].requests);
+    assert_eq!(out.timeline[n - 1].at_best, 1.0, "{:?}", out.timeline);
+}
