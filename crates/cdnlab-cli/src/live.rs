@@ -8,7 +8,7 @@ use crate::plot::{self, Chart, Series};
 use cdnlab::cache::Policy;
 use cdnlab::select::gwtw::Probe;
 use cdnlab_live::catalogue::Catalogue;
-use cdnlab_live::client::{Measure, Users, UsersConfig};
+use cdnlab_live::client::{Users, UsersConfig};
 use cdnlab_live::demo::{self, DemoConfig, Model};
 use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::origin::{self, OriginConfig};
@@ -177,19 +177,25 @@ struct UserArgs {
     /// Video: a throughput within this share of --rate counts as the full rate.
     #[arg(long, default_value_t = 0.1)]
     tolerance: f64,
-    /// Milliseconds between a user's requests.
-    #[arg(long, default_value_t = 10)]
-    interval_ms: u64,
+    /// Milliseconds between a user's requests (default: 10 for web; 1 for video, whose users
+    /// stream back to back, so that each gets its share of the edge's bandwidth).
+    #[arg(long)]
+    interval_ms: Option<u64>,
     /// Seed of candidates and requests.
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
 
 impl UserArgs {
-    fn measure(&self) -> Measure {
+    fn interval(&self) -> Duration {
+        let default = if self.model == ModelArg::Video { 1 } else { 10 };
+        Duration::from_millis(self.interval_ms.unwrap_or(default))
+    }
+
+    fn model(&self) -> Model {
         match self.model {
-            ModelArg::Web => Measure::Web,
-            ModelArg::Video => Measure::Video {
+            ModelArg::Web => Model::Web,
+            ModelArg::Video => Model::Video {
                 rate: self.rate,
                 tolerance: self.tolerance,
             },
@@ -336,8 +342,8 @@ async fn run_client(a: &ClientArgs) -> Result<()> {
         probe: Probe::All,
         objects_per_user: u.objects_per_user,
         alpha: u.alpha,
-        measure: u.measure(),
-        interval: Duration::from_millis(u.interval_ms),
+        measure: u.model().measure(),
+        interval: u.interval(),
         timeout: Duration::from_secs(5),
         seed: u.seed,
     })
@@ -375,13 +381,7 @@ async fn run_demo(a: &DemoArgs) -> Result<()> {
         return Err(CliError::Usage("--ks: at least one k is needed".into()));
     }
     let u = &a.user;
-    let model = match u.model {
-        ModelArg::Web => Model::Web,
-        ModelArg::Video => Model::Video {
-            rate: u.rate,
-            tolerance: u.tolerance,
-        },
-    };
+    let model = u.model();
     let kill = a
         .kill_at
         .map(|s| seconds("kill-at", s).map(|d| (d, a.kill_edge)))
@@ -401,7 +401,7 @@ async fn run_demo(a: &DemoArgs) -> Result<()> {
             q: u.q,
             model,
             policy: Policy::Lru,
-            interval: Duration::from_millis(u.interval_ms),
+            interval: u.interval(),
             duration,
             sample_every: Duration::from_millis(250),
             seed: u.seed,

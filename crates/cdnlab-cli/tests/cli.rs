@@ -592,3 +592,155 @@ fn tp_solve_and_bad_input() {
         &["missing.json"],
     );
 }
+
+/// `cdnlab live`: bad values get one clear message each; a tiny demo writes its files.
+#[test]
+fn live_bad_input_and_a_tiny_demo() {
+    let d = tempfile::tempdir().unwrap();
+    for (args, needles) in [
+        (
+            &["live", "demo", "--ks", "0", "--duration", "1"][..],
+            &["k", "1 to the number of edges"][..],
+        ),
+        (
+            &[
+                "live",
+                "demo",
+                "--ks",
+                "3",
+                "--edges",
+                "2",
+                "--duration",
+                "1",
+            ],
+            &["k", "(2)"],
+        ),
+        (
+            &["live", "demo", "--edges", "0", "--duration", "1"],
+            &["edges", "1 to 256"],
+        ),
+        (
+            &["live", "demo", "--duration", "0"],
+            &["--duration 0", "seconds > 0"],
+        ),
+        (
+            &[
+                "live",
+                "demo",
+                "--kill-at",
+                "1",
+                "--kill-edge",
+                "9",
+                "--duration",
+                "2",
+            ],
+            &["kill", "below 8"],
+        ),
+        (&["live", "demo", "--tau", "0", "--duration", "1"], &["tau"]),
+        (
+            &["live", "demo", "--q", "1.5", "--duration", "1"],
+            &["q", "(0, 1]"],
+        ),
+        (
+            &[
+                "live",
+                "demo",
+                "--model",
+                "video",
+                "--rate",
+                "0",
+                "--duration",
+                "1",
+            ],
+            &["rate"],
+        ),
+        (
+            &[
+                "live",
+                "client",
+                "--edges",
+                "127.0.0.1:9",
+                "--k",
+                "2",
+                "--duration",
+                "1",
+            ],
+            &["k", "(1)"],
+        ),
+        (
+            &["live", "client", "--edges", "not-an-address"],
+            &["--edges", "not-an-address"],
+        ),
+        (
+            &["live", "origin", "--error-share", "2", "--duration", "0.1"],
+            &["error-share", "[0, 1]"],
+        ),
+        (
+            &["live", "origin", "--min-size", "0", "--duration", "0.1"],
+            &["size", "1 <= min"],
+        ),
+        (
+            &["live", "origin", "--objects", "0", "--duration", "0.1"],
+            &["objects", "at least 1"],
+        ),
+        (
+            &["live", "edge", "--capacity", "0", "--duration", "0.1"],
+            &["capacity", "at least 1"],
+        ),
+        (
+            &[
+                "live",
+                "edge",
+                "--max-header-bytes",
+                "100",
+                "--duration",
+                "0.1",
+            ],
+            &["max-header-bytes", "8192"],
+        ),
+        (
+            &[
+                "live",
+                "edge",
+                "--origin-timeout-ms",
+                "0",
+                "--duration",
+                "0.1",
+            ],
+            &["origin-timeout"],
+        ),
+    ] {
+        fails_with(&cdnlab(args, d.path()), needles);
+    }
+    let out = cdnlab(
+        &[
+            "live",
+            "demo",
+            "--edges",
+            "2",
+            "--users",
+            "2",
+            "--ks",
+            "2",
+            "--users-per-edge",
+            "2",
+            "--duration",
+            "1",
+            "--out",
+            "demo",
+        ],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in ["summary.json", "timeline.csv", "satisfied.svg"] {
+        assert!(d.path().join("demo").join(f).exists(), "{f}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("demo/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["runs"][0]["k"], 2);
+}

@@ -36,6 +36,25 @@ pub enum Measure {
     Video { rate: f64, tolerance: f64 },
 }
 
+impl Measure {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), cdnlab::Error> {
+        if let Measure::Video { rate, tolerance } = *self {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(cdnlab::Error::param("rate", rate, "bytes per second > 0"));
+            }
+            if !(0.0..1.0).contains(&tolerance) {
+                return Err(cdnlab::Error::param(
+                    "tolerance",
+                    tolerance,
+                    "a share in [0, 1)",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A population of users.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsersConfig {
@@ -91,14 +110,7 @@ impl UsersConfig {
         if self.interval.is_zero() || self.timeout.is_zero() {
             return Err(E::param("interval/timeout", "0", "durations > 0"));
         }
-        if let Measure::Video { rate, tolerance } = self.measure {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err(E::param("rate", rate, "bytes per second > 0"));
-            }
-            if !(0.0..1.0).contains(&tolerance) {
-                return Err(E::param("tolerance", tolerance, "a share in [0, 1)"));
-            }
-        }
+        self.measure.validate()?;
         self.gwtw().validate()?;
         Law::Zipf { alpha: self.alpha }.pmf(1).map(|_| ())
     }
@@ -123,8 +135,10 @@ fn user_rng(seed: u64, user: usize) -> Rng {
     cdnlab::rng::stream(seed, user as u64, 0)
 }
 
-/// k distinct values of 0..n (a partial Fisher-Yates shuffle).
+/// k distinct values of 0..n (a partial Fisher-Yates shuffle); all n if k > n (configurations
+/// are validated before, this only keeps a bad one from panicking).
 fn draw_candidates(rng: &mut Rng, n: usize, k: usize) -> Vec<u32> {
+    let k = k.min(n);
     let mut pool: Vec<u32> = (0..n as u32).collect();
     for i in 0..k {
         let j = rng.random_range(i..n);

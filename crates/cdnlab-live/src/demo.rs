@@ -26,6 +26,16 @@ pub enum Model {
     Video { rate: f64, tolerance: f64 },
 }
 
+impl Model {
+    /// What the users measure under this model.
+    pub fn measure(self) -> Measure {
+        match self {
+            Model::Web => Measure::Web,
+            Model::Video { rate, tolerance } => Measure::Video { rate, tolerance },
+        }
+    }
+}
+
 /// A demo run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DemoConfig {
@@ -58,6 +68,13 @@ impl DemoConfig {
         if self.users == 0 || self.users > 10_000 {
             return Err(E::param("users", self.users, "1 to 10000"));
         }
+        if self.k == 0 || self.k > self.edges {
+            return Err(E::param(
+                "k",
+                self.k,
+                format!("1 to the number of edges ({})", self.edges),
+            ));
+        }
         if self.users_per_edge == 0 {
             return Err(E::param("users-per-edge", 0, "at least 1"));
         }
@@ -68,6 +85,7 @@ impl DemoConfig {
                 "1 s to 1 hour",
             ));
         }
+        self.model.measure().validate()?;
         if self.sample_every.is_zero() {
             return Err(E::param("sample-every", "0", "a duration > 0"));
         }

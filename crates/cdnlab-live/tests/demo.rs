@@ -107,3 +107,41 @@ async fn users_of_a_killed_edge_settle_elsewhere() {
     assert!(out.timeline[n - 1].requests > out.timeline[n - 2].requests);
     assert_eq!(out.timeline[n - 1].at_best, 1.0, "{:?}", out.timeline);
 }
+
+/// The video model: edges shaped to 3 streams at the wanted rate, users streaming back to
+/// back. k = 2 converges; k = 1 with an overloaded edge does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn video_k2_converges_k1_does_not() {
+    let video = |k, seed| DemoConfig {
+        objects_per_user: 4,
+        object_size: 32 << 10,
+        model: Model::Video {
+            rate: 256_000.0,
+            tolerance: 0.1,
+        },
+        interval: Duration::from_millis(1),
+        duration: Duration::from_secs(12),
+        ..web(k, seed)
+    };
+    let seed = |k, feasible| {
+        (1..)
+            .find(|&s| demo::feasible(&video(k, s)) == feasible)
+            .unwrap()
+    };
+    let two = demo::run(&video(2, seed(2, true)), |_| {}).await.unwrap();
+    assert_eq!(
+        two.timeline.last().unwrap().at_best,
+        1.0,
+        "{:?}",
+        two.timeline
+    );
+    let one = demo::run(&video(1, seed(1, false)), |_| {}).await.unwrap();
+    let tail: Vec<f64> = one
+        .timeline
+        .iter()
+        .rev()
+        .take(6)
+        .map(|s| s.at_best)
+        .collect();
+    assert!(tail.iter().all(|&x| x < 1.0), "{:?}", one.timeline);
+}

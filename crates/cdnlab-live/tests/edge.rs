@@ -126,3 +126,59 @@ async fn eviction_keeps_bytes_and_policy_in_step() {
     e.server.stop().await;
     o.server.stop().await;
 }
+
+/// An edge restarted on the same address comes back with a cold cache: misses, then hits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarted_edge_starts_cold() {
+    let o = origin(origin_config()).await;
+    let e = edge(edge_config(o.server.addr)).await;
+    let addr = e.server.addr;
+    get(addr, "/content/9").await;
+    assert_eq!(get(addr, "/content/9").await.1, "cdnlab; hit");
+    e.server.stop().await;
+    // Down: connections are refused.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    let e = cdnlab_live::edge::start(addr, edge_config(o.server.addr))
+        .await
+        .unwrap();
+    let (code, cs, body) = get(addr, "/content/9").await;
+    assert_eq!((code, cs.as_str()), (200, "cdnlab; fwd=miss; stored"));
+    assert_eq!(body, catalogue().bytes(9));
+    assert_eq!(get(addr, "/content/9").await.1, "cdnlab; hit");
+    assert_eq!(o.requests(), 2);
+    e.server.stop().await;
+    o.server.stop().await;
+}
+
+/// With a bandwidth, concurrent downloads share it: 8 objects of 200 kB at 1 MB/s take about
+/// 1.6 s in all, not the 0.2 s they take unshaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shaping_limits_the_total_rate() {
+    let mut oc = origin_config();
+    oc.catalogue = cdnlab_live::catalogue::Catalogue::new(100, 200_000, 200_000, 1).unwrap();
+    let o = origin(oc).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.capacity = 10 << 20;
+    ec.bandwidth = Some(1_000_000);
+    let e = edge(ec).await;
+    let addr = e.server.addr;
+    for id in 0..8 {
+        get(addr, &format!("/content/{id}")).await; // warm (shaped too)
+    }
+    let t = Instant::now();
+    let tasks: Vec<_> = (0..8)
+        .map(|id| tokio::spawn(async move { get(addr, &format!("/content/{id}")).await }))
+        .collect();
+    for t in tasks {
+        let (code, cs, body) = t.await.unwrap();
+        assert_eq!(
+            (code, cs.as_str(), body.len()),
+            (200, "cdnlab; hit", 200_000)
+        );
+    }
+    let took = t.elapsed().as_secs_f64();
+    // 1.6 MB at 1 MB/s, less the burst saved up (0.1 s worth).
+    assert!((1.3..5.0).contains(&took), "{took}");
+    e.server.stop().await;
+    o.server.stop().await;
+}
