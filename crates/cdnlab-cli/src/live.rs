@@ -153,9 +153,6 @@ enum ModelArg {
 /// What users do (shared by `client` and `demo`).
 #[derive(Debug, Args)]
 struct UserArgs {
-    /// Candidate edges per user, k.
-    #[arg(long, default_value_t = 2)]
-    k: usize,
     /// Window length, outcomes per candidate.
     #[arg(long, default_value_t = 10)]
     tau: usize,
@@ -211,6 +208,9 @@ struct ClientArgs {
     /// Users.
     #[arg(long, default_value_t = 16)]
     users: usize,
+    /// Candidate edges per user.
+    #[arg(long, default_value_t = 2)]
+    k: usize,
     /// Seconds to run.
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
@@ -229,9 +229,9 @@ struct DemoArgs {
     /// Users.
     #[arg(long, default_value_t = 16)]
     users: usize,
-    /// The k to run, in turn (comma-separated).
-    #[arg(long = "ks", value_delimiter = ',', default_value = "2,1")]
-    ks: Vec<usize>,
+    /// Candidate edges per user; several (comma-separated) run in turn.
+    #[arg(long, value_delimiter = ',', default_value = "2,1")]
+    k: Vec<usize>,
     /// Users an edge serves at the best value: catalogues its cache holds (web), or streams at
     /// --rate its bandwidth carries (video).
     #[arg(long, default_value_t = 3)]
@@ -336,7 +336,7 @@ async fn run_client(a: &ClientArgs) -> Result<()> {
     let users = Users::start(UsersConfig {
         edges: a.edges.clone(),
         users: a.users,
-        k: u.k,
+        k: a.k,
         tau: u.tau,
         q: u.q,
         probe: Probe::All,
@@ -377,8 +377,8 @@ async fn run_client(a: &ClientArgs) -> Result<()> {
 
 async fn run_demo(a: &DemoArgs) -> Result<()> {
     let duration = seconds("duration", a.duration)?;
-    if a.ks.is_empty() {
-        return Err(CliError::Usage("--ks: at least one k is needed".into()));
+    if a.k.is_empty() {
+        return Err(CliError::Usage("--k: at least one k is needed".into()));
     }
     let u = &a.user;
     let model = u.model();
@@ -388,7 +388,7 @@ async fn run_demo(a: &DemoArgs) -> Result<()> {
         .transpose()?;
     output::ensure_dir(&a.out)?;
     let mut runs = Vec::new();
-    for &k in &a.ks {
+    for &k in &a.k {
         let cfg = DemoConfig {
             edges: a.edges,
             users: a.users,

@@ -599,14 +599,14 @@ fn live_bad_input_and_a_tiny_demo() {
     let d = tempfile::tempdir().unwrap();
     for (args, needles) in [
         (
-            &["live", "demo", "--ks", "0", "--duration", "1"][..],
+            &["live", "demo", "--k", "0", "--duration", "1"][..],
             &["k", "1 to the number of edges"][..],
         ),
         (
             &[
                 "live",
                 "demo",
-                "--ks",
+                "--k",
                 "3",
                 "--edges",
                 "2",
@@ -720,7 +720,7 @@ fn live_bad_input_and_a_tiny_demo() {
             "2",
             "--users",
             "2",
-            "--ks",
+            "--k",
             "2",
             "--users-per-edge",
             "2",
