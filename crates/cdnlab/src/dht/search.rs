@@ -30,25 +30,59 @@ pub struct Lookup {
     pub probes: u32,
 }
 
+/// Random binary search one probe at a time, for callers whose probes are asynchronous (the
+/// live edges): [`RbsSearch::next`] names the index to probe, [`RbsSearch::missed`] reports a
+/// miss. [`rbs`] is this loop with a synchronous probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RbsSearch {
+    hi: u32,
+    probes: u32,
+}
+
+impl RbsSearch {
+    /// A search over 1..=k.
+    pub fn new(k: u32) -> Self {
+        RbsSearch { hi: k, probes: 0 }
+    }
+
+    /// The next index to probe (uniform in 1..=hi), or None when every index has missed.
+    #[inline]
+    pub fn next(&mut self, rng: &mut Rng) -> Option<u32> {
+        if self.hi == 0 {
+            return None;
+        }
+        self.probes += 1;
+        Some(rng.random_range(1..=self.hi))
+    }
+
+    /// Index `i` (the last one named) was not there: search below it.
+    #[inline]
+    pub fn missed(&mut self, i: u32) {
+        self.hi = i - 1;
+    }
+
+    /// Probes named so far.
+    pub fn probes(&self) -> u32 {
+        self.probes
+    }
+}
+
 /// Random binary search over 1..=k.
 #[inline]
 pub fn rbs(k: u32, rng: &mut Rng, mut present: impl FnMut(u32) -> bool) -> Lookup {
-    let mut hi = k;
-    let mut probes = 0;
-    while hi > 0 {
-        let i = rng.random_range(1..=hi);
-        probes += 1;
+    let mut s = RbsSearch::new(k);
+    while let Some(i) = s.next(rng) {
         if present(i) {
             return Lookup {
                 served: Some(i),
-                probes,
+                probes: s.probes,
             };
         }
-        hi = i - 1;
+        s.missed(i);
     }
     Lookup {
         served: None,
-        probes,
+        probes: s.probes,
     }
 }
 
@@ -100,6 +134,106 @@ pub fn lookup(
     }
 }
 
+/// What an [`UnusedSearch`] wants next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Probe this index and report with [`UnusedSearch::answer`].
+    Probe(u32),
+    /// The answer: the smallest unused index found, or None if every index up to k is used.
+    Done(Option<u32>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Gallop,
+    /// The boundary lies in (lo, hi]: lo is used, hi unused.
+    Bisect {
+        lo: u32,
+        hi: u32,
+    },
+    Finished(Option<u32>),
+}
+
+/// The search of [`smallest_unused_above`] one probe at a time, for asynchronous probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnusedSearch {
+    from: u32,
+    k: u32,
+    used: u32,
+    step: u32,
+    phase: Phase,
+    pending: u32,
+    probes: u32,
+}
+
+impl UnusedSearch {
+    /// A search above `from` (a used index) within 1..=k.
+    pub fn new(from: u32, k: u32) -> Self {
+        UnusedSearch {
+            from,
+            k,
+            used: from,
+            step: 1,
+            phase: Phase::Gallop,
+            pending: 0,
+            probes: 0,
+        }
+    }
+
+    /// The next probe, or the answer.
+    pub fn next(&mut self) -> Step {
+        let i = match self.phase {
+            Phase::Finished(r) => return Step::Done(r),
+            Phase::Gallop => {
+                let i = self.from.saturating_add(self.step).min(self.k);
+                if i <= self.used {
+                    self.phase = Phase::Finished(None);
+                    return Step::Done(None);
+                }
+                i
+            }
+            Phase::Bisect { lo, hi } => {
+                if hi - lo <= 1 {
+                    self.phase = Phase::Finished(Some(hi));
+                    return Step::Done(Some(hi));
+                }
+                lo + (hi - lo) / 2
+            }
+        };
+        self.pending = i;
+        self.probes += 1;
+        Step::Probe(i)
+    }
+
+    /// Whether the index of the last [`Step::Probe`] is used.
+    pub fn answer(&mut self, present: bool) {
+        let i = self.pending;
+        self.phase = match self.phase {
+            Phase::Gallop if !present => Phase::Bisect {
+                lo: self.used,
+                hi: i,
+            },
+            Phase::Gallop => {
+                self.used = i;
+                if i == self.k {
+                    Phase::Finished(None)
+                } else {
+                    self.step = self.step.saturating_mul(2);
+                    Phase::Gallop
+                }
+            }
+            Phase::Bisect { hi, .. } if present => Phase::Bisect { lo: i, hi },
+            Phase::Bisect { lo, .. } => Phase::Bisect { lo, hi: i },
+            done => done,
+        };
+    }
+
+    /// Probes named so far.
+    pub fn probes(&self) -> u32 {
+        self.probes
+    }
+}
+
 /// The smallest unused index above `from` (a used index), found by galloping up (from + 1,
 /// from + 2, from + 4, ...) to an unused index, then binary search between the last used one
 /// and it: (index, probes). With a prefix of used indices it is n_f + 1; with gaps below the
@@ -110,36 +244,28 @@ pub fn smallest_unused_above(
     k: u32,
     mut present: impl FnMut(u32) -> bool,
 ) -> (Option<u32>, u32) {
-    let mut probes = 0;
-    let mut used = from;
-    let mut step = 1u32;
-    let unused = loop {
-        let i = from.saturating_add(step).min(k);
-        if i <= used {
-            return (None, probes);
-        }
-        probes += 1;
-        if !present(i) {
-            break i;
-        }
-        used = i;
-        if i == k {
-            return (None, probes);
-        }
-        step = step.saturating_mul(2);
-    };
-    // used is used, unused is unused: the boundary lies in (used, unused].
-    let (mut lo, mut hi) = (used, unused);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        probes += 1;
-        if present(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
+    let mut s = UnusedSearch::new(from, k);
+    loop {
+        match s.next() {
+            Step::Probe(i) => s.answer(present(i)),
+            Step::Done(r) => return (r, s.probes),
         }
     }
-    (Some(hi), probes)
+}
+
+/// Whether a replica that saw `count` requests in a window is overloaded (`threshold`: the
+/// requests a replica takes per window, c_high x W).
+#[inline]
+pub fn overloaded(count: f64, threshold: f64) -> bool {
+    count > threshold
+}
+
+/// Whether the top replica of a file with `replicas` replicas, having seen `count` requests in
+/// a window, may delete itself: its load spread over the others would keep them below gamma x
+/// threshold (hysteresis; the home copy, a file's only replica, never leaves).
+#[inline]
+pub fn top_may_leave(count: f64, replicas: u32, gamma: f64, threshold: f64) -> bool {
+    replicas > 1 && count * f64::from(replicas) / f64::from(replicas - 1) < gamma * threshold
 }
 
 #[cfg(test)]

@@ -322,7 +322,7 @@ impl Sim<'_> {
                 self.store
                     .replicas(f)
                     .iter()
-                    .filter(|r| f64::from(r.count) > threshold)
+                    .filter(|r| search::overloaded(f64::from(r.count), threshold))
                     .map(|r| (r.index, r.count)),
             );
             // Every overloaded replica searches against the same state (concurrently), then
@@ -359,8 +359,7 @@ impl Sim<'_> {
             let reps = self.store.replicas(f);
             if cfg.shrink && overloaded.is_empty() && reps.len() > 1 {
                 let (top, c) = (reps[reps.len() - 1].index, reps[reps.len() - 1].count);
-                let n = reps.len() as f64;
-                if f64::from(c) * n / (n - 1.0) < cfg.gamma * threshold {
+                if search::top_may_leave(f64::from(c), reps.len() as u32, cfg.gamma, threshold) {
                     self.store.remove(f, top);
                 }
             }
