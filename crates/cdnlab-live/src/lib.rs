@@ -9,6 +9,8 @@
 //! | serving | `server.rs` | the accept loop: connection limit, header-read timeout, header size limit, shutdown |
 //! | origin | `origin.rs` | `/content/{id}` from the catalogue, with added latency and injected failures |
 //! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping |
+//! | DHT edges | `dht.rs` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over |
+//! | ring file | `ring.rs` | the DHT's members, K, virtual nodes and the internal endpoints' secret |
 //! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
 //! | metrics | `metrics.rs` | per-server counters and a latency histogram, as Prometheus text |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
@@ -17,9 +19,11 @@
 pub mod catalogue;
 pub mod client;
 pub mod demo;
+pub mod dht;
 pub mod edge;
 pub mod metrics;
 pub mod origin;
+pub mod ring;
 pub mod server;
 pub mod shaper;
 

@@ -129,6 +129,23 @@ impl Ring {
         Ok(())
     }
 
+    /// Node `n` (an id ever created) is up again, with the same positions.
+    pub fn revive(&mut self, n: u32) -> Result<(), Error> {
+        match self.alive.get(n as usize) {
+            Some(false) => {
+                self.alive[n as usize] = true;
+                self.rebuild();
+                Ok(())
+            }
+            Some(true) => Err(Error::param("node", n, "a node that is down")),
+            None => Err(Error::param(
+                "node",
+                n,
+                format!("an id below {}", self.alive.len()),
+            )),
+        }
+    }
+
     /// Hops of a Chord lookup for `key` started at virtual node `from` (an index into the
     /// sorted positions): each hop goes to the farthest finger (successor of p + 2^j) that
     /// does not pass the key, until the key's predecessor, which knows its successor (the path
@@ -248,5 +265,19 @@ mod tests {
         r.crash(1).unwrap();
         assert!(r.crash(1).is_err());
         assert!(r.crash(7).is_err());
+        assert!(r.revive(0).is_err() && r.revive(7).is_err());
+    }
+
+    /// A crashed node that comes back owns exactly what it owned before.
+    #[test]
+    fn revive_restores_ownership() {
+        let mut r = Ring::new(5, 8).unwrap();
+        let keys: Vec<u64> = (0..2000).map(crate::rng::splitmix64).collect();
+        let before: Vec<Option<u32>> = keys.iter().map(|&k| r.owner(k)).collect();
+        r.crash(2).unwrap();
+        assert!(keys.iter().all(|&k| r.owner(k) != Some(2)));
+        r.revive(2).unwrap();
+        let after: Vec<Option<u32>> = keys.iter().map(|&k| r.owner(k)).collect();
+        assert_eq!(before, after);
     }
 }

