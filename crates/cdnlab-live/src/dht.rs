@@ -605,7 +605,7 @@ async fn end_window(s: &DhtState) {
         if search::overloaded(count, threshold) {
             let mut find = UnusedSearch::new(i, s.cfg.ring.k);
             let target = loop {
-                match find.next() {
+                match find.step() {
                     Step::Probe(j) => find.answer(s.probe(f, j).await),
                     Step::Done(t) => break t,
                 }

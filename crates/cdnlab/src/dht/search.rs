@@ -181,7 +181,7 @@ impl UnusedSearch {
     }
 
     /// The next probe, or the answer.
-    pub fn next(&mut self) -> Step {
+    pub fn step(&mut self) -> Step {
         let i = match self.phase {
             Phase::Finished(r) => return Step::Done(r),
             Phase::Gallop => {
@@ -246,7 +246,7 @@ pub fn smallest_unused_above(
 ) -> (Option<u32>, u32) {
     let mut s = UnusedSearch::new(from, k);
     loop {
-        match s.next() {
+        match s.step() {
             Step::Probe(i) => s.answer(present(i)),
             Step::Done(r) => return (r, s.probes),
         }
