@@ -108,6 +108,9 @@ pub struct DhtCounters {
     pub origin_fills: AtomicU64,
 }
 
+/// A replica being created: its bytes once the origin has given them (None: it did not).
+type Creation = Arc<OnceCell<Option<Bytes>>>;
+
 /// A replica held here: its bytes and the requests it served this window.
 struct Held {
     bytes: Bytes,
@@ -119,7 +122,7 @@ struct DhtState {
     view: Mutex<Ring>,
     held: Mutex<HashMap<(u64, u32), Held>>,
     /// Replicas being created here (one origin fetch per replica at a time).
-    creating: Mutex<HashMap<(u64, u32), Arc<OnceCell<Option<Bytes>>>>>,
+    creating: Mutex<HashMap<(u64, u32), Creation>>,
     client: reqwest::Client,
     rng: Mutex<Rng>,
     metrics: Metrics,
