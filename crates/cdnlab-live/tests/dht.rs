@@ -222,3 +222,97 @@ async fn create_if_absent_is_idempotent_and_guarded() {
     }
     o.server.stop().await;
 }
+
+/// Under steady load on one file, the edge holding one of its middle replicas is killed:
+/// requests are still served (with at most one retry at another entry edge), random gap
+/// removal refills the lost index at its new owner, so the replicas form a prefix again. The
+/// edge then restarts empty: the others hand its positions' replicas back, and there is still
+/// no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    let o = origin(origin_config()).await;
+    let addrs = free_addrs(5).await;
+    let r = ring(&addrs, 16);
+    let mut edges = start_all(&r, o.server.addr).await;
+    let (stop, lost, served) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicU64::new(0)),
+    );
+    let load = {
+        let (stop, lost, served, addrs) =
+            (stop.clone(), lost.clone(), served.clone(), addrs.clone());
+        tokio::spawn(async move {
+            let c = client();
+            let mut n = 0usize;
+            while !stop.load(Relaxed) {
+                let tasks: Vec<_> = (0..8)
+                    .map(|j| {
+                        let (c, addrs) = (c.clone(), addrs.clone());
+                        tokio::spawn(async move { fetch(&c, &addrs, 7, n + j).await })
+                    })
+                    .collect();
+                for t in tasks {
+                    match t.await.unwrap() {
+                        Some(_) => served.fetch_add(1, Relaxed),
+                        None => lost.fetch_add(1, Relaxed),
+                    };
+                }
+                n += 8;
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = indices(&edges, 7);
+    let top = *before.keys().max().unwrap();
+    assert!(top >= 3, "{before:?}");
+    // A middle replica's edge (not the top's, so that a gap appears below the top).
+    let (gap, victim) = before
+        .iter()
+        .map(|(&i, &n)| (i, n))
+        .find(|&(i, n)| i > 1 && i < top && before[&top] != n)
+        .unwrap_or((2, before[&2]));
+    edges[victim].take().unwrap().stop().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let repaired = indices(&edges, 7);
+    let n = *repaired.keys().max().unwrap();
+    assert!(
+        repaired.keys().copied().eq(1..=n),
+        "no gap after repair: {repaired:?} (lost {gap} on edge {victim})"
+    );
+    let filled: u64 = edges
+        .iter()
+        .flatten()
+        .map(|e| e.counters().gaps_filled.load(Relaxed))
+        .sum();
+    assert!(filled >= 1, "gap {gap} was refilled");
+    // Back, empty, on the same address.
+    edges[victim] = Some(
+        dht::start(config(&r, victim as u32, o.server.addr))
+            .await
+            .unwrap(),
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    stop.store(true, Relaxed);
+    load.await.unwrap();
+    let back = indices(&edges, 7);
+    let n = *back.keys().max().unwrap();
+    assert!(
+        back.keys().copied().eq(1..=n),
+        "no gap after the return: {back:?}"
+    );
+    let handed: u64 = edges
+        .iter()
+        .flatten()
+        .map(|e| e.counters().handovers.load(Relaxed))
+        .sum();
+    assert!(handed >= 1);
+    assert_eq!(lost.load(Relaxed), 0, "served {}", served.load(Relaxed));
+    for e in edges.into_iter().flatten() {
+        e.stop().await;
+    }
+    o.server.stop().await;
+}
