@@ -10,8 +10,10 @@ use cdnlab::select::gwtw::Probe;
 use cdnlab_live::catalogue::Catalogue;
 use cdnlab_live::client::{Users, UsersConfig};
 use cdnlab_live::demo::{self, DemoConfig, Model};
+use cdnlab_live::dht::{self, DhtConfig};
 use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::origin::{self, OriginConfig};
+use cdnlab_live::ring::RingFile;
 use cdnlab_live::server::Limits;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -120,9 +122,27 @@ struct EdgeArgs {
     /// The origin's address.
     #[arg(long, default_value = "127.0.0.1:8080")]
     origin: SocketAddr,
-    /// Address to listen on.
+    /// Address to listen on (with --ring: the ring file's address of --id).
     #[arg(long, default_value = "127.0.0.1:8081")]
     listen: SocketAddr,
+    /// Join a DHT of edges (multi-hash replication) described by this ring file.
+    #[arg(long, requires = "id")]
+    ring: Option<PathBuf>,
+    /// This edge's id in the ring file.
+    #[arg(long)]
+    id: Option<u32>,
+    /// DHT: a replica's counting window, milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    window_ms: u64,
+    /// DHT: requests per second a replica takes before it replicates.
+    #[arg(long, default_value_t = 100.0)]
+    c_high: f64,
+    /// DHT: de-replication hysteresis, in (0, 1).
+    #[arg(long, default_value_t = 0.75)]
+    gamma: f64,
+    /// DHT: period of random gap removal, milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    rgr_period_ms: u64,
     /// Eviction policy.
     #[arg(long, value_enum, default_value = "lru")]
     policy: PolicyArg,
@@ -312,6 +332,30 @@ async fn run_origin(a: &OriginArgs) -> Result<()> {
 }
 
 async fn run_edge(a: &EdgeArgs) -> Result<()> {
+    if let (Some(path), Some(id)) = (&a.ring, a.id) {
+        let ring = RingFile::load(path).map_err(CliError::Failed)?;
+        let cfg = DhtConfig {
+            ring,
+            id,
+            origin: a.origin,
+            window: Duration::from_millis(a.window_ms),
+            c_high: a.c_high,
+            gamma: a.gamma,
+            rgr_period: Duration::from_millis(a.rgr_period_ms),
+            timeout: Duration::from_millis(a.origin_timeout_ms),
+            seed: u64::from(id),
+            limits: a.limits.limits(),
+        };
+        let e = dht::start(cfg).await.map_err(live_err)?;
+        eprintln!(
+            "DHT edge {id} on http://{}/content/{{id}} ({}; /health, /metrics)",
+            e.server.addr,
+            path.display()
+        );
+        wait(a.duration).await?;
+        e.stop().await;
+        return Ok(());
+    }
     let cfg = EdgeConfig {
         origin: a.origin,
         policy: a.policy.into(),

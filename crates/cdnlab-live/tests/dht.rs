@@ -88,6 +88,20 @@ async fn fetch(
     None
 }
 
+/// Waits (up to 3 s) until the replicas of `f` form a prefix 1..n: a replica that left as the
+/// top while one above it was being created leaves a gap that random gap removal refills.
+async fn prefix(edges: &[Option<DhtEdge>], f: u64) -> BTreeMap<u32, usize> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let m = indices(edges, f);
+        let n = m.keys().max().copied().unwrap_or(0);
+        if m.keys().copied().eq(1..=n) || tokio::time::Instant::now() >= deadline {
+            return m;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
@@ -119,7 +133,7 @@ async fn a_hot_file_replicates_and_shrinks_back() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let grown = indices(&edges, 7);
+    let grown = prefix(&edges, 7).await;
     let n = grown.keys().max().copied().unwrap_or(0);
     assert!(n >= 3, "{grown:?}");
     assert!(grown.keys().copied().eq(1..=n), "a prefix: {grown:?}");
@@ -224,8 +238,9 @@ async fn create_if_absent_is_idempotent_and_guarded() {
 }
 
 /// Under steady load on one file, the edge holding one of its middle replicas is killed:
-/// requests are still served (with at most one retry at another entry edge), random gap
-/// removal refills the lost index at its new owner, so the replicas form a prefix again. The
+/// requests are still served (with at most two retries at other entry edges), and the lost
+/// index is refilled at its new owner (by random gap removal, or by a replication whose
+/// search stops at the gap), so the replicas form a prefix again. The
 /// edge then restarts empty: the others hand its positions' replicas back, and there is still
 /// no gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,18 +292,18 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
         .unwrap_or((2, before[&2]));
     edges[victim].take().unwrap().stop().await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let repaired = indices(&edges, 7);
+    let repaired = prefix(&edges, 7).await;
     let n = *repaired.keys().max().unwrap();
     assert!(
         repaired.keys().copied().eq(1..=n),
         "no gap after repair: {repaired:?} (lost {gap} on edge {victim})"
     );
-    let filled: u64 = edges
-        .iter()
-        .flatten()
-        .map(|e| e.counters().gaps_filled.load(Relaxed))
-        .sum();
-    assert!(filled >= 1, "gap {gap} was refilled");
+    // The lost index is back on a live edge (refilled by gap removal, or by a replication
+    // whose search stopped at it), unless the file shrank below it.
+    assert!(
+        repaired.get(&gap).is_some_and(|&e| e != victim) || n < gap,
+        "{repaired:?}"
+    );
     // Back, empty, on the same address.
     edges[victim] = Some(
         dht::start(config(&r, victim as u32, o.server.addr))
@@ -298,7 +313,7 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop.store(true, Relaxed);
     load.await.unwrap();
-    let back = indices(&edges, 7);
+    let back = prefix(&edges, 7).await;
     let n = *back.keys().max().unwrap();
     assert!(
         back.keys().copied().eq(1..=n),
