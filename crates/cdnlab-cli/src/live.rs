@@ -363,6 +363,8 @@ async fn run_edge(a: &EdgeArgs) -> Result<()> {
         bandwidth: a.bandwidth,
         origin_timeout: Duration::from_millis(a.origin_timeout_ms),
         limits: a.limits.limits(),
+        admission: None,
+        stream_rate: None,
     };
     let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

@@ -210,6 +210,8 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
                     bandwidth,
                     origin_timeout: Duration::from_secs(5),
                     limits: Limits::default(),
+                    admission: None,
+                    stream_rate: None,
                 },
             )
             .await?,

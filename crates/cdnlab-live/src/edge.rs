@@ -25,8 +25,9 @@ use crate::server::{self, Limits, Running};
 use crate::shaper::TokenBucket;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
@@ -42,7 +43,7 @@ use tokio::sync::OnceCell;
 const CHUNK: usize = 16 << 10;
 
 /// How an edge behaves.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EdgeConfig {
     pub origin: SocketAddr,
     pub policy: Policy,
@@ -53,6 +54,14 @@ pub struct EdgeConfig {
     /// Longest wait for the origin's whole answer.
     pub origin_timeout: Duration,
     pub limits: Limits,
+    /// Per-population admission: with a secret, content requests name their population
+    /// (`?population=P`) and are admitted while fewer than its threshold are streaming here;
+    /// thresholds are installed with `POST /internal/admission?population=P&limit=L`, which
+    /// requires the secret in `x-cdnlab-secret`. None: every request is admitted.
+    pub admission: Option<String>,
+    /// Pace every response at this many bytes per second (a stream's bit rate, so that a
+    /// stream lasts size / rate); None: as fast as the bandwidth allows.
+    pub stream_rate: Option<u64>,
 }
 
 /// A running edge.
@@ -131,6 +140,38 @@ struct EdgeState {
     client: reqwest::Client,
     shaper: Option<TokenBucket>,
     metrics: Metrics,
+    /// Per-population admission state, by population name.
+    admission: Mutex<HashMap<String, Share>>,
+}
+
+/// A population's share at this edge: its threshold, streams now, and counts.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Share {
+    pub limit: u64,
+    pub active: u64,
+    pub admitted: u64,
+    pub blocked: u64,
+}
+
+/// A stream admitted for a population: it holds a slot until dropped (the body ended, or the
+/// client went away).
+struct Admitted {
+    state: Arc<EdgeState>,
+    population: String,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        if let Some(s) = self
+            .state
+            .admission
+            .lock()
+            .expect("admission lock")
+            .get_mut(&self.population)
+        {
+            s.active -= 1;
+        }
+    }
 }
 
 /// Starts an edge on `addr`.
@@ -139,6 +180,16 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
     let capacity = Capacity::new(cfg.capacity, Unit::Bytes)?;
     if cfg.origin_timeout.is_zero() {
         return Err(cdnlab::Error::param("origin-timeout", "0", "a duration > 0").into());
+    }
+    if cfg
+        .admission
+        .as_ref()
+        .is_some_and(|s| s.chars().count() < 16)
+    {
+        return Err(cdnlab::Error::param("secret", "(too short)", "at least 16 characters").into());
+    }
+    if cfg.stream_rate == Some(0) {
+        return Err(cdnlab::Error::param("stream-rate", 0, "at least 1 byte per second").into());
     }
     let shaper = cfg
         .bandwidth
@@ -152,7 +203,6 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         .build()
         .map_err(|e| Error::Client(e.to_string()))?;
     let state = Arc::new(EdgeState {
-        cfg,
         origin_url: format!("http://{}/content/", cfg.origin),
         store: Mutex::new(Store {
             cache,
@@ -163,9 +213,12 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         client,
         shaper,
         metrics: Metrics::default(),
+        admission: Mutex::new(HashMap::new()),
+        cfg: cfg.clone(),
     });
     let router = Router::new()
         .route("/content/{id}", get(content))
+        .route("/internal/admission", get(shares).post(install))
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
         .with_state(state.clone());
@@ -174,6 +227,112 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         server: server::spawn(listener, router, cfg.limits)?,
         state,
     })
+}
+
+/// The query of a content request.
+#[derive(serde::Deserialize)]
+struct Who {
+    population: Option<String>,
+}
+
+/// The query of a threshold installation.
+#[derive(serde::Deserialize)]
+struct Install {
+    population: String,
+    limit: u64,
+}
+
+impl EdgeState {
+    /// Whether the request carries the admission secret.
+    fn authorised(&self, h: &HeaderMap) -> bool {
+        match (&self.cfg.admission, h.get(crate::dht::SECRET)) {
+            (Some(want), Some(got)) => {
+                let (a, b) = (want.as_bytes(), got.as_bytes());
+                a.len() == b.len() && a.iter().zip(b).fold(0u8, |x, (p, q)| x | (p ^ q)) == 0
+            }
+            _ => false,
+        }
+    }
+
+    /// Admits a stream of `population`, or the answer refusing it.
+    fn admit(self: &Arc<Self>, population: Option<&str>) -> Result<Option<Admitted>, Response> {
+        if self.cfg.admission.is_none() {
+            return Ok(None);
+        }
+        let Some(p) = population else {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "population required (?population=NAME)\n",
+            )
+                .into_response());
+        };
+        let mut shares = self.admission.lock().expect("admission lock");
+        let Some(s) = shares.get_mut(p) else {
+            return Err((StatusCode::BAD_REQUEST, "unknown population\n").into_response());
+        };
+        if s.active >= s.limit {
+            s.blocked += 1;
+            return Err((
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "population over its share at this edge\n",
+            )
+                .into_response());
+        }
+        s.active += 1;
+        s.admitted += 1;
+        Ok(Some(Admitted {
+            state: self.clone(),
+            population: p.to_string(),
+        }))
+    }
+}
+
+async fn install(
+    State(s): State<Arc<EdgeState>>,
+    h: HeaderMap,
+    q: Result<Query<Install>, QueryRejection>,
+) -> Response {
+    if !s.authorised(&h) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "internal endpoint: the secret is required\n",
+        )
+            .into_response();
+    }
+    let Ok(Query(q)) = q else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "population=NAME&limit=STREAMS expected\n",
+        )
+            .into_response();
+    };
+    if q.population.is_empty() || q.population.len() > 64 {
+        return (StatusCode::BAD_REQUEST, "population: 1 to 64 characters\n").into_response();
+    }
+    let mut shares = s.admission.lock().expect("admission lock");
+    if shares.len() >= 4096 && !shares.contains_key(&q.population) {
+        return (
+            StatusCode::BAD_REQUEST,
+            "too many populations (4096 at most)\n",
+        )
+            .into_response();
+    }
+    // Streams already admitted keep their slots: a lower limit only refuses new ones.
+    shares.entry(q.population).or_default().limit = q.limit;
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn shares(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Response {
+    if !s.authorised(&h) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "internal endpoint: the secret is required\n",
+        )
+            .into_response();
+    }
+    let shares = s.admission.lock().expect("admission lock").clone();
+    axum::Json(shares).into_response()
 }
 
 /// Counts a request in flight for as long as it lives.
@@ -185,16 +344,24 @@ impl Drop for InFlight<'_> {
     }
 }
 
-async fn content(State(s): State<Arc<EdgeState>>, Path(id): Path<String>) -> Response {
+async fn content(
+    State(s): State<Arc<EdgeState>>,
+    Path(id): Path<String>,
+    who: Result<Query<Who>, QueryRejection>,
+) -> Response {
     let t = Instant::now();
     s.metrics.in_flight.fetch_add(1, Relaxed);
     let _guard = InFlight(&s.metrics);
-    let r = answer(&s, &id).await;
+    let population = who.ok().and_then(|Query(w)| w.population);
+    let r = match s.admit(population.as_deref()) {
+        Ok(stream) => answer(&s, &id, stream).await,
+        Err(refused) => refused,
+    };
     s.metrics.record(r.status().as_u16(), t.elapsed());
     r
 }
 
-async fn answer(s: &Arc<EdgeState>, id: &str) -> Response {
+async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Response {
     let id = match parse_id(id, None) {
         Ok(id) => id,
         Err(IdError::Malformed | IdError::Unknown) => {
@@ -208,7 +375,7 @@ async fn answer(s: &Arc<EdgeState>, id: &str) -> Response {
     let cached = s.store.lock().expect("store lock").get(id);
     if let Some(body) = cached {
         s.metrics.hits.fetch_add(1, Relaxed);
-        return s.send(body, "cdnlab; hit");
+        return s.send(body, "cdnlab; hit", stream);
     }
     // One fetch per object at a time: whoever runs the cell's initialiser fetches (if it is
     // cancelled, the next waiter takes over), the others wait for its result.
@@ -245,7 +412,7 @@ async fn answer(s: &Arc<EdgeState>, id: &str) -> Response {
                 (true, true) => "cdnlab; fwd=miss; stored",
                 (true, false) => "cdnlab; fwd=miss",
             };
-            s.send(b, status)
+            s.send(b, status, stream)
         }
         Fetched::Status(404) => failure(
             StatusCode::NOT_FOUND,
@@ -305,27 +472,41 @@ impl EdgeState {
         r
     }
 
-    /// A 200 answer with `body`, shaped if the edge has a bandwidth.
-    fn send(self: &Arc<Self>, body: Bytes, cache_status: &'static str) -> Response {
+    /// A 200 answer with `body`: shaped if the edge has a bandwidth, paced if it has a stream
+    /// rate, and holding an admitted stream's slot until its last byte.
+    fn send(
+        self: &Arc<Self>,
+        body: Bytes,
+        cache_status: &'static str,
+        stream: Option<Admitted>,
+    ) -> Response {
         self.metrics
             .bytes_sent
             .fetch_add(body.len() as u64, Relaxed);
         let len = body.len();
-        let body = if self.shaper.is_some() {
+        let body = if self.shaper.is_some() || self.cfg.stream_rate.is_some() || stream.is_some() {
             let me = self.clone();
-            Body::from_stream(futures_util::stream::unfold(0usize, move |at| {
-                let (me, body) = (me.clone(), body.clone());
-                async move {
-                    if at >= body.len() {
-                        return None;
+            let start = tokio::time::Instant::now();
+            Body::from_stream(futures_util::stream::unfold(
+                (0usize, stream),
+                move |(at, stream)| {
+                    let (me, body) = (me.clone(), body.clone());
+                    async move {
+                        if at >= body.len() {
+                            return None; // the stream's slot, if any, is released here
+                        }
+                        let end = (at + CHUNK).min(body.len());
+                        if let Some(b) = &me.shaper {
+                            b.take((end - at) as u64).await;
+                        }
+                        if let Some(rate) = me.cfg.stream_rate {
+                            let due = start + Duration::from_secs_f64(at as f64 / rate as f64);
+                            tokio::time::sleep_until(due).await;
+                        }
+                        Some((Ok::<_, std::io::Error>(body.slice(at..end)), (end, stream)))
                     }
-                    let end = (at + CHUNK).min(body.len());
-                    if let Some(b) = &me.shaper {
-                        b.take((end - at) as u64).await;
-                    }
-                    Some((Ok::<_, std::io::Error>(body.slice(at..end)), end))
-                }
-            }))
+                },
+            ))
         } else {
             Body::from(body)
         };

@@ -182,3 +182,110 @@ async fn shaping_limits_the_total_rate() {
     e.server.stop().await;
     o.server.stop().await;
 }
+
+/// Per-population admission: a population streams up to its installed threshold; the next
+/// stream is refused with 503 and Retry-After; a finished stream frees its slot; thresholds
+/// can only be installed with the secret, and requests must name a known population.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_thresholds_refuse_above_the_share() {
+    const SECRET: &str = "0123456789abcdef-adm";
+    let mut oc = origin_config();
+    oc.catalogue = cdnlab_live::catalogue::Catalogue::new(100, 100_000, 100_000, 1).unwrap();
+    let o = origin(oc).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.capacity = 10 << 20;
+    ec.admission = Some(SECRET.into());
+    ec.stream_rate = Some(200_000); // a 100 kB object streams for 0.5 s
+    let e = edge(ec).await;
+    let addr = e.server.addr;
+    let c = reqwest::Client::builder().no_proxy().build().unwrap();
+    let install = |secret: Option<&'static str>, q: &'static str| {
+        let mut r = c.post(format!("http://{addr}/internal/admission?{q}"));
+        if let Some(s) = secret {
+            r = r.header("x-cdnlab-secret", s);
+        }
+        r.send()
+    };
+    assert_eq!(
+        install(None, "population=a&limit=2")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+    assert_eq!(
+        install(Some("0123456789abcdef-xxx"), "population=a&limit=2")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+    assert_eq!(
+        install(Some(SECRET), "population=a&limit=-1")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        400
+    );
+    assert_eq!(
+        install(Some(SECRET), "population=a")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        400
+    );
+    assert_eq!(
+        install(Some(SECRET), "population=a&limit=2")
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        204
+    );
+    assert_eq!(get(addr, "/content/1").await.0, 400, "no population");
+    assert_eq!(
+        get(addr, "/content/1?population=zz").await.0,
+        400,
+        "unknown population"
+    );
+    let streams: Vec<_> = (0..2)
+        .map(|i| {
+            tokio::spawn(async move { get(addr, &format!("/content/{i}?population=a")).await.0 })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let r = c
+        .get(format!("http://{addr}/content/3?population=a"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    assert_eq!(r.headers().get("retry-after").unwrap(), "1");
+    for s in streams {
+        assert_eq!(s.await.unwrap(), 200);
+    }
+    assert_eq!(
+        get(addr, "/content/3?population=a").await.0,
+        200,
+        "slots freed"
+    );
+    let shares: serde_json::Value = c
+        .get(format!("http://{addr}/internal/admission"))
+        .header("x-cdnlab-secret", SECRET)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        shares["a"],
+        serde_json::json!({"limit": 2, "active": 0, "admitted": 3, "blocked": 1})
+    );
+    e.server.stop().await;
+    o.server.stop().await;
+}

@@ -41,6 +41,8 @@ pub fn edge_config(origin: SocketAddr) -> EdgeConfig {
         bandwidth: None,
         origin_timeout: Duration::from_secs(2),
         limits: Limits::default(),
+        admission: None,
+        stream_rate: None,
     }
 }
 
