@@ -254,30 +254,17 @@ impl EdgeState {
         }
     }
 
-    /// Admits a stream of `population`, or the answer refusing it.
-    fn admit(self: &Arc<Self>, population: Option<&str>) -> Result<Option<Admitted>, Response> {
+    /// Admits a stream of `population`, or says why not.
+    fn admit(self: &Arc<Self>, population: Option<&str>) -> Result<Option<Admitted>, Refusal> {
         if self.cfg.admission.is_none() {
             return Ok(None);
         }
-        let Some(p) = population else {
-            return Err((
-                StatusCode::BAD_REQUEST,
-                "population required (?population=NAME)\n",
-            )
-                .into_response());
-        };
+        let p = population.ok_or(Refusal::NoPopulation)?;
         let mut shares = self.admission.lock().expect("admission lock");
-        let Some(s) = shares.get_mut(p) else {
-            return Err((StatusCode::BAD_REQUEST, "unknown population\n").into_response());
-        };
+        let s = shares.get_mut(p).ok_or(Refusal::Unknown)?;
         if s.active >= s.limit {
             s.blocked += 1;
-            return Err((
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, "1")],
-                "population over its share at this edge\n",
-            )
-                .into_response());
+            return Err(Refusal::OverShare);
         }
         s.active += 1;
         s.admitted += 1;
@@ -285,6 +272,32 @@ impl EdgeState {
             state: self.clone(),
             population: p.to_string(),
         }))
+    }
+}
+
+/// Why a content request was not admitted.
+enum Refusal {
+    NoPopulation,
+    Unknown,
+    OverShare,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::NoPopulation => (
+                StatusCode::BAD_REQUEST,
+                "population required (?population=NAME)\n",
+            )
+                .into_response(),
+            Refusal::Unknown => (StatusCode::BAD_REQUEST, "unknown population\n").into_response(),
+            Refusal::OverShare => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "population over its share at this edge\n",
+            )
+                .into_response(),
+        }
     }
 }
 
@@ -355,7 +368,7 @@ async fn content(
     let population = who.ok().and_then(|Query(w)| w.population);
     let r = match s.admit(population.as_deref()) {
         Ok(stream) => answer(&s, &id, stream).await,
-        Err(refused) => refused,
+        Err(refused) => refused.into_response(),
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());
     r
