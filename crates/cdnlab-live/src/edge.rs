@@ -145,7 +145,7 @@ struct EdgeState {
 }
 
 /// A population's share at this edge: its threshold, streams now, and counts.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Share {
     pub limit: u64,
     pub active: u64,

@@ -10,6 +10,7 @@
 //! | origin | `origin.rs` | `/content/{id}` from the catalogue, with added latency and injected failures |
 //! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping |
 //! | DHT edges | `dht.rs` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over |
+//! | steering | `steer.rs` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
 //! | ring file | `ring.rs` | the DHT's members, K, virtual nodes and the internal endpoints' secret |
 //! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
 //! | metrics | `metrics.rs` | per-server counters and a latency histogram, as Prometheus text |
@@ -26,6 +27,7 @@ pub mod origin;
 pub mod ring;
 pub mod server;
 pub mod shaper;
+pub mod steer;
 
 /// What the live servers and clients can refuse or fail at.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,647 @@
+//! The steering server (`cdnlab live steer`): the Transportation Problem over a metro topology,
+//! solved with the library's network simplex, turned into per-population admission thresholds
+//! on the edges and into HLS/DASH content-steering manifests.
+//!
+//! Rows are populations (demand D_i, scaled to the total capacity), columns are edges (capacity
+//! C_j), costs are hop counts between metros. Threshold T_ij = x_ij is installed on edge j for
+//! population i (`POST /internal/admission`, with the topology's secret); an edge refuses a
+//! population's streams above it with 503 and Retry-After, and counts them as blocked. Every
+//! `window` the server reads each edge's counts (`GET /internal/admission`: the reports), and
+//! when some population's blocking in the window exceeds `b_max` it re-estimates the demands
+//! from the window's arrivals, re-solves warm from the previous basis and installs the new
+//! thresholds. Streams already admitted keep their slots: a lower threshold only refuses new
+//! ones.
+//!
+//! `GET /steering/{population}` answers the content-steering manifest: `VERSION`, `TTL`,
+//! `RELOAD-URI` and `PATHWAY-PRIORITY`, the population's edges (pathways) by share, largest
+//! first (ties: fewer hops, then order). `GET /allocation` shows the plan; `/metrics` the
+//! blocking per population, re-solves and the solve time.
+
+use crate::Error;
+use crate::dht::SECRET;
+use crate::edge::Share;
+use crate::server::{self, Limits, Running};
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use cdnlab::alloc::Problem;
+use cdnlab::alloc::problem::scale_to;
+use cdnlab::alloc::simplex::{self, Basis};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// An edge of the topology.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub name: String,
+    pub metro: usize,
+    pub addr: SocketAddr,
+    /// Concurrent streams.
+    pub capacity: i64,
+}
+
+/// A user population.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Population {
+    pub name: String,
+    pub metro: usize,
+    /// Concurrent streams expected at first.
+    pub demand: i64,
+}
+
+/// A validated topology file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topology {
+    pub secret: String,
+    pub metros: Vec<String>,
+    /// Hops between metros.
+    pub hops: Vec<Vec<i64>>,
+    pub servers: Vec<Server>,
+    pub populations: Vec<Population>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    secret: String,
+    metros: Vec<String>,
+    links: Vec<(String, String)>,
+    servers: Vec<RawServer>,
+    populations: Vec<RawPopulation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    metro: String,
+    addr: SocketAddr,
+    capacity: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPopulation {
+    name: String,
+    metro: String,
+    demand: i64,
+}
+
+/// A name: 1 to 64 of letters, digits, '-' and '_' (it goes into paths and queries).
+fn good_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl Topology {
+    /// Reads and checks a topology file; errors name the file and what is wrong.
+    pub fn load(path: &std::path::Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses and checks topology text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let raw: Raw = serde_json::from_str(text).map_err(|e| {
+            format!(
+                "{e} (expected {{\"secret\", \"metros\", \"links\", \"servers\", \"populations\"}})"
+            )
+        })?;
+        if raw.secret.chars().count() < 16 {
+            return Err("secret: at least 16 characters are needed".into());
+        }
+        let index = |what: &str, m: &str| {
+            raw.metros
+                .iter()
+                .position(|x| x == m)
+                .ok_or_else(|| format!("{what}: unknown metro {m:?}"))
+        };
+        if raw.metros.is_empty() || raw.metros.len() > 1000 {
+            return Err(format!(
+                "metros: {} listed (1 to 1000 are allowed)",
+                raw.metros.len()
+            ));
+        }
+        for (i, m) in raw.metros.iter().enumerate() {
+            if !good_name(m) || raw.metros[..i].contains(m) {
+                return Err(format!(
+                    "metro {m:?}: a distinct name of 1 to 64 letters, digits, - or _"
+                ));
+            }
+        }
+        let mut links = Vec::new();
+        for (a, b) in &raw.links {
+            links.push((index("link", a)?, index("link", b)?));
+        }
+        let hops = cdnlab::sim::stream::hops(raw.metros.len(), &links);
+        let mut servers = Vec::new();
+        for s in &raw.servers {
+            if !good_name(&s.name)
+                || servers
+                    .iter()
+                    .any(|x: &Server| x.name == s.name || x.addr == s.addr)
+            {
+                return Err(format!(
+                    "server {:?}: a distinct name (1 to 64 letters, digits, - or _) and address",
+                    s.name
+                ));
+            }
+            if !(1..=1_000_000).contains(&s.capacity) {
+                return Err(format!(
+                    "server {}: capacity {} (1 to 1000000 streams)",
+                    s.name, s.capacity
+                ));
+            }
+            servers.push(Server {
+                name: s.name.clone(),
+                metro: index(&s.name, &s.metro)?,
+                addr: s.addr,
+                capacity: s.capacity,
+            });
+        }
+        let mut populations = Vec::new();
+        for p in &raw.populations {
+            if !good_name(&p.name) || populations.iter().any(|x: &Population| x.name == p.name) {
+                return Err(format!(
+                    "population {:?}: a distinct name of 1 to 64 letters, digits, - or _",
+                    p.name
+                ));
+            }
+            if !(0..=1_000_000).contains(&p.demand) {
+                return Err(format!(
+                    "population {}: demand {} (0 to 1000000 streams)",
+                    p.name, p.demand
+                ));
+            }
+            populations.push(Population {
+                name: p.name.clone(),
+                metro: index(&p.name, &p.metro)?,
+                demand: p.demand,
+            });
+        }
+        if servers.is_empty() || populations.is_empty() {
+            return Err("at least one server and one population are needed".into());
+        }
+        for p in &populations {
+            if let Some(s) = servers.iter().find(|s| hops[p.metro][s.metro] == i64::MAX) {
+                return Err(format!(
+                    "population {}: server {} is not reachable over the links",
+                    p.name, s.name
+                ));
+            }
+        }
+        Ok(Topology {
+            secret: raw.secret,
+            metros: raw.metros,
+            hops,
+            servers,
+            populations,
+        })
+    }
+
+    /// Hops from each population to each server (all reachable: checked when parsed).
+    fn costs(&self) -> Vec<Vec<i64>> {
+        self.populations
+            .iter()
+            .map(|p| {
+                self.servers
+                    .iter()
+                    .map(|s| self.hops[p.metro][s.metro])
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// How the steering server behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteerConfig {
+    pub topology: Topology,
+    pub listen: SocketAddr,
+    /// Seconds a manifest stays valid.
+    pub ttl: u32,
+    /// Reporting window.
+    pub window: Duration,
+    /// Blocking in a window above which the allocation is re-solved.
+    pub b_max: f64,
+    pub timeout: Duration,
+    pub limits: Limits,
+}
+
+/// The allocation in force.
+#[derive(Debug, Clone)]
+struct Plan {
+    /// Thresholds, population by server.
+    thresholds: Vec<i64>,
+    basis: Basis,
+    demand: Vec<i64>,
+}
+
+struct SteerState {
+    cfg: SteerConfig,
+    addr: SocketAddr,
+    plan: Mutex<Plan>,
+    /// Last totals read from each edge, per population: (admitted, blocked).
+    seen: Mutex<Vec<HashMap<String, (u64, u64)>>>,
+    /// Blocking per population in the last window.
+    blocking: Mutex<Vec<f64>>,
+    resolves: AtomicU64,
+    report_errors: AtomicU64,
+    install_errors: AtomicU64,
+    solve_micros: AtomicU64,
+    client: reqwest::Client,
+}
+
+/// A running steering server.
+pub struct Steer {
+    pub server: Running,
+    state: Arc<SteerState>,
+    stop: watch::Sender<bool>,
+    background: JoinHandle<()>,
+}
+
+impl Steer {
+    /// Re-solves made so far.
+    pub fn resolves(&self) -> u64 {
+        self.state.resolves.load(Relaxed)
+    }
+
+    /// Thresholds in force, population by server.
+    pub fn thresholds(&self) -> Vec<i64> {
+        self.state
+            .plan
+            .lock()
+            .expect("plan lock")
+            .thresholds
+            .clone()
+    }
+
+    /// Stops the server and its window loop.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.background.await;
+        self.server.stop().await;
+    }
+}
+
+/// Solves the allocation for `demand` (scaled to the total capacity; each at least 1 so that
+/// every population keeps a share), warm from `basis` if given.
+fn solve(
+    t: &Topology,
+    demand: &[i64],
+    basis: Option<&Basis>,
+) -> Result<(Vec<i64>, Basis), cdnlab::Error> {
+    let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
+    let want: Vec<i64> = demand.iter().map(|&d| d.max(1)).collect();
+    let rows = scale_to(&want, capacity.iter().sum());
+    let p = Problem::new(rows, capacity, t.costs())?;
+    let s = match basis {
+        Some(b) => simplex::solve_warm(&p, b)?,
+        None => simplex::solve(&p)?,
+    };
+    Ok((s.allocation.dense(p.rows(), p.cols()), s.basis))
+}
+
+/// Starts the steering server: solves, installs the thresholds, serves manifests.
+pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
+    cfg.limits.validate()?;
+    if !(cfg.b_max > 0.0 && cfg.b_max < 1.0) {
+        return Err(cdnlab::Error::param("b-max", cfg.b_max, "a share in (0, 1)").into());
+    }
+    if cfg.window.is_zero() || cfg.timeout.is_zero() || cfg.ttl == 0 {
+        return Err(cdnlab::Error::param("window/timeout/ttl", "0", "values > 0").into());
+    }
+    let t = &cfg.topology;
+    let demand: Vec<i64> = t.populations.iter().map(|p| p.demand).collect();
+    let clock = Instant::now();
+    let (thresholds, basis) = solve(t, &demand, None)?;
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(cfg.timeout)
+        .build()
+        .map_err(|e| Error::Client(e.to_string()))?;
+    let listener = server::bind(cfg.listen).await?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("listening socket", e))?;
+    let state = Arc::new(SteerState {
+        addr,
+        plan: Mutex::new(Plan {
+            thresholds,
+            basis,
+            demand,
+        }),
+        seen: Mutex::new(vec![HashMap::new(); t.servers.len()]),
+        blocking: Mutex::new(vec![0.0; t.populations.len()]),
+        resolves: AtomicU64::new(0),
+        report_errors: AtomicU64::new(0),
+        install_errors: AtomicU64::new(0),
+        solve_micros: AtomicU64::new(clock.elapsed().as_micros() as u64),
+        client,
+        cfg,
+    });
+    install(&state).await;
+    let router = Router::new()
+        .route("/steering/{population}", get(manifest))
+        .route("/allocation", get(allocation))
+        .route("/health", get(|| async { "ok\n" }))
+        .route("/metrics", get(metrics))
+        .with_state(state.clone());
+    let server = server::spawn(listener, router, state.cfg.limits)?;
+    let (stop, stopped) = watch::channel(false);
+    let background = tokio::spawn(windows(state.clone(), stopped));
+    Ok(Steer {
+        server,
+        state,
+        stop,
+        background,
+    })
+}
+
+/// Installs the plan's thresholds on every edge (failures are counted and retried at the next
+/// re-solve).
+async fn install(s: &SteerState) {
+    let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
+    let t = &s.cfg.topology;
+    let n = t.servers.len();
+    for (j, server) in t.servers.iter().enumerate() {
+        for (i, p) in t.populations.iter().enumerate() {
+            let url = format!(
+                "http://{}/internal/admission?population={}&limit={}",
+                server.addr,
+                p.name,
+                thresholds[i * n + j]
+            );
+            let ok = s
+                .client
+                .post(url)
+                .header(SECRET, &t.secret)
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == reqwest::StatusCode::NO_CONTENT);
+            if !ok {
+                s.install_errors.fetch_add(1, Relaxed);
+            }
+        }
+    }
+}
+
+/// Every window: read the edges' counts, and re-solve if some population blocked too much.
+async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
+    let t = &s.cfg.topology;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(s.cfg.window) => {}
+            _ = stopped.changed() => return,
+        }
+        let (mut arrivals, mut blocked) = (
+            vec![0u64; t.populations.len()],
+            vec![0u64; t.populations.len()],
+        );
+        for (j, server) in t.servers.iter().enumerate() {
+            let report = s
+                .client
+                .get(format!("http://{}/internal/admission", server.addr))
+                .header(SECRET, &t.secret)
+                .send()
+                .await;
+            let shares: Option<HashMap<String, Share>> = match report {
+                Ok(r) if r.status().is_success() => r.json().await.ok(),
+                _ => None,
+            };
+            let Some(shares) = shares else {
+                s.report_errors.fetch_add(1, Relaxed);
+                continue;
+            };
+            let mut seen = s.seen.lock().expect("seen lock");
+            for (i, p) in t.populations.iter().enumerate() {
+                let Some(now) = shares.get(&p.name) else {
+                    continue;
+                };
+                let (a0, b0) = seen[j].get(&p.name).copied().unwrap_or((0, 0));
+                // Counts only grow; a restarted edge starts again from 0.
+                let (da, db) = if now.admitted >= a0 && now.blocked >= b0 {
+                    (now.admitted - a0, now.blocked - b0)
+                } else {
+                    (now.admitted, now.blocked)
+                };
+                arrivals[i] += da + db;
+                blocked[i] += db;
+                seen[j].insert(p.name.clone(), (now.admitted, now.blocked));
+            }
+        }
+        let b: Vec<f64> = arrivals
+            .iter()
+            .zip(&blocked)
+            .map(|(&a, &b)| if a == 0 { 0.0 } else { b as f64 / a as f64 })
+            .collect();
+        let over = b.iter().any(|&x| x > s.cfg.b_max);
+        *s.blocking.lock().expect("blocking lock") = b;
+        if over {
+            let estimate: Vec<i64> = arrivals.iter().map(|&a| a as i64 + 1).collect();
+            let basis = s.plan.lock().expect("plan lock").basis.clone();
+            let clock = Instant::now();
+            if let Ok((thresholds, basis)) = solve(t, &estimate, Some(&basis)) {
+                s.solve_micros
+                    .store(clock.elapsed().as_micros() as u64, Relaxed);
+                *s.plan.lock().expect("plan lock") = Plan {
+                    thresholds,
+                    basis,
+                    demand: estimate,
+                };
+                s.resolves.fetch_add(1, Relaxed);
+                install(&s).await;
+            }
+        }
+    }
+}
+
+async fn manifest(State(s): State<Arc<SteerState>>, Path(population): Path<String>) -> Response {
+    let t = &s.cfg.topology;
+    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(serde_json::json!({"error": "unknown population"})),
+        )
+            .into_response();
+    };
+    let n = t.servers.len();
+    let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
+    let metro = t.populations[i].metro;
+    let mut order: Vec<usize> = (0..n).filter(|&j| thresholds[i * n + j] > 0).collect();
+    order.sort_by_key(|&j| {
+        (
+            std::cmp::Reverse(thresholds[i * n + j]),
+            t.hops[metro][t.servers[j].metro],
+            j,
+        )
+    });
+    let body = serde_json::json!({
+        "VERSION": 1,
+        "TTL": s.cfg.ttl,
+        "RELOAD-URI": format!("http://{}/steering/{}", s.addr, t.populations[i].name),
+        "PATHWAY-PRIORITY": order.iter().map(|&j| t.servers[j].name.clone()).collect::<Vec<_>>(),
+    });
+    (
+        [(header::CACHE_CONTROL, format!("max-age={}", s.cfg.ttl))],
+        axum::Json(body),
+    )
+        .into_response()
+}
+
+async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
+    let t = &s.cfg.topology;
+    let plan = s.plan.lock().expect("plan lock").clone();
+    let n = t.servers.len();
+    axum::Json(serde_json::json!({
+        "servers": t.servers.iter().map(|x| &x.name).collect::<Vec<_>>(),
+        "populations": t.populations.iter().map(|x| &x.name).collect::<Vec<_>>(),
+        "thresholds": plan.thresholds.chunks(n).collect::<Vec<_>>(),
+        "demand": plan.demand,
+        "blocking": *s.blocking.lock().expect("blocking lock"),
+        "resolves": s.resolves.load(Relaxed),
+    }))
+    .into_response()
+}
+
+async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
+    use std::fmt::Write;
+    let t = &s.cfg.topology;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# HELP cdnlab_steer_blocking Blocking per population in the last window.\n# TYPE cdnlab_steer_blocking gauge"
+    );
+    for (p, b) in t
+        .populations
+        .iter()
+        .zip(s.blocking.lock().expect("blocking lock").iter())
+    {
+        let _ = writeln!(
+            out,
+            "cdnlab_steer_blocking{{population=\"{}\"}} {b}",
+            p.name
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP cdnlab_steer_threshold Streams of a population allowed at an edge.\n# TYPE cdnlab_steer_threshold gauge"
+    );
+    let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
+    let n = t.servers.len();
+    for (i, p) in t.populations.iter().enumerate() {
+        for (j, e) in t.servers.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "cdnlab_steer_threshold{{population=\"{}\",edge=\"{}\"}} {}",
+                p.name,
+                e.name,
+                thresholds[i * n + j]
+            );
+        }
+    }
+    for (name, help, kind, v) in [
+        (
+            "cdnlab_steer_resolves_total",
+            "Re-allocations made.",
+            "counter",
+            s.resolves.load(Relaxed) as f64,
+        ),
+        (
+            "cdnlab_steer_report_errors_total",
+            "Edge reports that could not be read.",
+            "counter",
+            s.report_errors.load(Relaxed) as f64,
+        ),
+        (
+            "cdnlab_steer_install_errors_total",
+            "Threshold installations that failed.",
+            "counter",
+            s.install_errors.load(Relaxed) as f64,
+        ),
+        (
+            "cdnlab_steer_solve_seconds",
+            "Time of the last solve.",
+            "gauge",
+            s.solve_micros.load(Relaxed) as f64 / 1e6,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+        );
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{"secret": "0123456789abcdef", "metros": ["A", "B", "C"],
+        "links": [["A", "B"], ["B", "C"]],
+        "servers": [{"name": "a", "metro": "A", "addr": "127.0.0.1:1", "capacity": 10},
+                    {"name": "c", "metro": "C", "addr": "127.0.0.1:2", "capacity": 30}],
+        "populations": [{"name": "pa", "metro": "A", "demand": 30}, {"name": "pc", "metro": "C", "demand": 10}]}"#;
+
+    /// The plan is the library's optimum: population pa fills its local edge and the rest goes
+    /// two hops to C; pc stays local.
+    #[test]
+    fn topology_and_plan() {
+        let t = Topology::parse(GOOD).unwrap();
+        assert_eq!(t.hops[0][2], 2);
+        let (x, _) = solve(&t, &[30, 10], None).unwrap();
+        assert_eq!(x, [10, 20, 0, 10]);
+    }
+
+    #[test]
+    fn bad_topologies_say_what_is_wrong() {
+        for (text, needle) in [
+            ("{}", "missing field"),
+            (&GOOD.replace("0123456789abcdef", "short"), "secret"),
+            (
+                &GOOD.replace("[\"B\", \"C\"]", "[\"B\", \"Z\"]"),
+                "unknown metro \"Z\"",
+            ),
+            (
+                &GOOD.replace("\"name\": \"c\"", "\"name\": \"a\""),
+                "server \"a\"",
+            ),
+            (
+                &GOOD.replace("\"capacity\": 30", "\"capacity\": 0"),
+                "capacity 0",
+            ),
+            (
+                &GOOD.replace("\"demand\": 10", "\"demand\": -1"),
+                "demand -1",
+            ),
+            (
+                &GOOD.replace("\"name\": \"pc\"", "\"name\": \"p c\""),
+                "population \"p c\"",
+            ),
+            (
+                &GOOD.replace(", [\"B\", \"C\"]", ""),
+                "population pa: server c is not reachable",
+            ),
+            (
+                &GOOD.replace(
+                    "\"metros\": [\"A\", \"B\", \"C\"]",
+                    "\"metros\": [\"A\", \"A\", \"C\"]",
+                ),
+                "metro \"A\"",
+            ),
+        ] {
+            let e = Topology::parse(text).unwrap_err();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+    }
+}
