@@ -15,6 +15,7 @@ use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::origin::{self, OriginConfig};
 use cdnlab_live::ring::RingFile;
 use cdnlab_live::server::Limits;
+use cdnlab_live::steer::{self, SteerConfig, Topology};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::net::SocketAddr;
@@ -37,6 +38,33 @@ enum LiveCommand {
     Client(ClientArgs),
     /// An origin, N edges and M users on loopback, for each k in turn; summary, CSV and SVG.
     Demo(DemoArgs),
+    /// The steering server: optimal allocation over a metro topology, admission thresholds on
+    /// the edges, content-steering manifests at /steering/{population}.
+    Steer(SteerArgs),
+}
+
+#[derive(Debug, Args)]
+struct SteerArgs {
+    /// The topology file (metros, links, edges with capacities, populations, secret).
+    #[arg(long)]
+    topology: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    listen: SocketAddr,
+    /// Seconds a manifest stays valid (its TTL).
+    #[arg(long, default_value_t = 10)]
+    ttl: u32,
+    /// Reporting window, milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    window_ms: u64,
+    /// Blocking in a window above which the allocation is re-solved.
+    #[arg(long, default_value_t = 0.05)]
+    b_max: f64,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// Connection limits of a server.
@@ -143,6 +171,13 @@ struct EdgeArgs {
     /// DHT: period of random gap removal, milliseconds.
     #[arg(long, default_value_t = 1000)]
     rgr_period_ms: u64,
+    /// Admit per population, with thresholds from a steering server: the topology file whose
+    /// secret the steering server installs them with.
+    #[arg(long, conflicts_with = "ring")]
+    admission: Option<PathBuf>,
+    /// Pace every response at this many bytes per second (a stream's bit rate).
+    #[arg(long)]
+    stream_rate: Option<u64>,
     /// Eviction policy.
     #[arg(long, value_enum, default_value = "lru")]
     policy: PolicyArg,
@@ -286,6 +321,7 @@ pub fn run(a: &LiveArgs) -> Result<()> {
             LiveCommand::Edge(e) => run_edge(e).await,
             LiveCommand::Client(c) => run_client(c).await,
             LiveCommand::Demo(d) => run_demo(d).await,
+            LiveCommand::Steer(st) => run_steer(st).await,
         }
     })
 }
@@ -363,8 +399,13 @@ async fn run_edge(a: &EdgeArgs) -> Result<()> {
         bandwidth: a.bandwidth,
         origin_timeout: Duration::from_millis(a.origin_timeout_ms),
         limits: a.limits.limits(),
-        admission: None,
-        stream_rate: None,
+        admission: a
+            .admission
+            .as_ref()
+            .map(|p| Topology::load(p).map(|t| t.secret))
+            .transpose()
+            .map_err(CliError::Failed)?,
+        stream_rate: a.stream_rate,
     };
     let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(
@@ -373,6 +414,29 @@ async fn run_edge(a: &EdgeArgs) -> Result<()> {
     );
     wait(a.duration).await?;
     e.server.stop().await;
+    Ok(())
+}
+
+async fn run_steer(a: &SteerArgs) -> Result<()> {
+    let topology = Topology::load(&a.topology).map_err(CliError::Failed)?;
+    let s = steer::start(SteerConfig {
+        topology,
+        listen: a.listen,
+        ttl: a.ttl,
+        window: Duration::from_millis(a.window_ms),
+        b_max: a.b_max,
+        timeout: Duration::from_secs(5),
+        limits: a.limits.limits(),
+    })
+    .await
+    .map_err(live_err)?;
+    eprintln!(
+        "steering on http://{}/steering/{{population}} ({}; /allocation, /metrics)",
+        s.server.addr,
+        a.topology.display()
+    );
+    wait(a.duration).await?;
+    s.stop().await;
     Ok(())
 }
 
