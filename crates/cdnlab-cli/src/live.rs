@@ -10,6 +10,7 @@ use cdnlab::select::gwtw::Probe;
 use cdnlab_live::catalogue::Catalogue;
 use cdnlab_live::client::{Users, UsersConfig};
 use cdnlab_live::demo::{self, DemoConfig, Model};
+use cdnlab_live::demo_dht::{self, DhtDemoConfig};
 use cdnlab_live::dht::{self, DhtConfig};
 use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::origin::{self, OriginConfig};
@@ -276,8 +277,20 @@ struct ClientArgs {
     user: UserArgs,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq)]
+enum ScenarioArg {
+    /// GWTW users choosing among caching edges: k = 2 converges, k = 1 does not.
+    Gwtw,
+    /// Edges as a multi-hash DHT: a flash crowd replicated then de-replicated, a killed edge
+    /// repaired.
+    Dht,
+}
+
 #[derive(Debug, Args)]
 struct DemoArgs {
+    /// What to show.
+    #[arg(long, value_enum, default_value = "gwtw")]
+    scenario: ScenarioArg,
     /// Edges.
     #[arg(long, default_value_t = 8)]
     edges: usize,
@@ -417,6 +430,115 @@ async fn run_edge(a: &EdgeArgs) -> Result<()> {
     Ok(())
 }
 
+/// The DHT demo: 1000 files of 4 KiB, Zipf(0.8) at 100 requests/s, a flash crowd of 300
+/// requests/s on file 0 from 20% to 60% of the run, the edge of one of its middle replicas
+/// killed at 40%; K = 32, c_high = 40 requests/s per replica, windows of 0.5 s.
+async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
+    let duration = seconds("duration", a.duration)?;
+    let at = |share: f64| duration.mul_f64(share);
+    let cfg = DhtDemoConfig {
+        edges: a.edges,
+        files: 1000,
+        alpha: 0.8,
+        base_rate: 100.0,
+        crowd_rate: 300.0,
+        crowd_start: at(0.2),
+        crowd_end: at(0.6),
+        kill_at: Some(at(0.4)),
+        duration,
+        sample_every: Duration::from_millis(250),
+        k: 32,
+        c_high: 40.0,
+        window: Duration::from_millis(500),
+        seed: a.user.seed,
+    };
+    cfg.validate()?;
+    output::ensure_dir(&a.out)?;
+    let bar = ProgressBar::new(duration.as_millis() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("dht [{elapsed_precise}] {wide_bar} {msg}")
+            .expect("valid template"),
+    );
+    let out = demo_dht::run(&cfg, |s| {
+        bar.set_position((s.t * 1000.0) as u64);
+        bar.set_message(format!(
+            "file 0: {} replicas (top {}), {:.2} probes/request",
+            s.hot_replicas, s.hot_top, s.probes_per_request
+        ));
+    })
+    .await
+    .map_err(live_err)?;
+    bar.finish_and_clear();
+    outln!(
+        "file 0: up to {} replicas in the crowd, {} at the end; {} replications, {} de-replications",
+        out.max_hot_replicas,
+        out.final_hot_replicas,
+        out.replications,
+        out.dereplications
+    );
+    outln!(
+        "{} requests, {:.2} probes per request, {} lost (three entries failed); edge killed: {}; gaps refilled {}, hand-overs {}",
+        out.requests,
+        out.probes_per_request,
+        out.lost,
+        out.killed
+            .map_or("none (no middle replica)".into(), |(n, i)| format!(
+                "{n} (held replica {i})"
+            )),
+        out.gaps_filled,
+        out.handovers
+    );
+    let mut csv = String::from("t,hot_replicas,hot_top,probes_per_request,requests,lost\n");
+    for s in &out.timeline {
+        csv.push_str(&format!(
+            "{:.3},{},{},{:.4},{},{}\n",
+            s.t, s.hot_replicas, s.hot_top, s.probes_per_request, s.requests, s.lost
+        ));
+    }
+    write_atomic(&a.out.join("dht_timeline.csv"), csv.as_bytes())?;
+    let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("dht_summary.json"), text.as_bytes())?;
+    let line = |label: &str, color, dash, f: &dyn Fn(&demo_dht::DhtSample) -> f64| Series {
+        label: label.into(),
+        points: out.timeline.iter().map(|s| (s.t, f(s), f64::NAN)).collect(),
+        color,
+        dash,
+    };
+    let replicas = Chart {
+        title: format!(
+            "Flash crowd on file 0 ({} edges; crowd from {:.0} s to {:.0} s, an edge killed at {:.0} s)",
+            a.edges,
+            at(0.2).as_secs_f64(),
+            at(0.6).as_secs_f64(),
+            at(0.4).as_secs_f64()
+        ),
+        x_label: "seconds".into(),
+        y_label: "replicas of file 0".into(),
+        series: vec![
+            line("replicas held", 0, 0, &|s| s.hot_replicas as f64),
+            line("highest index", 1, 1, &|s| f64::from(s.hot_top)),
+        ],
+        ..Chart::default()
+    };
+    write_atomic(
+        &a.out.join("dht_replicas.svg"),
+        plot::svg(&replicas).as_bytes(),
+    )?;
+    let probes = Chart {
+        title: "Probes per request (random binary search, replication and gap removal)".into(),
+        x_label: "seconds".into(),
+        y_label: "probes per request".into(),
+        series: vec![line("probes per request", 0, 0, &|s| s.probes_per_request)],
+        ..Chart::default()
+    };
+    write_atomic(&a.out.join("dht_probes.svg"), plot::svg(&probes).as_bytes())?;
+    outln!(
+        "wrote {} (dht_summary.json, dht_timeline.csv, dht_replicas.svg, dht_probes.svg)",
+        a.out.display()
+    );
+    Ok(())
+}
+
 async fn run_steer(a: &SteerArgs) -> Result<()> {
     let topology = Topology::load(&a.topology).map_err(CliError::Failed)?;
     let s = steer::start(SteerConfig {
@@ -486,6 +608,9 @@ async fn run_client(a: &ClientArgs) -> Result<()> {
 }
 
 async fn run_demo(a: &DemoArgs) -> Result<()> {
+    if a.scenario == ScenarioArg::Dht {
+        return run_dht_demo(a).await;
+    }
     let duration = seconds("duration", a.duration)?;
     if a.k.is_empty() {
         return Err(CliError::Usage("--k: at least one k is needed".into()));

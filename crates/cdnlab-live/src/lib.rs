@@ -16,10 +16,12 @@
 //! | metrics | `metrics.rs` | per-server counters and a latency histogram, as Prometheus text |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
 //! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
+//! | DHT demo | `demo_dht.rs` | DHT edges under a Zipf load with a flash crowd and a killed edge |
 
 pub mod catalogue;
 pub mod client;
 pub mod demo;
+pub mod demo_dht;
 pub mod dht;
 pub mod edge;
 pub mod metrics;

@@ -145,3 +145,48 @@ async fn video_k2_converges_k1_does_not() {
         .collect();
     assert!(tail.iter().all(|&x| x < 1.0), "{:?}", one.timeline);
 }
+
+/// The DHT demo: the hot file is replicated during the flash crowd and back to its home copy
+/// after it; an edge holding one of its middle replicas is killed and the file's replicas form
+/// a prefix again by the end; searches take a few probes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dht_demo_replicates_repairs_and_shrinks() {
+    use cdnlab_live::demo_dht::{self, DhtDemoConfig};
+    let cfg = DhtDemoConfig {
+        edges: 6,
+        files: 500,
+        alpha: 0.8,
+        base_rate: 80.0,
+        crowd_rate: 240.0,
+        crowd_start: Duration::from_secs(1),
+        crowd_end: Duration::from_secs(6),
+        kill_at: Some(Duration::from_secs(4)),
+        duration: Duration::from_secs(12),
+        sample_every: Duration::from_millis(250),
+        k: 32,
+        c_high: 40.0,
+        window: Duration::from_millis(500),
+        seed: 3,
+    };
+    let out = demo_dht::run(&cfg, |_| {}).await.unwrap();
+    assert!(out.max_hot_replicas >= 3, "{out:?}");
+    assert_eq!(out.final_hot_replicas, 1, "{:?}", out.timeline);
+    assert!(out.replications >= 2 && out.dereplications >= 2);
+    let last = out.timeline.last().unwrap();
+    assert_eq!(
+        last.hot_top as usize, last.hot_replicas,
+        "a prefix at the end"
+    );
+    assert!(
+        out.probes_per_request > 1.0 && out.probes_per_request < 10.0,
+        "{}",
+        out.probes_per_request
+    );
+    // Requests in flight at the killed edge may fail three times; nothing else.
+    assert!(
+        out.lost * 100 <= out.requests,
+        "{} of {}",
+        out.lost,
+        out.requests
+    );
+}
