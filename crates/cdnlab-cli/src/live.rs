@@ -11,6 +11,7 @@ use cdnlab_live::catalogue::Catalogue;
 use cdnlab_live::client::{Users, UsersConfig};
 use cdnlab_live::demo::{self, DemoConfig, Model};
 use cdnlab_live::demo_dht::{self, DhtDemoConfig};
+use cdnlab_live::demo_steer::{self, SteerDemoConfig};
 use cdnlab_live::dht::{self, DhtConfig};
 use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::origin::{self, OriginConfig};
@@ -284,6 +285,8 @@ enum ScenarioArg {
     /// Edges as a multi-hash DHT: a flash crowd replicated then de-replicated, a killed edge
     /// repaired.
     Dht,
+    /// The steering server on the reference metros: optimal allocation vs nearest server.
+    Steering,
 }
 
 #[derive(Debug, Args)]
@@ -539,6 +542,72 @@ async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
     Ok(())
 }
 
+/// The steering demo: each policy runs --duration seconds at rho = 0.9 with 2 s streams.
+async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
+    let cfg = SteerDemoConfig {
+        rho: 0.9,
+        holding: Duration::from_secs(2),
+        phase: seconds("duration", a.duration)?,
+        seed: a.user.seed,
+    };
+    output::ensure_dir(&a.out)?;
+    eprintln!(
+        "steering demo: optimal allocation, then nearest server, {:.0} s each",
+        a.duration
+    );
+    let out = demo_steer::run(&cfg, |r| {
+        eprintln!(
+            "  {}: blocking {:.3} ({} of {} arrivals)",
+            r.policy, r.blocking, r.blocked, r.arrivals
+        );
+    })
+    .await
+    .map_err(live_err)?;
+    for r in &out.results {
+        outln!(
+            "{}: blocking {:.3} ({} of {} arrivals)",
+            r.policy,
+            r.blocking,
+            r.blocked,
+            r.arrivals
+        );
+    }
+    let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("steering_summary.json"), text.as_bytes())?;
+    let chart = Chart {
+        title: "Blocking per population: optimal allocation vs nearest server (rho 0.9, R15 / 10)"
+            .into(),
+        x_label: format!("population ({})", out.populations.join(", ")),
+        y_label: "blocked streams".into(),
+        series: out
+            .results
+            .iter()
+            .enumerate()
+            .map(|(c, r)| Series {
+                label: format!("{} ({:.3} overall)", r.policy, r.blocking),
+                points: r
+                    .per_population
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| ((i + 1) as f64, b, f64::NAN))
+                    .collect(),
+                color: c,
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    write_atomic(
+        &a.out.join("steering_blocking.svg"),
+        plot::svg(&chart).as_bytes(),
+    )?;
+    outln!(
+        "wrote {} (steering_summary.json, steering_blocking.svg)",
+        a.out.display()
+    );
+    Ok(())
+}
+
 async fn run_steer(a: &SteerArgs) -> Result<()> {
     let topology = Topology::load(&a.topology).map_err(CliError::Failed)?;
     let s = steer::start(SteerConfig {
@@ -608,8 +677,10 @@ async fn run_client(a: &ClientArgs) -> Result<()> {
 }
 
 async fn run_demo(a: &DemoArgs) -> Result<()> {
-    if a.scenario == ScenarioArg::Dht {
-        return run_dht_demo(a).await;
+    match a.scenario {
+        ScenarioArg::Dht => return run_dht_demo(a).await,
+        ScenarioArg::Steering => return run_steering_demo(a).await,
+        ScenarioArg::Gwtw => {}
     }
     let duration = seconds("duration", a.duration)?;
     if a.k.is_empty() {

@@ -513,7 +513,8 @@ impl EdgeState {
                             b.take((end - at) as u64).await;
                         }
                         if let Some(rate) = me.cfg.stream_rate {
-                            let due = start + Duration::from_secs_f64(at as f64 / rate as f64);
+                            // The chunk goes out when the stream has lasted its bytes / rate.
+                            let due = start + Duration::from_secs_f64(end as f64 / rate as f64);
                             tokio::time::sleep_until(due).await;
                         }
                         Some((Ok::<_, std::io::Error>(body.slice(at..end)), (end, stream)))

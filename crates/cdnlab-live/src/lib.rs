@@ -17,11 +17,13 @@
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
 //! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
 //! | DHT demo | `demo_dht.rs` | DHT edges under a Zipf load with a flash crowd and a killed edge |
+//! | steering demo | `demo_steer.rs` | the reference metros: optimal allocation vs nearest server under the same load |
 
 pub mod catalogue;
 pub mod client;
 pub mod demo;
 pub mod demo_dht;
+pub mod demo_steer;
 pub mod dht;
 pub mod edge;
 pub mod metrics;

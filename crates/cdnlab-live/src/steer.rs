@@ -371,8 +371,15 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
 /// re-solve).
 async fn install(s: &SteerState) {
     let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
-    let t = &s.cfg.topology;
+    let failed = install_thresholds(&s.client, &s.cfg.topology, &thresholds).await;
+    s.install_errors.fetch_add(failed, Relaxed);
+}
+
+/// Installs thresholds (population by server) on the topology's edges; returns how many
+/// installations failed.
+pub async fn install_thresholds(client: &reqwest::Client, t: &Topology, thresholds: &[i64]) -> u64 {
     let n = t.servers.len();
+    let mut failed = 0;
     for (j, server) in t.servers.iter().enumerate() {
         for (i, p) in t.populations.iter().enumerate() {
             let url = format!(
@@ -381,18 +388,16 @@ async fn install(s: &SteerState) {
                 p.name,
                 thresholds[i * n + j]
             );
-            let ok = s
-                .client
+            let ok = client
                 .post(url)
                 .header(SECRET, &t.secret)
                 .send()
                 .await
                 .is_ok_and(|r| r.status() == reqwest::StatusCode::NO_CONTENT);
-            if !ok {
-                s.install_errors.fetch_add(1, Relaxed);
-            }
+            failed += u64::from(!ok);
         }
     }
+    failed
 }
 
 /// Every window: read the edges' counts, and re-solve if some population blocked too much.
