@@ -313,6 +313,12 @@ struct DemoArgs {
     /// Seconds per run.
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
+    /// Steering demo: the reference capacities and demands are divided by this.
+    #[arg(long, default_value_t = 2)]
+    scale: i64,
+    /// Steering demo: the steering server's reporting window in the shift runs, milliseconds.
+    #[arg(long, default_value_t = 4000)]
+    window_ms: u64,
     /// Kill edge --kill-edge this many seconds into each run.
     #[arg(long)]
     kill_at: Option<f64>,
@@ -542,17 +548,20 @@ async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
     Ok(())
 }
 
-/// The steering demo: each policy runs --duration seconds at rho = 0.9 with 2 s streams.
+/// The steering demo: each of its four runs lasts --duration seconds, at rho = 0.9 with 2 s
+/// streams, on the reference instance divided by --scale.
 async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
     let cfg = SteerDemoConfig {
         rho: 0.9,
         holding: Duration::from_secs(2),
         phase: seconds("duration", a.duration)?,
+        scale: a.scale,
+        window: Duration::from_millis(a.window_ms),
         seed: a.user.seed,
     };
     output::ensure_dir(&a.out)?;
     eprintln!(
-        "steering demo: optimal allocation, then nearest server, {:.0} s each",
+        "steering demo: optimal allocation, nearest server, then a demand shift with and without re-allocation, {:.0} s each",
         a.duration
     );
     let out = demo_steer::run(&cfg, |r| {
@@ -565,23 +574,33 @@ async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
     .map_err(live_err)?;
     for r in &out.results {
         outln!(
-            "{}: blocking {:.3} ({} of {} arrivals)",
+            "{}: blocking {:.3} ({} of {} arrivals); final third {:.3}; re-allocations {}{}",
             r.policy,
             r.blocking,
             r.blocked,
-            r.arrivals
+            r.arrivals,
+            r.final_third,
+            r.resolves,
+            if r.resolves > 0 {
+                format!(" (last solve {:.0} µs)", r.solve_seconds * 1e6)
+            } else {
+                String::new()
+            }
         );
     }
     let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
     write_atomic(&a.out.join("steering_summary.json"), text.as_bytes())?;
     let chart = Chart {
-        title: "Blocking per population: optimal allocation vs nearest server (rho 0.9, R15 / 10)"
-            .into(),
+        title: format!(
+            "Blocking per population: optimal allocation vs nearest server (rho 0.9, R15 / {})",
+            a.scale
+        ),
         x_label: format!("population ({})", out.populations.join(", ")),
         y_label: "blocked streams".into(),
         series: out
             .results
             .iter()
+            .take(2)
             .enumerate()
             .map(|(c, r)| Series {
                 label: format!("{} ({:.3} overall)", r.policy, r.blocking),
@@ -601,8 +620,33 @@ async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
         &a.out.join("steering_blocking.svg"),
         plot::svg(&chart).as_bytes(),
     )?;
+    let shift = Chart {
+        title: format!(
+            "Blocking per second, demand shift at {:.0} s (R1 to the spec's shift profile)",
+            a.duration / 3.0
+        ),
+        x_label: "seconds".into(),
+        y_label: "blocked streams".into(),
+        series: out
+            .results
+            .iter()
+            .skip(2)
+            .enumerate()
+            .map(|(c, r)| Series {
+                label: format!("{} ({:.3} in the final third)", r.policy, r.final_third),
+                points: r.timeline.iter().map(|&(t, b)| (t, b, f64::NAN)).collect(),
+                color: c,
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    write_atomic(
+        &a.out.join("steering_shift.svg"),
+        plot::svg(&shift).as_bytes(),
+    )?;
     outln!(
-        "wrote {} (steering_summary.json, steering_blocking.svg)",
+        "wrote {} (steering_summary.json, steering_blocking.svg, steering_shift.svg)",
         a.out.display()
     );
     Ok(())

@@ -13,7 +13,7 @@ use crate::origin::{self, OriginConfig};
 use crate::server::Limits;
 use crate::steer::{self, SteerConfig, Topology};
 use cdnlab::cache::Policy;
-use cdnlab::sim::stream::{CAPACITY, LINKS, METROS, R15};
+use cdnlab::sim::stream::{CAPACITY, LINKS, METROS, R1, R15, SHIFTED};
 use rand::RngExt;
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -30,6 +30,10 @@ pub struct SteerDemoConfig {
     pub holding: Duration,
     /// Time each policy runs (the first 20% is warm-up, not measured).
     pub phase: Duration,
+    /// The reference capacities and demands are divided by this.
+    pub scale: i64,
+    /// The steering server's reporting window in the demand-shift runs.
+    pub window: Duration,
     pub seed: u64,
 }
 
@@ -42,6 +46,13 @@ pub struct PolicyResult {
     pub blocking: f64,
     /// Per population (reference metro order).
     pub per_population: Vec<f64>,
+    /// Blocking in the final third of the run (after a demand shift, once settled).
+    pub final_third: f64,
+    /// Re-allocations the steering server made, and the time of its last solve.
+    pub resolves: u64,
+    pub solve_seconds: f64,
+    /// Blocking per second of the run: (second, blocking).
+    pub timeline: Vec<(f64, f64)>,
 }
 
 /// The run's result.
@@ -72,7 +83,15 @@ pub async fn run(
         )
         .into());
     }
-    let capacity: Vec<i64> = CAPACITY.iter().map(|c| c / 10).collect();
+    if !(1..=100).contains(&cfg.scale) || cfg.window.is_zero() {
+        return Err(cdnlab::Error::param(
+            "scale/window",
+            cfg.scale,
+            "a divisor of 1 to 100 and a window > 0",
+        )
+        .into());
+    }
+    let capacity: Vec<i64> = CAPACITY.iter().map(|c| (c / cfg.scale).max(1)).collect();
     let demand = cdnlab::alloc::problem::scale_to(&R15, capacity.iter().sum());
     let any: SocketAddr = "127.0.0.1:0".parse().expect("an address");
     let origin = origin::start(
@@ -106,70 +125,54 @@ pub async fn run(
             .await?,
         );
     }
-    let name = |m: &str| m.to_lowercase();
-    let topology = Topology::parse(&serde_json::json!({
-        "secret": SECRET,
-        "metros": METROS,
-        "links": LINKS.iter().map(|&(a, b)| [METROS[a], METROS[b]]).collect::<Vec<_>>(),
-        "servers": METROS.iter().zip(&edges).zip(&capacity).map(|((m, e), c)| serde_json::json!({
-            "name": format!("edge-{}", name(m)), "metro": m, "addr": e.server.addr.to_string(), "capacity": c})).collect::<Vec<_>>(),
-        "populations": METROS.iter().zip(&demand).map(|(m, d)| serde_json::json!({
-            "name": name(m), "metro": m, "demand": d})).collect::<Vec<_>>(),
-    }).to_string())
-    .map_err(|e| cdnlab::Error::param("topology", e, "the reference topology"))?;
-    let addrs: Vec<SocketAddr> = edges.iter().map(|e| e.server.addr).collect();
+    let topology = reference(&edges, &capacity, &demand)?;
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(cfg.holding * 4 + Duration::from_secs(5))
         .build()
         .map_err(|e| Error::Client(e.to_string()))?;
-    let mut results = Vec::new();
-    // Optimal: the steering server (no re-allocation during the comparison: b_max near 1).
-    let s = steer::start(SteerConfig {
-        topology: topology.clone(),
+    let names: Vec<(String, SocketAddr)> = topology
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), s.addr))
+        .collect();
+    let steered = |addr: SocketAddr, t: &Topology| -> Vec<Route> {
+        t.populations
+            .iter()
+            .map(|p| Route::Steered {
+                manifest: format!("http://{addr}/steering/{}", p.name),
+                edges: names.clone(),
+            })
+            .collect()
+    };
+    let steering = |t: &Topology, b_max: f64| SteerConfig {
+        topology: t.clone(),
         listen: any,
         ttl: 10,
-        window: Duration::from_secs(3600),
-        b_max: 0.99,
+        window: cfg.window,
+        b_max,
         timeout: Duration::from_secs(5),
         limits: Limits::default(),
-    })
-    .await?;
-    let mut pathways: Vec<Vec<usize>> = Vec::new();
-    for p in &topology.populations {
-        let m: serde_json::Value = client
-            .get(format!("http://{}/steering/{}", s.server.addr, p.name))
-            .send()
-            .await
-            .map_err(|e| Error::Client(e.to_string()))?
-            .json()
-            .await
-            .map_err(|e| Error::Client(e.to_string()))?;
-        let order = m["PATHWAY-PRIORITY"]
-            .as_array()
-            .map(|v| {
-                v.iter()
-                    .filter_map(|x| {
-                        topology
-                            .servers
-                            .iter()
-                            .position(|s| Some(s.name.as_str()) == x.as_str())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        pathways.push(order);
-    }
+    };
+    let mut results = Vec::new();
+    // 1. Optimal: the steering server's allocation (no re-allocation: b_max near 1).
+    let s = steer::start(steering(&topology, 0.99)).await?;
     let r = phase(
-        cfg, "optimal", &topology, &addrs, &pathways, &demand, &client,
+        cfg,
+        "optimal",
+        &steered(s.server.addr, &topology),
+        &demand,
+        None,
+        &client,
     )
     .await;
     on_phase(&r);
     results.push(r);
     s.stop().await;
-    // Nearest: each population only at its own metro's edge, with all of its capacity.
+    // 2. Nearest: each population only at its own metro's edge, with all of its capacity.
     let n = topology.servers.len();
     let mut nearest = vec![0i64; topology.populations.len() * n];
+    let mut own = Vec::new();
     for (i, p) in topology.populations.iter().enumerate() {
         let j = topology
             .servers
@@ -177,14 +180,36 @@ pub async fn run(
             .position(|s| s.metro == p.metro)
             .expect("an edge per metro");
         nearest[i * n + j] = topology.servers[j].capacity;
+        own.push(Route::Fixed(vec![topology.servers[j].addr]));
     }
     steer::install_thresholds(&client, &topology, &nearest).await;
-    let own: Vec<Vec<usize>> = (0..topology.populations.len())
-        .map(|i| (0..n).filter(|&j| nearest[i * n + j] > 0).collect())
-        .collect();
-    let r = phase(cfg, "nearest", &topology, &addrs, &own, &demand, &client).await;
+    let r = phase(cfg, "nearest", &own, &demand, None, &client).await;
     on_phase(&r);
     results.push(r);
+    // 3 and 4. The spec's demand shift (from R1) a third into the run, with the steering server
+    // re-allocating when a window blocks more than 5%, and without (stale).
+    let before = cdnlab::alloc::problem::scale_to(&R1, capacity.iter().sum());
+    let after = cdnlab::alloc::problem::scale_to(&SHIFTED, capacity.iter().sum());
+    let shifted = reference(&edges, &capacity, &before)?;
+    for (policy, b_max) in [("shift, re-allocating", 0.05), ("shift, stale", 0.99)] {
+        let s = steer::start(steering(&shifted, b_max)).await?;
+        let r = phase(
+            cfg,
+            policy,
+            &steered(s.server.addr, &shifted),
+            &before,
+            Some((&after, cfg.phase / 3)),
+            &client,
+        )
+        .await;
+        on_phase(&r);
+        results.push(PolicyResult {
+            resolves: s.resolves(),
+            solve_seconds: s.solve_seconds(),
+            ..r
+        });
+        s.stop().await;
+    }
     for e in edges {
         e.server.stop().await;
     }
@@ -201,20 +226,79 @@ pub async fn run(
     })
 }
 
-/// One policy: Poisson arrivals per population for `cfg.phase`; each tries its pathways in
-/// order and streams from the first that admits it, or is blocked.
+/// The reference topology over `edges` with these capacities and demands.
+fn reference(edges: &[Edge], capacity: &[i64], demand: &[i64]) -> Result<Topology, Error> {
+    let name = |m: &str| m.to_lowercase();
+    Ok(Topology::parse(&serde_json::json!({
+        "secret": SECRET,
+        "metros": METROS,
+        "links": LINKS.iter().map(|&(a, b)| [METROS[a], METROS[b]]).collect::<Vec<_>>(),
+        "servers": METROS.iter().zip(edges).zip(capacity).map(|((m, e), c)| serde_json::json!({
+            "name": format!("edge-{}", name(m)), "metro": m, "addr": e.server.addr.to_string(), "capacity": c})).collect::<Vec<_>>(),
+        "populations": METROS.iter().zip(demand).map(|(m, d)| serde_json::json!({
+            "name": name(m), "metro": m, "demand": d})).collect::<Vec<_>>(),
+    }).to_string())
+    .map_err(|e| cdnlab::Error::param("topology", e, "the reference topology"))?)
+}
+
+/// Where a population's streams go: fixed edges, or the steering server's manifest read at
+/// each arrival (so re-allocations reach new streams).
+#[derive(Clone)]
+enum Route {
+    Fixed(Vec<SocketAddr>),
+    Steered {
+        manifest: String,
+        edges: Vec<(String, SocketAddr)>,
+    },
+}
+
+impl Route {
+    async fn targets(&self, client: &reqwest::Client) -> Vec<SocketAddr> {
+        match self {
+            Route::Fixed(v) => v.clone(),
+            Route::Steered { manifest, edges } => {
+                let Ok(r) = client.get(manifest).send().await else {
+                    return Vec::new();
+                };
+                let m: serde_json::Value = r.json().await.unwrap_or_default();
+                m["PATHWAY-PRIORITY"]
+                    .as_array()
+                    .map(|v| {
+                        v.iter()
+                            .filter_map(|x| {
+                                edges
+                                    .iter()
+                                    .find(|(n, _)| Some(n.as_str()) == x.as_str())
+                                    .map(|e| e.1)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// One policy: Poisson arrivals per population at rho D_i / h (D switching to `after` at its
+/// time, if given) for `cfg.phase`; each stream tries its route's edges in order and streams
+/// from the first that admits it, or is blocked.
 async fn phase(
     cfg: &SteerDemoConfig,
     policy: &str,
-    t: &Topology,
-    addrs: &[SocketAddr],
-    pathways: &[Vec<usize>],
-    demand: &[i64],
+    routes: &[Route],
+    before: &[i64],
+    after: Option<(&[i64], Duration)>,
     client: &reqwest::Client,
 ) -> PolicyResult {
-    let k = t.populations.len();
+    let k = routes.len();
+    let secs = cfg.phase.as_secs() as usize + 1;
     let counts: Arc<Vec<(AtomicU64, AtomicU64)>> = Arc::new(
         (0..k)
+            .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
+            .collect(),
+    );
+    let seconds: Arc<Vec<(AtomicU64, AtomicU64)>> = Arc::new(
+        (0..secs)
             .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
             .collect(),
     );
@@ -223,32 +307,58 @@ async fn phase(
     let end = start + cfg.phase;
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..k {
-        let rate = cfg.rho * demand[i] as f64 / cfg.holding.as_secs_f64();
-        if rate <= 0.0 {
-            continue;
-        }
-        let (counts, client, pop) = (
-            counts.clone(),
-            client.clone(),
-            t.populations[i].name.clone(),
+        let rate = |d: i64| cfg.rho * d as f64 / cfg.holding.as_secs_f64();
+        let (r0, shift) = (
+            rate(before[i]),
+            after.map(|(d, at)| (rate(d[i]), start + at)),
         );
-        let targets: Vec<SocketAddr> = pathways[i].iter().map(|&j| addrs[j]).collect();
-        let mut rng = cdnlab::rng::stream(cfg.seed, i as u64, u64::from(policy == "nearest"));
+        let (counts, seconds, client, route) = (
+            counts.clone(),
+            seconds.clone(),
+            client.clone(),
+            routes[i].clone(),
+        );
+        let mut rng = cdnlab::rng::stream(cfg.seed, i as u64, policy.len() as u64);
         tasks.spawn(async move {
             let mut streams = tokio::task::JoinSet::new();
             let mut at = start;
             loop {
-                at += Duration::from_secs_f64(-(1.0 - rng.random::<f64>()).ln() / rate);
+                let (r, change) = match shift {
+                    Some((r1, when)) if at >= when => (r1, None),
+                    Some((_, when)) => (r0, Some(when)),
+                    None => (r0, None),
+                };
+                let next = if r > 0.0 {
+                    at + Duration::from_secs_f64(-(1.0 - rng.random::<f64>()).ln() / r)
+                } else {
+                    end
+                };
+                // Poisson: at the rate change the next arrival is drawn afresh at the new rate.
+                if let Some(when) = change.filter(|&w| next >= w) {
+                    at = when;
+                    continue;
+                }
+                at = next;
                 if at >= end {
                     break;
                 }
                 tokio::time::sleep_until(at).await;
                 let measured = at >= warm;
-                let (counts, client, pop, targets) =
-                    (counts.clone(), client.clone(), pop.clone(), targets.clone());
+                let second = (at - start).as_secs() as usize;
+                let (counts, seconds, client, route) = (
+                    counts.clone(),
+                    seconds.clone(),
+                    client.clone(),
+                    route.clone(),
+                );
                 let object = rng.random_range(0..64u32);
                 streams.spawn(async move {
-                    for a in &targets {
+                    let pop = METROS[i].to_lowercase(); // population i is metro i's
+                    seconds[second].0.fetch_add(1, Relaxed);
+                    if measured {
+                        counts[i].0.fetch_add(1, Relaxed);
+                    }
+                    for a in route.targets(&client).await {
                         let Ok(r) = client
                             .get(format!("http://{a}/content/{object}?population={pop}"))
                             .send()
@@ -257,15 +367,12 @@ async fn phase(
                             continue;
                         };
                         if r.status() == reqwest::StatusCode::OK {
-                            if measured {
-                                counts[i].0.fetch_add(1, Relaxed);
-                            }
                             let _ = r.bytes().await; // the stream: holds its slot to the end
                             return;
                         }
                     }
+                    seconds[second].1.fetch_add(1, Relaxed);
                     if measured {
-                        counts[i].0.fetch_add(1, Relaxed);
                         counts[i].1.fetch_add(1, Relaxed);
                     }
                 });
@@ -279,6 +386,23 @@ async fn phase(
         .map(|(a, b)| (a.load(Relaxed), b.load(Relaxed)))
         .collect();
     let (arrivals, blocked) = per.iter().fold((0, 0), |(a, b), &(x, y)| (a + x, b + y));
+    let timeline: Vec<(f64, f64)> = seconds
+        .iter()
+        .enumerate()
+        .filter(|(_, (a, _))| a.load(Relaxed) > 0)
+        .map(|(t, (a, b))| {
+            (
+                t as f64 + 0.5,
+                b.load(Relaxed) as f64 / a.load(Relaxed) as f64,
+            )
+        })
+        .collect();
+    let (la, lb) = seconds
+        .iter()
+        .skip(secs * 2 / 3)
+        .fold((0, 0), |(a, b), (x, y)| {
+            (a + x.load(Relaxed), b + y.load(Relaxed))
+        });
     PolicyResult {
         policy: policy.into(),
         arrivals,
@@ -288,5 +412,9 @@ async fn phase(
             .iter()
             .map(|&(a, b)| b as f64 / a.max(1) as f64)
             .collect(),
+        final_third: lb as f64 / la.max(1) as f64,
+        resolves: 0,
+        solve_seconds: f64::NAN,
+        timeline,
     }
 }

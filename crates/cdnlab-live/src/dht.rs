@@ -508,7 +508,19 @@ async fn create(
 
 async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
     let c = &s.counters;
-    let held = s.held.lock().expect("held lock").len() as f64;
+    // Replicas held here per file (summed over the edges: replicas per file), for the files
+    // with more than their home copy somewhere, i.e. an index above 1 here.
+    let (held, per_file) = {
+        let h = s.held.lock().expect("held lock");
+        let mut per: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+        for &(f, _) in h.keys() {
+            *per.entry(f).or_default() += 1;
+        }
+        let replicated: std::collections::BTreeSet<u64> =
+            h.keys().filter(|k| k.1 > 1).map(|k| k.0).collect();
+        per.retain(|f, _| replicated.contains(f));
+        (h.len() as f64, per)
+    };
     let g = |a: &AtomicU64| a.load(Relaxed) as f64;
     let text = s.metrics.render(&[
         (
@@ -558,6 +570,11 @@ async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
         ),
         ("cdnlab_dht_replicas_held", "Replicas held here.", held),
     ]);
+    let mut text = text;
+    text.push_str("# HELP cdnlab_dht_file_replicas Replicas of a file held here (files with replicas beyond the home copy here); summed over the edges, replicas per file.\n# TYPE cdnlab_dht_file_replicas gauge\n");
+    for (f, n) in per_file {
+        text.push_str(&format!("cdnlab_dht_file_replicas{{file=\"{f}\"}} {n}\n"));
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 

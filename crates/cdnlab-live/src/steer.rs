@@ -275,6 +275,11 @@ impl Steer {
         self.state.resolves.load(Relaxed)
     }
 
+    /// Seconds the last solve took (the initial one, or the last re-solve).
+    pub fn solve_seconds(&self) -> f64 {
+        self.state.solve_micros.load(Relaxed) as f64 / 1e6
+    }
+
     /// Thresholds in force, population by server.
     pub fn thresholds(&self) -> Vec<i64> {
         self.state

@@ -152,6 +152,20 @@ async fn a_hot_file_replicates_and_shrinks_back() {
         "{grown:?} after 600 requests in {load_seconds:.2} s"
     );
     assert!(grown.keys().copied().eq(1..=n), "a prefix: {grown:?}");
+    // Replicas per file, from the edges' metrics (summed over the edges), while still held.
+    let mut from_metrics = 0u64;
+    for a in &addrs {
+        let (_, _, m) = get(*a, "/metrics").await;
+        from_metrics += String::from_utf8_lossy(&m)
+            .lines()
+            .find(|l| l.starts_with("cdnlab_dht_file_replicas{file=\"7\"}"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    assert!(
+        from_metrics + 1 >= u64::from(n) && from_metrics <= u64::from(n) + 1,
+        "{from_metrics} vs {n}"
+    );
     // No load: the top replicas leave one by one (one per window), the home copy stays.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(6);
     while indices(&edges, 7).len() > 1 && tokio::time::Instant::now() < deadline {
