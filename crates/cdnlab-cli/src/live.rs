@@ -622,7 +622,7 @@ async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
     )?;
     let shift = Chart {
         title: format!(
-            "Blocking per second, demand shift at {:.0} s (R1 to the spec's shift profile)",
+            "Blocking per second, demand shift at {:.0} s (legend: blocking in the final third)",
             a.duration / 3.0
         ),
         x_label: "seconds".into(),
@@ -633,7 +633,7 @@ async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             .skip(2)
             .enumerate()
             .map(|(c, r)| Series {
-                label: format!("{} ({:.3} in the final third)", r.policy, r.final_third),
+                label: format!("{} {:.3}", r.policy.trim_start_matches("shift, "), r.final_third),
                 points: r.timeline.iter().map(|&(t, b)| (t, b, f64::NAN)).collect(),
                 color: c,
                 dash: 0,
