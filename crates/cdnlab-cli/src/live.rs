@@ -633,7 +633,11 @@ async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             .skip(2)
             .enumerate()
             .map(|(c, r)| Series {
-                label: format!("{} {:.3}", r.policy.trim_start_matches("shift, "), r.final_third),
+                label: format!(
+                    "{} {:.3}",
+                    r.policy.trim_start_matches("shift, "),
+                    r.final_third
+                ),
                 points: r.timeline.iter().map(|&(t, b)| (t, b, f64::NAN)).collect(),
                 color: c,
                 dash: 0,
