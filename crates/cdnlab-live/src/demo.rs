@@ -174,17 +174,7 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
     let any: SocketAddr = "127.0.0.1:0".parse().expect("an address");
     let objects = cfg.users as u64 * cfg.objects_per_user;
     let catalogue = Catalogue::new(objects, cfg.object_size, cfg.object_size, cfg.seed)?;
-    let origin = origin::start(
-        any,
-        OriginConfig {
-            catalogue,
-            latency: Duration::ZERO,
-            error_share: 0.0,
-            down: false,
-            limits: Limits::default(),
-        },
-    )
-    .await?;
+    let origin = origin::start(any, OriginConfig::serving(catalogue)).await?;
     let catalogue_bytes = cfg.objects_per_user * u64::from(cfg.object_size);
     let (capacity, bandwidth, measure) = match cfg.model {
         Model::Web => (

@@ -137,17 +137,7 @@ pub async fn run(
     cfg.validate()?;
     let any: SocketAddr = "127.0.0.1:0".parse().expect("an address");
     let catalogue = Catalogue::new(cfg.files, 4096, 4096, cfg.seed)?;
-    let origin = origin::start(
-        any,
-        OriginConfig {
-            catalogue,
-            latency: Duration::ZERO,
-            error_share: 0.0,
-            down: false,
-            limits: Limits::default(),
-        },
-    )
-    .await?;
+    let origin = origin::start(any, OriginConfig::serving(catalogue)).await?;
     // Free ports for the ring (bound, read, released: the edges bind them next).
     let mut probes = Vec::new();
     for _ in 0..cfg.edges {

@@ -526,49 +526,63 @@ async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
         (
             "cdnlab_dht_lookups_total",
             "Random binary searches run here.",
+            "counter",
             g(&c.lookups),
         ),
         (
             "cdnlab_dht_probes_total",
             "Probes made here (searches, replication, gap removal).",
+            "counter",
             g(&c.probes),
         ),
         (
             "cdnlab_dht_redirects_total",
             "Requests redirected to a replica on another edge.",
+            "counter",
             g(&c.redirects),
         ),
         (
             "cdnlab_dht_replications_total",
             "Replicas created on behalf of overloaded replicas here.",
+            "counter",
             g(&c.replications),
         ),
         (
             "cdnlab_dht_dereplications_total",
             "Top replicas that left this edge.",
+            "counter",
             g(&c.dereplications),
         ),
         (
             "cdnlab_dht_gaps_found_total",
             "Missing replicas found by random gap removal.",
+            "counter",
             g(&c.gaps_found),
         ),
         (
             "cdnlab_dht_gaps_filled_total",
             "Of those, refilled.",
+            "counter",
             g(&c.gaps_filled),
         ),
         (
             "cdnlab_dht_handovers_total",
             "Replicas handed over to an edge that came back.",
+            "counter",
             g(&c.handovers),
         ),
         (
             "cdnlab_dht_origin_fills_total",
             "Origin fetches to create replicas here.",
+            "counter",
             g(&c.origin_fills),
         ),
-        ("cdnlab_dht_replicas_held", "Replicas held here.", held),
+        (
+            "cdnlab_dht_replicas_held",
+            "Replicas held here.",
+            "gauge",
+            held,
+        ),
     ]);
     let mut text = text;
     text.push_str("# HELP cdnlab_dht_file_replicas Replicas of a file held here (files with replicas beyond the home copy here); summed over the edges, replicas per file.\n# TYPE cdnlab_dht_file_replicas gauge\n");

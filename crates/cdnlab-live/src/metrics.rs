@@ -48,8 +48,9 @@ impl Metrics {
         self.by_code.iter().map(|c| c.load(Relaxed)).sum()
     }
 
-    /// The exposition text; `gauges` are extra (name, help, value) lines.
-    pub fn render(&self, gauges: &[(&str, &str, f64)]) -> String {
+    /// The exposition text; `extra` are more (name, help, type, value) samples, the type
+    /// "counter" or "gauge".
+    pub fn render(&self, extra: &[(&str, &str, &str, f64)]) -> String {
         let mut out = String::new();
         let counter = |out: &mut String, name: &str, help: &str, v: u64| {
             let _ = writeln!(
@@ -110,8 +111,11 @@ impl Metrics {
             "# HELP cdnlab_in_flight Requests being answered now.\n# TYPE cdnlab_in_flight gauge\ncdnlab_in_flight {}",
             self.in_flight.load(Relaxed)
         );
-        for (name, help, v) in gauges {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+        for (name, help, kind, v) in extra {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+            );
         }
         let _ = writeln!(
             out,
@@ -146,7 +150,7 @@ mod tests {
         m.record(200, Duration::from_millis(3));
         m.record(502, Duration::from_secs(20));
         m.record(418, Duration::from_millis(1));
-        let t = m.render(&[("cdnlab_cache_objects", "Objects cached.", 5.0)]);
+        let t = m.render(&[("cdnlab_cache_objects", "Objects cached.", "gauge", 5.0)]);
         assert!(t.contains("cdnlab_requests_total{code=\"200\"} 2"));
         assert!(t.contains("cdnlab_requests_total{code=\"502\"} 1"));
         assert!(t.contains("cdnlab_requests_total{code=\"other\"} 1"));

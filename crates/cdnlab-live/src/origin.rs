@@ -32,6 +32,17 @@ pub struct OriginConfig {
 }
 
 impl OriginConfig {
+    /// An origin that serves `catalogue` promptly, without failures, with default limits.
+    pub fn serving(catalogue: Catalogue) -> Self {
+        OriginConfig {
+            catalogue,
+            latency: Duration::ZERO,
+            error_share: 0.0,
+            down: false,
+            limits: Limits::default(),
+        }
+    }
+
     /// Checks the ranges.
     pub fn validate(&self) -> Result<(), cdnlab::Error> {
         if !(0.0..=1.0).contains(&self.error_share) {

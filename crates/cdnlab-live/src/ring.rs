@@ -90,11 +90,16 @@ impl RingFile {
         })
     }
 
-    /// Whether `given` is the secret (compared in constant time).
+    /// Whether `given` is the secret.
     pub fn secret_matches(&self, given: &[u8]) -> bool {
-        let want = self.secret.as_bytes();
-        given.len() == want.len() && given.iter().zip(want).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
+        same_secret(self.secret.as_bytes(), given)
     }
+}
+
+/// Whether two secrets are equal, compared in constant time (no early exit that would tell an
+/// attacker how many leading bytes were right).
+pub fn same_secret(want: &[u8], given: &[u8]) -> bool {
+    given.len() == want.len() && given.iter().zip(want).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
 }
 
 #[cfg(test)]

@@ -20,13 +20,7 @@ pub fn catalogue() -> Catalogue {
 }
 
 pub fn origin_config() -> OriginConfig {
-    OriginConfig {
-        catalogue: catalogue(),
-        latency: Duration::ZERO,
-        error_share: 0.0,
-        down: false,
-        limits: Limits::default(),
-    }
+    OriginConfig::serving(catalogue())
 }
 
 pub async fn origin(cfg: OriginConfig) -> Origin {
