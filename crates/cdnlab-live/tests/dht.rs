@@ -147,9 +147,18 @@ async fn a_hot_file_replicates_and_shrinks_back() {
     let load_seconds = t.elapsed().as_secs_f64();
     let grown = prefix(&edges, 7).await;
     let n = grown.keys().max().copied().unwrap_or(0);
+    let counts: Vec<(u64, u64, u64)> = edges
+        .iter()
+        .flatten()
+        .map(|e| {
+            let c = e.counters();
+            let l = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+            (l(&c.lookups), l(&c.probes), l(&c.replications))
+        })
+        .collect();
     assert!(
         n >= 3,
-        "{grown:?} after 600 requests in {load_seconds:.2} s"
+        "{grown:?} after 600 requests in {load_seconds:.2} s; (lookups, probes, replications) by edge: {counts:?}"
     );
     assert!(grown.keys().copied().eq(1..=n), "a prefix: {grown:?}");
     // Replicas per file, from the edges' metrics (summed over the edges), while still held.
