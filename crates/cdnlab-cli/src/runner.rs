@@ -245,12 +245,41 @@ pub fn run_scenario(
     })
 }
 
-/// A row of `summary.csv`.
+/// A row of `summary.csv`, with the per-replication values it summarises (claims that say
+/// "every run" are checked on those, not on the mean).
 #[derive(Debug, Clone)]
 pub struct SummaryRow {
     pub cell: u64,
     pub params: BTreeMap<String, Value>,
     pub metrics: Vec<Summary>,
+    /// Per metric (in the experiment's order), the value of every replication in order.
+    pub runs: Vec<Vec<f64>>,
+}
+
+impl SummaryRow {
+    /// Summarises per-replication columns (one per metric).
+    pub fn new(cell: u64, params: BTreeMap<String, Value>, runs: Vec<Vec<f64>>) -> SummaryRow {
+        SummaryRow {
+            cell,
+            params,
+            metrics: runs.iter().map(|c| Summary::of(c)).collect(),
+            runs,
+        }
+    }
+}
+
+/// The header of `summary.csv`: cell, parameters (sorted), `runs` (replications summarised),
+/// then per metric `_mean`, `_sd` and `_ci95`.
+fn summary_header(sc: &Scenario) -> Vec<String> {
+    let head = header(sc);
+    let metrics = sc.experiment.metrics();
+    let mut sh: Vec<String> = vec!["cell".into()];
+    sh.extend(head[3..head.len() - metrics.len()].iter().cloned());
+    sh.push("runs".into());
+    for m in metrics {
+        sh.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
+    }
+    sh
 }
 
 /// Reads the cell files present and writes results.csv, summary.csv and the plots. Returns the
@@ -291,19 +320,14 @@ pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
             }
             results.push(rec.iter().map(String::from).collect());
         }
-        summary_rows.push(SummaryRow {
-            cell: cell.index,
-            params: cell.params.values().clone(),
-            metrics: cols.iter().map(|c| Summary::of(c)).collect(),
-        });
+        summary_rows.push(SummaryRow::new(
+            cell.index,
+            cell.params.values().clone(),
+            cols,
+        ));
     }
     write_atomic(&out.join("results.csv"), &csv_bytes(results))?;
-    let mut sh: Vec<String> = vec!["cell".into()];
-    sh.extend(head[3..first_metric].iter().cloned());
-    sh.push("n".into());
-    for m in metrics {
-        sh.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
-    }
+    let sh = summary_header(sc);
     let rows = summary_rows.iter().map(|r| {
         let mut row = vec![r.cell.to_string()];
         row.extend(r.params.values().map(|v| v.to_string()));
@@ -520,6 +544,22 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No column name appears twice in `results.csv` or `summary.csv` of any registered
+    /// experiment (the rbs experiment's parameter `n` once clashed with the summary's count).
+    #[test]
+    fn headers_have_no_clash() {
+        for e in cdnlab::sim::registry() {
+            let text = format!("name = \"t\"\nexperiment = \"{}\"\n", e.name());
+            let sc = Scenario::parse(&text, Path::new("t.toml")).unwrap();
+            for h in [header(&sc), summary_header(&sc)] {
+                let mut seen = std::collections::BTreeSet::new();
+                for c in &h {
+                    assert!(seen.insert(c), "{}: column `{c}` twice in {h:?}", e.name());
+                }
+            }
+        }
+    }
 
     #[test]
     fn shard_parsing() {

@@ -1,6 +1,6 @@
 //! Reproductions of the cache substrate: LRU against the Che approximation.
 
-use super::{Claim, Reproduction, metric};
+use super::{Claim, Reproduction, critical, metric, se};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 
@@ -15,64 +15,112 @@ pub fn registry() -> Vec<Reproduction> {
         notes: "Independent requests over a Zipf(alpha) catalogue of unit-size objects into one \
                 LRU cache. The Che approximation (characteristic time T solving \
                 sum(1 - exp(-p_i T)) = C) is known to be accurate in this regime, so agreement \
-                checks the cache, the Zipf sampler and the approximation together.",
+                checks the cache, the Zipf sampler and the approximation together. The \
+                tolerance is statistical (Student-t on the replications' standard error, \
+                family-wise false-failure rate 0.001 over the cells) plus Che's own \
+                approximation error, taken as 0.5% of the hit ratio.",
         claims: cache_claims,
     }]
 }
 
-/// Tolerance of `cache.C1`: mean simulated hit ratio within this of Che's, in every cell.
-pub const CHE_TOLERANCE: f64 = 0.01;
+/// Che's own relative error allowed on top of the sampling error (it is an approximation; the
+/// largest relative gap measured at C >= 10 is about 0.6%, at alpha 0.8 and C = 10).
+pub const CHE_RELATIVE: f64 = 0.005;
 
 fn cache_claims(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    // Per cell: the gap over its allowance (sampling error at the family-wise level plus Che's
+    // relative error); the claim holds when the worst cell stays at or below 1.
     let worst = rows
         .iter()
-        .map(|r| (metric(sc, r, "hit_ratio") - metric(sc, r, "che_hit_ratio")).abs())
-        .fold(0.0f64, f64::max);
-    // Monotonicity: along cache_size for each alpha, and along alpha for each cache_size.
-    let increasing = |key: &str, other: &str| {
-        let mut ok = true;
-        for a in rows {
-            for b in rows {
-                let same_other = a.params[other] == b.params[other];
-                let less = match (&a.params[key], &b.params[key]) {
-                    (cdnlab::sim::Value::Float(x), cdnlab::sim::Value::Float(y)) => x < y,
-                    (cdnlab::sim::Value::Int(x), cdnlab::sim::Value::Int(y)) => x < y,
-                    _ => false,
-                };
-                if same_other && less && metric(sc, a, "hit_ratio") >= metric(sc, b, "hit_ratio") {
-                    ok = false;
+        .map(|r| {
+            let (sim, che) = (metric(sc, r, "hit_ratio"), metric(sc, r, "che_hit_ratio"));
+            let n = r.metrics[0].n;
+            let allow = critical(n.saturating_sub(1), rows.len()) * se(sc, r, "hit_ratio")
+                + CHE_RELATIVE * che;
+            (
+                (sim - che).abs() / allow,
+                (sim - che).abs() / che,
+                super::num(r, "alpha"),
+                super::num(r, "cache_size"),
+            )
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    vec![Claim {
+        id: "cache.C1".into(),
+        paper: "cache",
+        kind: super::Kind::Paper,
+        claim: "Simulated LRU hit ratio agrees with the Che approximation in every cell (the \
+                GWTW spec's cross-check of cache and workload)"
+            .into(),
+        measured: serde_json::json!(worst.map(|w| serde_json::json!({
+            "worst_gap_over_allowance": w.0, "its_relative_gap": w.1, "alpha": w.2, "cache_size": w.3
+        }))),
+        expected: format!(
+            "|simulated - Che| <= t(0.001 family-wise) x standard error + {CHE_RELATIVE} x Che, in every cell"
+        ),
+        pass: worst.is_some_and(|w| w.0 <= 1.0),
+        note: None,
+    }]
+}
+
+#[cfg(test)]
+pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
+    use super::fixture::{Falsifier, normal};
+    use super::num;
+    use cdnlab::rng::Rng;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    thread_local! {
+        static CHE: RefCell<HashMap<(u64, u64, u64), f64>> = RefCell::new(HashMap::new());
+    }
+    fn che(r: &SummaryRow, alpha_shift: f64) -> f64 {
+        let (a, c, n) = (
+            num(r, "alpha") + alpha_shift,
+            num(r, "cache_size"),
+            num(r, "objects"),
+        );
+        CHE.with(|m| {
+            *m.borrow_mut()
+                .entry((a.to_bits(), c.to_bits(), n.to_bits()))
+                .or_insert_with(|| {
+                    let pmf = cdnlab::workload::popularity::Law::Zipf { alpha: a }
+                        .pmf(n as usize)
+                        .unwrap();
+                    cdnlab::cache::che::lru_hit_ratio(&pmf, c).unwrap()
+                })
+        })
+    }
+    // Sampling noise of a hit ratio over the cell's requests, twice the binomial one (hits
+    // are correlated in an LRU).
+    fn noisy(r: &SummaryRow, h: f64, rng: &mut Rng) -> f64 {
+        let sd = 2.0 * (h * (1.0 - h) / num(r, "requests")).sqrt();
+        normal(rng, h, sd)
+    }
+    fn right(r: &SummaryRow, _: u64, rng: &mut Rng) -> Vec<(&'static str, f64)> {
+        let c = che(r, 0.0);
+        vec![("hit_ratio", noisy(r, c, rng)), ("che_hit_ratio", c)]
+    }
+    vec![Falsifier {
+        rep: "cache-che",
+        claim: "cache.C1",
+        right,
+        wrong: vec![
+            // A sampler that reads alpha 0.05 too high: hit ratios a few percent off.
+            ("zipf alpha off by 0.05", |r, _, rng| {
+                vec![
+                    ("hit_ratio", noisy(r, che(r, 0.05), rng)),
+                    ("che_hit_ratio", che(r, 0.0)),
+                ]
+            }),
+            // A cache that loses 3% of its hits (FIFO-like under IRM), in one cell only.
+            ("one cell 3% low", |r, rep, rng| {
+                let mut v = right(r, rep, rng);
+                if num(r, "alpha") == 1.0 && r.cell % 4 == 2 {
+                    v[0].1 *= 0.97;
                 }
-            }
-        }
-        ok
-    };
-    let by_size = increasing("cache_size", "alpha");
-    let by_alpha = increasing("alpha", "cache_size");
-    vec![
-        Claim {
-            id: "cache.C1".into(),
-            paper: "cache",
-            claim: "Simulated LRU hit ratio agrees with the Che approximation in every cell".into(),
-            measured: serde_json::json!(worst),
-            expected: format!("max |simulated - Che| <= {CHE_TOLERANCE}"),
-            pass: worst <= CHE_TOLERANCE && !rows.is_empty(),
-        },
-        Claim {
-            id: "cache.C2".into(),
-            paper: "cache",
-            claim: "LRU hit ratio increases with the cache size, for every alpha".into(),
-            measured: serde_json::json!(by_size),
-            expected: "true".into(),
-            pass: by_size && !rows.is_empty(),
-        },
-        Claim {
-            id: "cache.C3".into(),
-            paper: "cache",
-            claim: "LRU hit ratio increases with the Zipf exponent alpha, at every cache size"
-                .into(),
-            measured: serde_json::json!(by_alpha),
-            expected: "true".into(),
-            pass: by_alpha && !rows.is_empty(),
-        },
-    ]
+                v
+            }),
+        ],
+    }]
 }

@@ -2,7 +2,7 @@
 //! experiments X1-X6). Every pass/fail is computed from the run's summary against the spec's
 //! formulas, with the tolerance stated in the claim.
 
-use super::{Claim, Reproduction, metric, num, text};
+use super::{Claim, Reproduction, metric, num, runs, text};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use cdnlab::dht::analysis;
@@ -178,37 +178,16 @@ fn x1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "The variance of the probe count is the sum over j in (n, K] of 1/j - 1/j^2",
             json!({"largest_relative_error": worst_var}),
             "within 5% in every cell with n < K".into(),
-            worst_var <= 0.05,
+            !rows.is_empty() && worst_var <= 0.05,
         ),
     ]
 }
 
-fn x2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
-    let probes = |s: &str, n: f64| {
-        rows.iter()
-            .find(|r| text(r, "strategy") == s && num(r, "n") == n)
-            .map(|r| metric(sc, r, "probes_mean"))
-    };
-    let ns: Vec<f64> = rows
-        .iter()
-        .filter(|r| text(r, "strategy") == "rbs")
-        .map(|r| num(r, "n"))
-        .collect();
-    let pass = !ns.is_empty()
-        && ns
-            .iter()
-            .all(|&n| match (probes("rbs", n), probes("binary", n)) {
-                (Some(a), Some(b)) => a < b,
-                _ => false,
-            });
-    let first = ns.first().copied().unwrap_or(f64::NAN);
-    vec![claim(
-        "mh.rbs-vs-binary",
-        "RBS needs fewer probes than binary search for n_f followed by a uniform pick",
-        json!({"n": first, "rbs": probes("rbs", first), "binary": probes("binary", first), "oracle": probes("oracle", first)}),
-        "RBS below binary search at every n".into(),
-        pass,
-    )]
+fn x2(_: &Scenario, _: &[SummaryRow]) -> Vec<Claim> {
+    // A figure, not a claim: RBS's largest possible mean, 1 + H_1024 - H_1 = 7.51, is below
+    // binary search's 11 probes by arithmetic, so the comparison could not fail; RBS's own
+    // cost is checked against its formula in X1 (mh.rbs-probes).
+    Vec::new()
 }
 
 fn gaps(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -402,11 +381,25 @@ fn x5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     };
     let worst = rows.iter().map(z).fold(0.0, f64::max);
     let horizon_left = |r: &SummaryRow| num(r, "horizon") - num(r, "fail_at");
-    let unrepaired: Vec<(String, f64)> = rows
-        .iter()
-        .filter(|r| metric(sc, r, "repair_rounds") >= horizon_left(r))
-        .map(|r| (text(r, "repair").to_string(), num(r, "fail_fraction")))
-        .collect();
+    // Per run: a run whose gaps were never all filled reports the rounds left to the horizon.
+    let mut unrepaired: Vec<(String, f64, usize, f64)> = Vec::new();
+    let mut worst_run: Option<(String, f64, usize, f64)> = None;
+    for r in rows {
+        for (rep, &v) in runs(sc, r, "repair_rounds").iter().enumerate() {
+            let item = (
+                text(r, "repair").to_string(),
+                num(r, "fail_fraction"),
+                rep,
+                v,
+            );
+            if v >= horizon_left(r) {
+                unrepaired.push(item.clone());
+            }
+            if worst_run.as_ref().is_none_or(|w| v > w.3) {
+                worst_run = Some(item);
+            }
+        }
+    }
     let rounds: Vec<(String, f64, f64)> = rows
         .iter()
         .map(|r| {
@@ -428,8 +421,8 @@ fn x5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         claim(
             "mh.repair",
             "Random gap removal and its variants remove every gap",
-            json!({"cells_with_gaps_left": unrepaired, "rounds": rounds}),
-            "no gap left before the horizon in any cell".into(),
+            json!({"runs_with_gaps_left_repair_fraction_rep_rounds": unrepaired, "worst_run": worst_run, "mean_rounds": rounds}),
+            "no gap left before the horizon in any run".into(),
             !rows.is_empty() && unrepaired.is_empty(),
         ),
     ]
@@ -451,4 +444,303 @@ fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         "within 0.5 hops of 0.5 log2 N at every N".into(),
         !rows.is_empty() && worst <= 0.5,
     )]
+}
+
+#[cfg(test)]
+pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
+    use super::fixture::{Falsifier, Model, normal, set};
+    use cdnlab::rng::Rng;
+
+    type V = Vec<(&'static str, f64)>;
+    fn x1_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let (k, n) = (num(r, "k") as u32, num(r, "n") as u32);
+        let (e, var) = (
+            analysis::expected_probes(k, n),
+            analysis::probe_variance(k, n),
+        );
+        let req = num(r, "requests");
+        vec![
+            ("probes_mean", normal(rng, e, (var / req).sqrt())),
+            ("probes_expected", e),
+            ("probes_var", var * normal(rng, 1.0, 0.004)),
+            ("var_expected", var),
+            ("chi2", 10.0),
+            ("chi2_bound", 20.0),
+            ("fits", 1.0),
+        ]
+    }
+    fn gaps_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let (n, g) = (num(r, "n"), num(r, "gap"));
+        let f = if g == 1.0 { 1.0 / n } else { 0.0 };
+        let p = (n - g) / (n - 1.0);
+        let trials = num(r, "rounds_trials").max(1.0);
+        vec![
+            ("fits", 1.0),
+            (
+                "fail_rate",
+                normal(rng, f, (f * (1.0 - f) / num(r, "requests")).sqrt()),
+            ),
+            (
+                "rgr_rounds",
+                normal(
+                    rng,
+                    analysis::rgr_mean_rounds(n as u32, g as u32),
+                    ((1.0 - p) / (p * p) / trials).sqrt(),
+                ),
+            ),
+            ("max_abs_dev", 0.001),
+        ]
+    }
+    fn x3_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let gain = 2.0 + 10.0 * num(r, "alpha");
+        match text(r, "policy") {
+            "multihash" => vec![
+                ("in_band", normal(rng, 0.998, 0.001).min(1.0)),
+                ("steady_match", 0.97),
+                ("max_mean", normal(rng, 1.5, 0.05)),
+            ],
+            _ => vec![("max_mean", normal(rng, 1.5 * gain, 0.3))],
+        }
+    }
+    fn flash_target(r: &SummaryRow) -> f64 {
+        let pmf0 = Law::Zipf {
+            alpha: num(r, "alpha"),
+        }
+        .pmf(num(r, "files") as usize)
+        .map_or(f64::NAN, |p| p[0]);
+        let lambda = num(r, "flash") * pmf0 * num(r, "load") * num(r, "nodes");
+        f64::from(analysis::steady_replicas(lambda, num(r, "c_high")))
+    }
+    fn x4_right(r: &SummaryRow, _: u64, _: &mut Rng) -> V {
+        let (h, start, end) = (
+            num(r, "horizon"),
+            num(r, "flash_start"),
+            num(r, "flash_end"),
+        );
+        let target = flash_target(r);
+        let base = (target / num(r, "flash")).ceil();
+        let during = match text(r, "growth") {
+            "one" => (base + (h - start)).min(target),
+            _ => target,
+        };
+        let top = if h <= start {
+            base
+        } else if h <= end {
+            during
+        } else {
+            let at_end = match text(r, "growth") {
+                "one" => (base + (end - start)).min(target),
+                _ => target,
+            };
+            (at_end - (h - end)).max(base)
+        };
+        vec![("top_replicas", top)]
+    }
+    fn x5_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let p = 0.01 * num(r, "fail_fraction");
+        let n = num(r, "load") * num(r, "nodes") * num(r, "window");
+        vec![
+            ("predicted_failure_after", p),
+            (
+                "failure_rate_after",
+                normal(rng, p, (p * (1.0 - p) / n).sqrt()),
+            ),
+            ("repair_rounds", 5.0),
+        ]
+    }
+    fn x6_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        vec![(
+            "chord_hops",
+            normal(rng, 0.5 * num(r, "nodes").log2(), 0.05),
+        )]
+    }
+    fn tweak(
+        r: &SummaryRow,
+        rep: u64,
+        rng: &mut Rng,
+        right: Model,
+        name: &'static str,
+        f: fn(&SummaryRow, f64) -> f64,
+    ) -> V {
+        let mut v = right(r, rep, rng);
+        let x = v.iter().find(|m| m.0 == name).map_or(0.0, |m| m.1);
+        set(&mut v, name, f(r, x));
+        v
+    }
+    let f = |rep, claim, right, wrong: Vec<(&'static str, Model)>| Falsifier {
+        rep,
+        claim,
+        right,
+        wrong,
+    };
+    vec![
+        f(
+            "mh-x1",
+            "mh.rbs-uniform",
+            x1_right,
+            vec![("RBS favours the lowest index in one run", |r, rep, rng| {
+                let mut v = x1_right(r, rep, rng);
+                if rep == 1 && r.cell == 3 {
+                    set(&mut v, "fits", 0.0);
+                    set(&mut v, "chi2", 90.0);
+                }
+                v
+            })],
+        ),
+        f(
+            "mh-x1",
+            "mh.rbs-probes",
+            x1_right,
+            vec![("an extra probe 5% of the time", |r, rep, rng| {
+                tweak(r, rep, rng, x1_right, "probes_mean", |_, x| x + 0.05)
+            })],
+        ),
+        f(
+            "mh-x1",
+            "mh.rbs-variance",
+            x1_right,
+            vec![("variance 10% high", |r, rep, rng| {
+                tweak(r, rep, rng, x1_right, "probes_var", |_, x| x * 1.1)
+            })],
+        ),
+        f(
+            "mh-gaps",
+            "mh.gap-single",
+            gaps_right,
+            vec![
+                ("failure 1.3 / n at g = 1", |r, rep, rng| {
+                    tweak(r, rep, rng, gaps_right, "fail_rate", |r, x| {
+                        if num(r, "gap") == 1.0 {
+                            x + 0.3 / num(r, "n")
+                        } else {
+                            x
+                        }
+                    })
+                }),
+                ("served index skewed in one run", |r, rep, rng| {
+                    let mut v = gaps_right(r, rep, rng);
+                    if rep == 0 && r.cell == 5 {
+                        set(&mut v, "fits", 0.0);
+                    }
+                    v
+                }),
+            ],
+        ),
+        f(
+            "mh-gaps",
+            "mh.rgr-rounds",
+            gaps_right,
+            vec![("rounds n / (n - g) (probing [1, i])", |r, rep, rng| {
+                tweak(r, rep, rng, gaps_right, "rgr_rounds", |r, x| {
+                    let (n, g) = (num(r, "n"), num(r, "gap"));
+                    x - (n - 1.0) / (n - g) + n / (n - g)
+                })
+            })],
+        ),
+        f(
+            "mh-multigap",
+            "mh.gap-multi",
+            |_, _, _| vec![("fits", 1.0)],
+            vec![("one run off the recursion", |r, rep, _| {
+                vec![("fits", if rep == 2 && r.cell == 7 { 0.0 } else { 1.0 })]
+            })],
+        ),
+        f(
+            "mh-x3",
+            "mh.steady-replicas",
+            x3_right,
+            vec![("95% of files in the band", |r, rep, rng| {
+                tweak(r, rep, rng, x3_right, "in_band", |r, x| {
+                    if text(r, "policy") == "multihash" {
+                        x - 0.05
+                    } else {
+                        x
+                    }
+                })
+            })],
+        ),
+        f(
+            "mh-x3",
+            "mh.balance-gain",
+            x3_right,
+            vec![("replication does not balance", |r, rep, rng| {
+                tweak(r, rep, rng, x3_right, "max_mean", |r, x| {
+                    if text(r, "policy") == "multihash" {
+                        x * (2.0 + 10.0 * num(r, "alpha"))
+                    } else {
+                        x
+                    }
+                })
+            })],
+        ),
+        f(
+            "mh-x4",
+            "mh.flash-growth",
+            x4_right,
+            vec![(
+                "double and jump add one replica per window",
+                |r, rep, rng| {
+                    let mut v = x4_right(r, rep, rng);
+                    if text(r, "growth") != "one" {
+                        let (h, start) = (num(r, "horizon"), num(r, "flash_start"));
+                        let base = (flash_target(r) / num(r, "flash")).ceil();
+                        if h > start {
+                            set(
+                                &mut v,
+                                "top_replicas",
+                                (base + (h - start)).min(flash_target(r)),
+                            );
+                        }
+                    }
+                    v
+                },
+            )],
+        ),
+        f(
+            "mh-x4",
+            "mh.flash-shrink",
+            x4_right,
+            vec![("no de-replication", |r, rep, rng| {
+                let mut v = x4_right(r, rep, rng);
+                if num(r, "horizon") > num(r, "flash_end") && text(r, "growth") != "one" {
+                    set(&mut v, "top_replicas", flash_target(r));
+                }
+                v
+            })],
+        ),
+        f(
+            "mh-x5",
+            "mh.failure-recursion",
+            x5_right,
+            vec![("failures 50% above the recursion", |r, rep, rng| {
+                tweak(r, rep, rng, x5_right, "failure_rate_after", |_, x| x * 1.5)
+            })],
+        ),
+        f(
+            "mh-x5",
+            "mh.repair",
+            x5_right,
+            vec![("one rgr run never repaired", |r, rep, rng| {
+                let mut v = x5_right(r, rep, rng);
+                if rep == 1 && text(r, "repair") == "rgr" && num(r, "fail_fraction") == 0.4 {
+                    set(
+                        &mut v,
+                        "repair_rounds",
+                        num(r, "horizon") - num(r, "fail_at"),
+                    );
+                }
+                v
+            })],
+        ),
+        f(
+            "mh-x6",
+            "mh.chord-hops",
+            x6_right,
+            vec![("log2 N hops", |r, rep, rng| {
+                tweak(r, rep, rng, x6_right, "chord_hops", |r, _| {
+                    num(r, "nodes").log2()
+                })
+            })],
+        ),
+    ]
 }

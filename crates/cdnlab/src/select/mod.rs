@@ -14,6 +14,7 @@
 //! [`window::Window`] holds the last tau outcomes; [`matching`] finds an assignment of users to
 //! candidate servers within capacities (the optimum, when one exists).
 
+pub mod analysis;
 pub mod fixed;
 pub mod gwtw;
 pub mod matching;

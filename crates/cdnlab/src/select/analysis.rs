@@ -1,0 +1,193 @@
+//! Balls into bins: the exact and asymptotic facts behind GWTW's claims for one random server
+//! per user (k = 1), used by the reproduction's claims as the expected values.
+//!
+//! m users each pick one of n servers uniformly; a server takes c users at the best value.
+
+use crate::stats::{binomial_cdf, poisson_cdf};
+
+/// Expected fraction of users that share their server with at most c - 1 others:
+/// P[Binomial(m - 1, 1/n) <= c - 1] (exact).
+pub fn k1_satisfied(m: u64, n: u64, c: u64) -> f64 {
+    if m == 0 || c == 0 {
+        return if m == 0 { 1.0 } else { 0.0 };
+    }
+    binomial_cdf(m - 1, 1.0 / n as f64, c - 1)
+}
+
+/// P[no server holds more than c users]: the probability that k = 1 is in the optimal state.
+///
+/// Poissonization: with independent Poisson(m / n) counts per server, the event given a total
+/// of m has probability F_c^n P[S = m] / P[Poisson(m) = m], where F_c = P[Poisson(m/n) <= c] and
+/// S is the sum of n counts truncated to at most c; P[S = m] comes from the local central limit
+/// theorem (checked against an exact count and a brute force in the tests).
+///
+/// Below 2 x 10^6 steps it counts exactly ([`k1_max_at_most_exact`]); above, the local limit
+/// theorem's relative error (O(1/n): 1.4% at n = 50) is about 0.1% or less.
+pub fn k1_max_at_most(m: u64, n: u64, c: u64) -> f64 {
+    if m == 0 {
+        return 1.0;
+    }
+    if m > n * c {
+        return 0.0;
+    }
+    if m.saturating_mul(n).saturating_mul(c + 1) <= 2_000_000 {
+        return k1_max_at_most_exact(m as usize, n as usize, c as usize);
+    }
+    k1_max_at_most_clt(m, n, c)
+}
+
+fn k1_max_at_most_clt(m: u64, n: u64, c: u64) -> f64 {
+    let (mf, nf) = (m as f64, n as f64);
+    let mu = mf / nf;
+    let fc = poisson_cdf(mu, c);
+    // Mean and variance of a Poisson(mu) truncated to 0..=c.
+    let (mut p, mut e1, mut e2) = ((-mu).exp(), 0.0, 0.0);
+    for i in 0..=c {
+        if i > 0 {
+            p *= mu / i as f64;
+        }
+        e1 += i as f64 * p;
+        e2 += (i * i) as f64 * p;
+    }
+    let (mean, var) = (e1 / fc, e2 / fc - (e1 / fc).powi(2));
+    let (sm, sv) = (nf * mean, nf * var);
+    let log_s = if sv <= 1e-12 {
+        if (sm - mf).abs() < 0.5 {
+            0.0
+        } else {
+            return 0.0;
+        }
+    } else {
+        -0.5 * (mf - sm).powi(2) / sv - 0.5 * (std::f64::consts::TAU * sv).ln()
+    };
+    // ln P[Poisson(m) = m] = -m + m ln m - ln m!
+    let log_pm = -mf + mf * mf.ln() - ln_factorial(m);
+    (nf * fc.ln() + log_s - log_pm).exp().min(1.0)
+}
+
+/// [`k1_max_at_most`] without approximation: the Poissonization identity with the truncated
+/// total's distribution by convolution over servers (n m (c + 1) steps).
+pub fn k1_max_at_most_exact(m: usize, n: usize, c: usize) -> f64 {
+    if m > n * c {
+        return 0.0;
+    }
+    let mu = m as f64 / n as f64;
+    let mut w = vec![0.0; c + 1];
+    let mut p = (-mu).exp();
+    for (i, wi) in w.iter_mut().enumerate() {
+        if i > 0 {
+            p *= mu / i as f64;
+        }
+        *wi = p;
+    }
+    // Normalised per server so that the mass stays at 1 (no overflow or underflow at large n);
+    // the factor comes back in log space.
+    let wsum: f64 = w.iter().sum();
+    w.iter_mut().for_each(|x| *x /= wsum);
+    let mut dist = vec![0.0; m + 1];
+    let mut next = vec![0.0; m + 1];
+    dist[0] = 1.0;
+    for _ in 0..n {
+        next.iter_mut().for_each(|x| *x = 0.0);
+        for (s, &d) in dist.iter().enumerate() {
+            if d == 0.0 {
+                continue;
+            }
+            for (j, &wj) in w.iter().enumerate() {
+                if s + j <= m {
+                    next[s + j] += d * wj;
+                }
+            }
+        }
+        std::mem::swap(&mut dist, &mut next);
+    }
+    // P[S = m, all <= c] = wsum^n dist[m]; divide by P[Poisson(m) = m].
+    let log_pm = -(m as f64) + m as f64 * (m as f64).ln() - ln_factorial(m as u64);
+    (n as f64 * wsum.ln() + dist[m].ln() - log_pm)
+        .exp()
+        .min(1.0)
+}
+
+/// Expected busiest server's load, sum over t >= 0 of P[max > t].
+pub fn k1_expected_max(m: u64, n: u64) -> f64 {
+    let mut e = 0.0;
+    for t in 0..=m {
+        let tail = 1.0 - k1_max_at_most(m, n, t);
+        if tail < 1e-12 && t as f64 > m as f64 / n as f64 {
+            break;
+        }
+        e += tail;
+    }
+    e
+}
+
+fn ln_factorial(m: u64) -> f64 {
+    if m < 256 {
+        (1..=m).map(|i| (i as f64).ln()).sum()
+    } else {
+        // Stirling with two correction terms: error below 1e-10 here.
+        let x = m as f64;
+        x * x.ln() - x + 0.5 * (std::f64::consts::TAU * x).ln() + 1.0 / (12.0 * x)
+            - 1.0 / (360.0 * x.powi(3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::from_seed;
+    use rand::RngExt;
+
+    #[test]
+    fn poissonized_probability_matches_exact_counting() {
+        for (m, n, c) in [
+            (1000, 1000, 2),
+            (3000, 3000, 2),
+            (2000, 1000, 3),
+            (4000, 4000, 4),
+        ] {
+            let exact = k1_max_at_most_exact(m, n, c);
+            let approx = k1_max_at_most_clt(m as u64, n as u64, c as u64);
+            assert!(
+                (exact - approx).abs() <= 0.002 * exact.max(1e-6) + 1e-12,
+                "m {m} n {n} c {c}: {approx} vs {exact}"
+            );
+        }
+        assert_eq!(k1_max_at_most(10, 2, 4), 0.0);
+        assert_eq!(k1_max_at_most(0, 2, 0), 1.0);
+    }
+
+    #[test]
+    fn brute_force_agrees() {
+        let (m, n, c) = (50usize, 50usize, 2u64);
+        let mut rng = from_seed(7);
+        let trials = 40_000;
+        let (mut ok, mut sat) = (0u32, 0u64);
+        let mut load = vec![0u64; n];
+        for _ in 0..trials {
+            load.iter_mut().for_each(|l| *l = 0);
+            let picks: Vec<usize> = (0..m).map(|_| rng.random_range(0..n)).collect();
+            picks.iter().for_each(|&s| load[s] += 1);
+            ok += u32::from(load.iter().all(|&l| l <= c));
+            sat += picks.iter().filter(|&&s| load[s] <= c).count() as u64;
+        }
+        let p = k1_max_at_most(m as u64, n as u64, c);
+        let se = (p * (1.0 - p) / trials as f64).sqrt();
+        assert!(
+            (f64::from(ok) / trials as f64 - p).abs() < 4.0 * se + 1e-3,
+            "{ok} {p}"
+        );
+        let s = k1_satisfied(m as u64, n as u64, c);
+        let got = sat as f64 / (trials * m) as f64;
+        assert!((got - s).abs() < 0.003, "{got} vs {s}");
+    }
+
+    /// The spec's figures for m = n: about 4.2, 5.5, 6.6, 7.7 at n = 10^2..10^5.
+    #[test]
+    fn expected_max_matches_the_spec() {
+        for (n, want) in [(100, 4.2), (1000, 5.5), (10_000, 6.6), (100_000, 7.7)] {
+            let e = k1_expected_max(n, n);
+            assert!((e - want).abs() < 0.1, "n {n}: {e} vs {want}");
+        }
+    }
+}
