@@ -500,6 +500,36 @@ pub(crate) mod fixture {
         }
     }
 
+    /// A falsifier of claim `claim` of reproduction `rep`.
+    pub fn falsifier(
+        rep: &'static str,
+        claim: &'static str,
+        right: Model,
+        wrong: Vec<(&'static str, Model)>,
+    ) -> Falsifier {
+        Falsifier {
+            rep,
+            claim,
+            right,
+            wrong,
+        }
+    }
+
+    /// The right model's output with metric `name` replaced by `f(cell, value)`.
+    pub fn tweak(
+        r: &SummaryRow,
+        rep: u64,
+        rng: &mut Rng,
+        right: Model,
+        name: &'static str,
+        f: fn(&SummaryRow, f64) -> f64,
+    ) -> Vec<(&'static str, f64)> {
+        let mut v = right(r, rep, rng);
+        let x = v.iter().find(|m| m.0 == name).map_or(0.0, |m| m.1);
+        set(&mut v, name, f(r, x));
+        v
+    }
+
     /// Rows for every cell of `sc`, with the scenario's replications drawn from `model`
     /// (seeded per cell and replication, so the data are fixed).
     pub fn synth(sc: &Scenario, model: Model) -> Vec<SummaryRow> {

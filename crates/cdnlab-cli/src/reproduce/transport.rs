@@ -393,7 +393,7 @@ fn t2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
 
 #[cfg(test)]
 pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
-    use super::fixture::{Falsifier, Model, normal, set};
+    use super::fixture::{falsifier as f, normal, set, tweak};
     use cdnlab::rng::Rng;
 
     type V = Vec<(&'static str, f64)>;
@@ -448,25 +448,6 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             ("warm_ratio", 0.5 / size.sqrt()),
         ]
     }
-    fn tweak(
-        r: &SummaryRow,
-        rep: u64,
-        rng: &mut Rng,
-        right: Model,
-        name: &'static str,
-        f: fn(&SummaryRow, f64) -> f64,
-    ) -> V {
-        let mut v = right(r, rep, rng);
-        let x = v.iter().find(|m| m.0 == name).map_or(0.0, |m| m.1);
-        set(&mut v, name, f(r, x));
-        v
-    }
-    let f = |rep, claim, right, wrong: Vec<(&'static str, Model)>| Falsifier {
-        rep,
-        claim,
-        right,
-        wrong,
-    };
     vec![
         f(
             "tp-t1",
