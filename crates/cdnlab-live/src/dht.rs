@@ -31,6 +31,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
 use cdnlab::dht::hash::position;
+use cdnlab::dht::repair;
 use cdnlab::dht::ring::Ring;
 use cdnlab::dht::search::{self, RbsSearch, Step, UnusedSearch};
 use cdnlab::rng::Rng;
@@ -666,7 +667,7 @@ async fn gap_removal(s: &DhtState) {
     keys.sort_unstable();
     let mut rng = s.next_rng();
     for (f, i) in keys.into_iter().filter(|&(_, i)| i > 1) {
-        let j = rng.random_range(1..i);
+        let j = repair::target(repair::Probe::Random, i, &mut rng);
         if !s.probe(f, j).await {
             s.counters.gaps_found.fetch_add(1, Relaxed);
             if s.create_at_owner(f, j).await {

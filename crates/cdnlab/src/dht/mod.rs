@@ -7,15 +7,17 @@
 //! | ring | `ring.rs` | consistent hashing: successor ownership, virtual nodes, joins, crashes, Chord hops |
 //! | lookups | `search.rs` | random binary search (RBS) and the comparison variants |
 //! | formulas | `analysis.rs` | E[probes], its variance, serve probabilities with gaps, RGR rounds |
+//! | gap repair | `repair.rs` | random gap removal and the neighbour check: probe targets, one round |
 //! | replicas | `store.rs` | which replica of which file is where; CREATE_IF_ABSENT, crashes, hand-over |
 //! | baselines | `baselines.rs` | bounded-load consistent hashing, rendezvous, Maglev |
 //!
-//! The rules that use them over time (overload windows, growth and shrink, random gap removal
-//! and its variants) are in the simulator, `crate::sim::multihash`.
+//! The simulator (`crate::sim::multihash`) drives them over time (overload windows, growth and
+//! shrink, repair rounds); the live edges (`cdnlab-live`) drive the same rules over HTTP.
 
 pub mod analysis;
 pub mod baselines;
 pub mod hash;
+pub mod repair;
 pub mod ring;
 pub mod search;
 pub mod store;

@@ -5,8 +5,8 @@
 use super::Experiment;
 use super::params::{ParamSpec, Params};
 use crate::Error;
-use crate::dht::analysis;
 use crate::dht::search::{self, Strategy};
+use crate::dht::{analysis, repair};
 use crate::rng::Rng;
 use crate::stats;
 use rand::RngExt;
@@ -180,15 +180,17 @@ impl Experiment for RbsExperiment {
         let (mut rounds, mut rgr_expected) = (f64::NAN, f64::NAN);
         if p.text("gaps") == "single" && trials > 0 && n >= 2 {
             let g = p.int("gap") as u32;
+            // The DHT's own repair round (`dht::repair`), on replicas 1..=n without g.
+            let held: Vec<u32> = (1..=n).filter(|&i| i != g).collect();
+            let mut missing = Vec::new();
             let mut total = 0u64;
             for _ in 0..trials {
                 let mut t = 0u64;
                 loop {
                     t += 1;
-                    let found = (2..=n)
-                        .filter(|&i| i != g)
-                        .any(|i| rng.random_range(1..i) == g);
-                    if found {
+                    missing.clear();
+                    repair::round(&held, repair::Probe::Random, rng, |j| j != g, &mut missing);
+                    if !missing.is_empty() {
                         break;
                     }
                 }

@@ -15,6 +15,7 @@ use crate::Error;
 use crate::dht::analysis;
 use crate::dht::baselines::{self, Maglev};
 use crate::dht::hash::{file_key, position_of};
+use crate::dht::repair;
 use crate::dht::ring::Ring;
 use crate::dht::search::{self, Strategy};
 use crate::dht::store::Store;
@@ -418,28 +419,23 @@ impl Sim<'_> {
                         continue;
                     }
                     let key = file_key(u64::from(f));
-                    let holders: Vec<u32> = self
-                        .store
-                        .replicas(f)
-                        .iter()
-                        .map(|r| r.index)
-                        .filter(|&i| i > 1)
-                        .collect();
+                    let holders: Vec<u32> =
+                        self.store.replicas(f).iter().map(|r| r.index).collect();
+                    let probe = if cfg.repair == Repair::Neighbour {
+                        repair::Probe::Neighbour
+                    } else {
+                        repair::Probe::Random
+                    };
                     // Probes against the state at the round's start.
                     let mut missing: Vec<u32> = Vec::new();
-                    for &i in &holders {
-                        let j = if cfg.repair == Repair::Neighbour {
-                            i - 1
-                        } else {
-                            rng.random_range(1..i)
-                        };
-                        self.repair_messages += 1;
-                        if self.store.probe(&self.ring, key, f, j).is_none() {
-                            missing.push(j);
-                        }
-                    }
-                    missing.sort_unstable();
-                    missing.dedup();
+                    let (store, ring) = (&self.store, &self.ring);
+                    self.repair_messages += repair::round(
+                        &holders,
+                        probe,
+                        rng,
+                        |j| store.probe(ring, key, f, j).is_some(),
+                        &mut missing,
+                    );
                     for j in missing {
                         self.repair_messages += 1;
                         if cfg.repair == Repair::Migrate && self.store.top(f) > j {
