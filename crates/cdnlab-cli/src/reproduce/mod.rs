@@ -202,6 +202,76 @@ pub(crate) fn trend(
     cdnlab::stats::LineFit::fit(&pts)
 }
 
+/// A monotone trend over a whole sweep, for curves that are not straight: the change from the
+/// first point to the last lies in the stated direction with 95% confidence (t with the
+/// replications' degrees of freedom), and no step between neighbours goes against it beyond
+/// its own interval (family-wise 0.001 over the steps). Points are (x, mean, standard error).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Monotone {
+    pub ok: bool,
+    /// Last minus first, and its standard error.
+    pub change: f64,
+    pub change_se: f64,
+    /// The largest step against the direction, in standard errors (0 if none).
+    pub worst_reverse_z: f64,
+}
+
+/// [`Monotone`] of metric `y` over `rows` sorted by `x`; `rising` gives the direction.
+pub(crate) fn monotone(
+    sc: &Scenario,
+    rows: &[&SummaryRow],
+    x: impl Fn(&SummaryRow) -> f64,
+    y: &str,
+    rising: bool,
+) -> Option<Monotone> {
+    let mut pts: Vec<(f64, f64, f64, usize)> = rows
+        .iter()
+        .map(|r| (x(r), metric(sc, r, y), se(sc, r, y), summary(sc, r, y).n))
+        .collect();
+    if pts.len() < 2 || pts.iter().any(|p| !p.1.is_finite() || p.2.is_nan()) {
+        return None;
+    }
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let sign = if rising { 1.0 } else { -1.0 };
+    let df = pts.iter().map(|p| p.3).min().unwrap_or(1).saturating_sub(1);
+    let (first, last) = (pts[0], pts[pts.len() - 1]);
+    let change = last.1 - first.1;
+    let change_se = (first.2.powi(2) + last.2.powi(2)).sqrt();
+    let end_ok = sign * change > cdnlab::stats::t975(df.max(1)) * change_se;
+    let step_crit = critical(df, pts.len() - 1);
+    let worst_reverse_z = pts
+        .windows(2)
+        .map(|w| {
+            let against = -sign * (w[1].1 - w[0].1);
+            let e = (w[0].2.powi(2) + w[1].2.powi(2)).sqrt();
+            if against <= 0.0 {
+                0.0
+            } else if e > 0.0 {
+                against / e
+            } else {
+                f64::INFINITY
+            }
+        })
+        .fold(0.0, f64::max);
+    Some(Monotone {
+        ok: end_ok && worst_reverse_z <= step_crit,
+        change,
+        change_se,
+        worst_reverse_z,
+    })
+}
+
+/// A monotone trend as JSON.
+pub(crate) fn monotone_json(m: &Option<Monotone>) -> serde_json::Value {
+    match m {
+        Some(m) => serde_json::json!({
+            "first_to_last": m.change, "its_se": m.change_se,
+            "largest_step_against_in_se": m.worst_reverse_z, "ok": m.ok,
+        }),
+        None => serde_json::Value::Null,
+    }
+}
+
 /// A line fit as JSON: slope with its 95% interval, chi2 and dof.
 pub(crate) fn fit_json(f: &Option<cdnlab::stats::LineFit>) -> serde_json::Value {
     match f {

@@ -5,6 +5,20 @@
 
 use crate::stats::{binomial_cdf, poisson_cdf};
 
+/// The orientability (cuckoo) threshold of lambda / c for k random candidates and capacity c:
+/// below it an assignment of every user within capacities exists with high probability, above
+/// it none does. The values of the spec (known ones only; None for others).
+pub fn orientability_threshold(k: u32, c: u32) -> Option<f64> {
+    match (k, c) {
+        (2, 1) => Some(0.5),
+        (3, 1) => Some(0.918),
+        (4, 1) => Some(0.977),
+        (2, 2) => Some(0.897),
+        (2, 3) => Some(0.959),
+        _ => None,
+    }
+}
+
 /// Expected fraction of users that share their server with at most c - 1 others:
 /// P[Binomial(m - 1, 1/n) <= c - 1] (exact).
 pub fn k1_satisfied(m: u64, n: u64, c: u64) -> f64 {
