@@ -49,6 +49,7 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
     &[
         &lru_che::LruChe,
         &gwtw::experiment::GwtwExperiment,
+        &gwtw::orient::OrientExperiment,
         &multihash::experiment::MultihashExperiment,
         &rbs::RbsExperiment,
         &stream::StreamExperiment,

@@ -12,6 +12,7 @@
 //! is known at every slot), and each service serves one slot of requests.
 
 pub mod experiment;
+pub mod orient;
 pub mod video;
 pub mod web;
 
