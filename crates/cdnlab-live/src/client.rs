@@ -280,6 +280,10 @@ async fn user_loop(
             match g.observe(t, value, &mut rng) {
                 Event::Settled(_) => settles += 1,
                 Event::Retrial(_) => retrials += 1,
+                Event::Moved(..) => {
+                    retrials += 1;
+                    settles += 1;
+                }
                 Event::None => {}
             }
         }

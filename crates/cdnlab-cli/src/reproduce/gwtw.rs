@@ -208,6 +208,37 @@ pub fn registry() -> Vec<Reproduction> {
             claims: e8,
         },
         Reproduction {
+            id: "gwtw-e9-livelock",
+            paper: "gwtw",
+            title: "GWTW E9 (cdnlab's own): ending the c = 1 livelock",
+            quick: scenario!("gwtw-e9-livelock.toml"),
+            full: scenario!("gwtw-e9-livelock-full.toml"),
+            notes: "Not the paper's: a variant of its re-trial rule that cdnlab adds. Why the \
+                    paper's rule livelocks with c = 1: a settled user re-trials on a miss \
+                    that someone else caused (trial traffic that evicted its items, or the \
+                    re-warm misses after), its own trial probes every candidate and evicts the \
+                    next resident, and so on round a component with as many users as servers. \
+                    E9 has two parts: <code>exclude_rewarm</code> counts a miss only if the \
+                    user's previous request for that item, since it settled there, missed too \
+                    (one eviction leaves one miss; sharing beyond capacity leaves repeated \
+                    ones), and <code>retrial = move</code> answers a counted miss in a short \
+                    window by moving to another candidate with a fresh window, without a \
+                    trial (a cuckoo random walk whose only resting states are optimal). \
+                    Ignoring re-warm misses alone ends the livelock here; the moves make it \
+                    faster.",
+            claims: e9_livelock,
+        },
+        Reproduction {
+            id: "gwtw-e9-main",
+            paper: "gwtw",
+            title: "GWTW E9 (cdnlab's own) in the main regime",
+            quick: scenario!("gwtw-e9-main.toml"),
+            full: scenario!("gwtw-e9-main-full.toml"),
+            notes: "E9 against the paper's rule where both converge (c = 2, lambda = 1, k = 2, \
+                    as E2): convergence in every run and its time.",
+            claims: e9_main,
+        },
+        Reproduction {
             id: "gwtw-baselines",
             paper: "gwtw",
             title: "GWTW against per-request power of two choices and an oracle",
@@ -541,6 +572,87 @@ fn orient(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     )]
 }
 
+/// Whether a row runs E9 (blind moves and re-warm misses ignored) or the paper's rule (neither).
+fn rule(r: &SummaryRow) -> Option<&'static str> {
+    let rewarm = r.params.get("exclude_rewarm") == Some(&cdnlab::sim::Value::Bool(true));
+    match (text(r, "retrial"), rewarm) {
+        ("move", true) => Some("e9"),
+        ("on-shortfall", false) => Some("paper"),
+        _ => None,
+    }
+}
+
+/// Runs of the rows of `which` rule that had an optimum, and those of them not converged.
+fn stuck_runs(sc: &Scenario, rows: &[SummaryRow], which: &str) -> (usize, Vec<(f64, usize)>) {
+    let mut feasible = 0;
+    let mut stuck = Vec::new();
+    for r in rows.iter().filter(|r| rule(r) == Some(which)) {
+        let f = runs(sc, r, "feasible");
+        for (rep, c) in runs(sc, r, "converged").iter().enumerate() {
+            if f[rep] == 1.0 {
+                feasible += 1;
+                if *c < 1.0 {
+                    stuck.push((num(r, "load"), rep));
+                }
+            }
+        }
+    }
+    (feasible, stuck)
+}
+
+fn e9_livelock(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let (e9_runs, e9_stuck) = stuck_runs(sc, rows, "e9");
+    let (paper_runs, paper_stuck) = stuck_runs(sc, rows, "paper");
+    vec![
+        claim(
+            "gwtw.E9",
+            "E9 (cdnlab's re-trial variant) converges in every run where an optimum exists, in the \
+         c = 1, k = 2 regime where the paper's rule livelocks",
+            json!({"e9_runs_with_optimum": e9_runs, "e9_not_converged_load_rep": e9_stuck,
+               "paper_runs_with_optimum": paper_runs, "paper_not_converged_load_rep": paper_stuck}),
+            "every E9 run with an optimum converged, and the paper's rule left some run with an \
+         optimum unconverged in the same cells"
+                .into(),
+            e9_runs > 0 && e9_stuck.is_empty() && !paper_stuck.is_empty(),
+        )
+        .addition(),
+    ]
+}
+
+fn e9_main(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let (e9_runs, e9_stuck) = stuck_runs(sc, rows, "e9");
+    // Not slower: at every n, E9's mean time is not above the paper's beyond the two intervals.
+    let mut times = Vec::new();
+    for e in rows.iter().filter(|r| rule(r) == Some("e9")) {
+        let Some(p) = rows
+            .iter()
+            .find(|p| rule(p) == Some("paper") && num(p, "servers") == num(e, "servers"))
+        else {
+            continue;
+        };
+        let (te, tp) = (
+            metric(sc, e, "convergence_slot"),
+            metric(sc, p, "convergence_slot"),
+        );
+        let df = e.metrics[0].n.min(p.metrics[0].n).saturating_sub(1);
+        let tol = cdnlab::stats::t975(df.max(1))
+            * (se(sc, e, "convergence_slot").powi(2) + se(sc, p, "convergence_slot").powi(2))
+                .sqrt();
+        times.push((num(e, "servers"), te, tp, te <= tp + tol));
+    }
+    vec![claim(
+        "gwtw.E9-main",
+        "Where the paper's rule converges (c = 2, lambda = 1, k = 2), E9 converges in every run \
+         too and is not slower",
+        json!({"e9_runs": e9_runs, "e9_not_converged": e9_stuck, "n_e9_paper_notslower": times}),
+        "every E9 run converged; at every n E9's mean time is not above the paper's beyond the \
+         95% interval of the difference"
+            .into(),
+        e9_runs > 0 && e9_stuck.is_empty() && !times.is_empty() && times.iter().all(|t| t.3),
+    )
+    .addition()]
+}
+
 fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let at = |cache: f64, load: f64| {
         rows.iter().find(|r| {
@@ -843,6 +955,22 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             f64::from(u8::from(x < 1.0))
         };
         vec![("feasible", bern(rng, p))]
+    }
+    fn e9_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let feasible = bern(rng, 0.9);
+        let converged = match rule(r) {
+            Some("paper") => feasible * bern(rng, 0.7),
+            _ => feasible,
+        };
+        let slot = match rule(r) {
+            Some("e9") => 200.0 + 30.0 * num(r, "servers").ln(),
+            _ => 250.0 + 50.0 * num(r, "servers").ln(),
+        };
+        vec![
+            ("feasible", feasible),
+            ("converged", converged),
+            ("convergence_slot", normal(rng, slot, 60.0)),
+        ]
     }
     fn e7_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let p = analysis::k1_max_at_most(users(r), num(r, "servers") as u64, capacity(r));
@@ -1179,6 +1307,52 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             vec![("one run of k >= 2 does not converge", |r, rep, rng| {
                 one_run_fails(r, rep, rng, all_converge)
             })],
+        ),
+        f(
+            "gwtw-e9-livelock",
+            "gwtw.E9",
+            e9_right,
+            vec![
+                ("E9 livelocks too", |r, rep, rng| {
+                    let mut v = e9_right(r, rep, rng);
+                    if rule(r) == Some("e9") && rep == 2 {
+                        set(&mut v, "feasible", 1.0);
+                        set(&mut v, "converged", 0.0);
+                    }
+                    v
+                }),
+                (
+                    "no livelock to end (the paper's rule converges)",
+                    |r, rep, rng| {
+                        let mut v = e9_right(r, rep, rng);
+                        let f = v[0].1;
+                        set(&mut v, "converged", f);
+                        v
+                    },
+                ),
+            ],
+        ),
+        f(
+            "gwtw-e9-main",
+            "gwtw.E9-main",
+            e9_right,
+            vec![
+                ("E9 twice as slow", |r, rep, rng| {
+                    let mut v = e9_right(r, rep, rng);
+                    if rule(r) == Some("e9") {
+                        set(&mut v, "convergence_slot", normal(rng, 1200.0, 60.0));
+                    }
+                    v
+                }),
+                ("one E9 run not converged", |r, rep, rng| {
+                    let mut v = e9_right(r, rep, rng);
+                    if rule(r) == Some("e9") && rep == 4 {
+                        set(&mut v, "feasible", 1.0);
+                        set(&mut v, "converged", 0.0);
+                    }
+                    v
+                }),
+            ],
         ),
         f(
             "gwtw-baselines",

@@ -36,6 +36,16 @@ pub enum Retrial {
     OnShortfall,
     /// Never (a baseline).
     Never,
+    /// E9, cdnlab's variant (not the paper's): on a shortfall (with probability q per
+    /// observation, as the paper's rule) the client moves to another of its candidates, picked
+    /// uniformly, and measures it with a fresh window, instead of a trial that probes every
+    /// candidate. Only the first trial sends probes. With c = 1 the paper's trial traffic always
+    /// disturbs a resident in a component with as many users as servers, and the disturbed
+    /// resident's own trial disturbs the next one (the livelock); blind moves make the clients
+    /// a random walk over assignments whose only resting states are the optimal ones (a
+    /// cuckoo-hashing random walk). Used with the web model's `exclude_rewarm`, so that a miss
+    /// left by someone's move does not count.
+    Move,
 }
 
 /// GWTW parameters shared by all clients of a run.
@@ -213,12 +223,25 @@ impl<W: Window> GwtwCore<W> {
         }
         let c = self.settled as usize;
         let w = &self.cands[c].window;
-        let short = cfg.retrial == Retrial::OnShortfall
+        let short = cfg.retrial != Retrial::Never
             && j == c
             && value.is_some()
             && w.is_full()
             && w.mean() < cfg.best - EPS;
-        if short && rng.random::<f64>() < cfg.q {
+        // E9 reacts only to a shortfall observation itself: a window that still holds the
+        // misses of a contention that has ended must not move a client that now sees the best.
+        let trigger = cfg.retrial != Retrial::Move || value.is_some_and(|v| v < cfg.best - EPS);
+        if short && trigger && rng.random::<f64>() < cfg.q {
+            if cfg.retrial == Retrial::Move && self.cands.len() > 1 {
+                let mut to = rng.random_range(0..self.cands.len() - 1);
+                if to >= c {
+                    to += 1;
+                }
+                self.cands[to].window.clear();
+                self.settled = to as u32;
+                self.current = to as u32;
+                return Event::Moved(self.cands[c].server, self.cands[to].server);
+            }
             self.settled = NONE;
             self.rr = 0;
             self.cands.iter_mut().for_each(|c| c.window.clear());
@@ -407,6 +430,27 @@ mod tests {
         }
         let mean = total as f64 / clients as f64;
         assert!((mean - 1.0 / 0.3).abs() < 0.3, "{mean}");
+    }
+
+    /// E9: a settled client with a full window short of the best moves to its other
+    /// candidate on a shortfall observation (q = 1 here), with a fresh window there, and does
+    /// not move on a hit however short its window is.
+    #[test]
+    fn move_goes_to_the_other_candidate_on_a_miss_only() {
+        let mut rng = crate::rng::stream(4, 0, 0);
+        let mut g = Gwtw::<ValueWindow>::new(vec![7, 9], cfg(Probe::All, Retrial::Move)).unwrap();
+        for v in [1.0, 0.0, 1.0] {
+            g.observe(7, Some(v), &mut rng);
+            g.observe(9, Some(0.0), &mut rng);
+        }
+        assert_eq!(g.settled(), Some(7));
+        // Window at 7: [1, 0, 1] is short; a hit does not move it.
+        assert_eq!(g.observe(7, Some(1.0), &mut rng), Event::None);
+        assert_eq!(g.observe(7, Some(0.0), &mut rng), Event::Moved(7, 9));
+        assert_eq!(g.settled(), Some(9));
+        assert!(!g.window(1).is_full() && !g.in_trial());
+        // The fresh window must fill before anything is judged.
+        assert_eq!(g.observe(9, Some(0.0), &mut rng), Event::None);
     }
 
     #[test]

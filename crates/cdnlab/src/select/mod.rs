@@ -47,6 +47,9 @@ pub enum Event {
     Settled(u32),
     /// The client left this server to measure its candidates again.
     Retrial(u32),
+    /// The client left the first server for the second without a trial
+    /// ([`gwtw::Retrial::Move`]).
+    Moved(u32, u32),
 }
 
 /// A client's server selection.

@@ -46,8 +46,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("probe", &["all", "round-robin"], "where trial requests go"),
     ParamSpec::choice(
         "retrial",
-        &["on-shortfall", "never"],
-        "when a settled user measures again",
+        &["on-shortfall", "never", "move"],
+        "when a settled user measures again (move: E9, cdnlab's variant: to another candidate without a trial)",
     ),
     ParamSpec::float(
         "q",
@@ -75,6 +75,11 @@ const PARAMS: &[ParamSpec] = &[
         "exclude_warmup",
         true,
         "do not count compulsory misses of a (user, server) pair in the windows",
+    ),
+    ParamSpec::flag(
+        "exclude_rewarm",
+        false,
+        "E9 (cdnlab's variant): count a miss only if the previous request for that item at that server missed too",
     ),
     ParamSpec::float(
         "capacity_spread",
@@ -164,10 +169,10 @@ pub fn config(p: &Params) -> Result<Config, Error> {
             } else {
                 Probe::RoundRobin
             },
-            retrial: if p.text("retrial") == "never" {
-                Retrial::Never
-            } else {
-                Retrial::OnShortfall
+            retrial: match p.text("retrial") {
+                "never" => Retrial::Never,
+                "move" => Retrial::Move,
+                _ => Retrial::OnShortfall,
             },
             q: p.float("q"),
             best: if best > 0.0 { best } else { 1.0 },
@@ -176,6 +181,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         horizon: p.int("horizon") as u32,
         measure: p.int("measure") as u32,
         exclude_warmup: p.values()["exclude_warmup"] == crate::sim::Value::Bool(true),
+        exclude_rewarm: p.values()["exclude_rewarm"] == crate::sim::Value::Bool(true),
         capacity_spread: p.float("capacity_spread"),
         model,
     };

@@ -71,6 +71,11 @@ pub struct Config {
     pub measure: u32,
     /// Do not count compulsory misses (first request for an item at a server by that user).
     pub exclude_warmup: bool,
+    /// E9, cdnlab's variant (not the paper's): count a miss only if the user's previous request
+    /// for that item at that server missed too. An item evicted once by someone else's trial
+    /// traffic misses once and is back (a re-warm miss, not counted); on a server shared beyond
+    /// its capacity items miss again and again, and those misses count.
+    pub exclude_rewarm: bool,
     /// Server capacities (C or B) drawn uniformly in base x [1 - spread, 1 + spread].
     pub capacity_spread: f64,
     pub model: Model,
@@ -140,12 +145,12 @@ impl Config {
                     return Err(Error::param("alpha", alpha, "a finite number >= 0"));
                 }
                 let bits = u64::from(self.users) * u64::from(self.k) * u64::from(catalogue);
-                if self.exclude_warmup && bits > 1 << 33 {
+                if (self.exclude_warmup || self.exclude_rewarm) && bits > 1 << 33 {
                     return Err(Error::param(
                         "catalogue",
                         catalogue,
-                        "users x k x catalogue at most 2^33 while exclude_warmup holds \
-                         (one bit per user, candidate and item)",
+                        "users x k x catalogue at most 2^33 while exclude_warmup or \
+                         exclude_rewarm holds (one bit per user, candidate and item)",
                     ));
                 }
             }
@@ -157,6 +162,13 @@ impl Config {
                 }
                 if !(r_max.is_finite() && r_max > 0.0) {
                     return Err(Error::param("r_max", r_max, "a finite number > 0"));
+                }
+                if self.exclude_rewarm {
+                    return Err(Error::param(
+                        "exclude_rewarm",
+                        true,
+                        "false with the video model (re-warm misses are a cache's)",
+                    ));
                 }
             }
         }
@@ -318,6 +330,15 @@ impl<W: Window> Population<W> {
             Event::Retrial(s) => {
                 self.remove(s);
                 self.retrials += 1;
+            }
+            Event::Moved(from, to) => {
+                self.remove(from);
+                self.retrials += 1;
+                self.add(to);
+                self.settles += 1;
+                if self.load[to as usize] > self.capacity[to as usize] {
+                    self.wrong_settles += 1;
+                }
             }
         }
         event

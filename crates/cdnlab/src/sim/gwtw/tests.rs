@@ -23,6 +23,7 @@ fn web(servers: u32, load: f64, k: u32) -> Config {
         horizon: 3000,
         measure: 100,
         exclude_warmup: true,
+        exclude_rewarm: false,
         capacity_spread: 0.0,
         model: Model::Web {
             cache: 40,
@@ -241,4 +242,48 @@ fn bad_configurations_are_refused() {
 fn web_client_record_is_small() {
     assert!(std::mem::size_of::<Client<HitWindow>>() <= 80);
     assert_eq!(std::mem::size_of::<HitWindow>(), 16);
+}
+
+/// E9 on the smallest livelock: two users whose two candidates are the same two servers of
+/// capacity 1 (an optimum always exists). Under the paper's rule, each one's trial traffic
+/// disturbs the other as soon as it settles; with blind moves and re-warm misses ignored the
+/// pair settles apart. Fixed seeds; each run is a function of its seed.
+#[test]
+fn e9_ends_the_two_user_livelock() {
+    let run_with = |retrial: Retrial, rewarm: bool, seed: u64| {
+        let mut cfg = web(2, 1.0, 2);
+        cfg.model = Model::Web {
+            cache: 20,
+            catalogue: 20,
+            alpha: 0.8,
+        };
+        cfg.gwtw.retrial = retrial;
+        cfg.exclude_rewarm = rewarm;
+        run(&cfg, &mut crate::rng::stream(seed, 0, 0)).unwrap()
+    };
+    let paper: Vec<bool> = (0..20)
+        .map(|s| run_with(Retrial::OnShortfall, false, s).converged)
+        .collect();
+    assert!(
+        paper.iter().any(|c| !c),
+        "the paper's rule converged in every run: {paper:?}"
+    );
+    for s in 0..20 {
+        let o = run_with(Retrial::Move, true, s);
+        assert!(o.feasible && o.converged, "seed {s}: {o:?}");
+    }
+}
+
+/// E9's re-warm rule is for caches: asking for it with the video model is an error.
+#[test]
+fn rewarm_needs_the_web_model() {
+    let mut cfg = web(10, 1.0, 2);
+    cfg.model = Model::Video {
+        bandwidth: 2.0,
+        r_max: 1.0,
+        ladder: false,
+    };
+    cfg.exclude_rewarm = true;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("exclude_rewarm"), "{e}");
 }

@@ -72,6 +72,10 @@ pub struct Web {
     /// One bit per (user, candidate, item): requested there before (so a miss is not
     /// compulsory).
     seen: Vec<u64>,
+    exclude_rewarm: bool,
+    /// With `exclude_rewarm`, one bit per (user, candidate, item): its last request there,
+    /// since the user last settled there, missed.
+    missed: Vec<u64>,
     words: usize,
     k: usize,
     /// Every user's requests grouped by server; where each server's group starts. Rebuilt only
@@ -113,6 +117,12 @@ impl Web {
             } else {
                 Vec::new()
             },
+            exclude_rewarm: cfg.exclude_rewarm,
+            missed: if cfg.exclude_rewarm {
+                vec![0; m * k * words]
+            } else {
+                Vec::new()
+            },
             words,
             k,
             by_server: Vec::with_capacity(m),
@@ -131,18 +141,43 @@ impl Web {
         })
     }
 
-    /// Whether user u's request for item r at candidate j counts (false for the compulsory
-    /// miss of its first request there), recording the request.
+    /// Whether user u's request for item r at candidate j, a hit or not, counts: false for the
+    /// compulsory miss of its first request there and, with `exclude_rewarm`, for a miss whose
+    /// previous request there hit. Records the request.
     #[inline]
-    fn counted(&mut self, u: usize, j: u32, r: u32) -> bool {
-        if !self.exclude_warmup || j == NO_CANDIDATE {
+    fn counted(&mut self, u: usize, j: u32, r: u32, hit: bool) -> bool {
+        if j == NO_CANDIDATE {
             return true;
         }
         let bit = (u * self.k + j as usize) * self.words * 64 + r as usize;
-        let (w, b) = (bit / 64, bit % 64);
-        let first = self.seen[w] & (1 << b) == 0;
-        self.seen[w] |= 1 << b;
-        !first
+        let (w, b) = (bit / 64, 1u64 << (bit % 64));
+        let mut counts = true;
+        if self.exclude_warmup {
+            counts = self.seen[w] & b != 0;
+            self.seen[w] |= b;
+        }
+        if self.exclude_rewarm {
+            let missed_before = self.missed[w] & b != 0;
+            if hit {
+                self.missed[w] &= !b;
+            } else {
+                self.missed[w] |= b;
+                counts &= missed_before;
+            }
+        }
+        counts
+    }
+
+    /// User u has just settled on `to`: with `exclude_rewarm` its misses there are judged
+    /// afresh (a miss recorded before it came, while others used that cache, is no evidence).
+    fn arrived(&mut self, pop: &Population<HitWindow>, u: usize, to: u32) {
+        if !self.exclude_rewarm {
+            return;
+        }
+        if let Some(j) = pop.clients[u].candidate_index(to) {
+            let start = (u * self.k + j) * self.words;
+            self.missed[start..start + self.words].fill(0);
+        }
     }
 
     /// Brings in what answering `e` touches at random: the user's state, its seen-bits word.
@@ -248,7 +283,7 @@ impl Service<HitWindow> for Web {
                 let hit = self
                     .caches
                     .access(s, u64::from(user) * self.catalogue + u64::from(r));
-                let counted = self.counted(u, cand, r);
+                let counted = self.counted(u, cand, r, hit);
                 if hit {
                     served[u] = 1.0;
                 }
@@ -257,6 +292,9 @@ impl Service<HitWindow> for Web {
                 let event = pop.observe(u, s as u32, j, counted.then_some(value), rng);
                 if event != Event::None {
                     self.stale = true;
+                    if let Event::Settled(to) | Event::Moved(_, to) = event {
+                        self.arrived(pop, u, to);
+                    }
                 }
             }
         }
