@@ -706,6 +706,16 @@ mod tests {
                         .collect();
                     assert!(!mine.is_empty(), "claim {} has no failing-data test", c.id);
                     for f in mine {
+                        // The same claims with data as without: none hides behind "no data".
+                        let ids = |rows: &[SummaryRow]| -> Vec<String> {
+                            (rep.claims)(&sc, rows).into_iter().map(|c| c.id).collect()
+                        };
+                        assert_eq!(
+                            ids(&[]),
+                            ids(&synth(&sc, f.right)),
+                            "{}: claims differ with and without data",
+                            rep.id
+                        );
                         let right = verdict(rep, &sc, &synth(&sc, f.right), &c.id);
                         assert!(
                             right.pass,

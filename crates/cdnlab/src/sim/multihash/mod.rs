@@ -174,8 +174,11 @@ pub struct Outcome {
     /// Mean |n_f - steady| / steady over files.
     pub steady_error: f64,
     /// Fraction of files inside the hysteresis band: ceil(lambda_f / c_high) <= n_f <=
-    /// max(1, ceil(lambda_f / (gamma c_high))) (noise in the windows moves counts inside it).
+    /// max(1, ceil(lambda_f / (gamma c_high))), both ends capped at K (noise in the windows
+    /// moves counts inside it).
     pub in_band: f64,
+    /// Fraction of the 10 most popular files inside their band (the band's ends capped at K).
+    pub hot_in_band: f64,
     /// Highest per-replica load of the top file in the final window, per time unit.
     pub top_replica_load: f64,
     /// Right after the crash: gaps, files with no replica left (the origin restores a home copy
@@ -624,13 +627,19 @@ pub fn run_with(
         inspect(t, &sim.store);
     }
     let files = cfg.files as usize;
-    let (mut matched, mut band, mut err) = (0usize, 0usize, 0.0);
+    let (mut matched, mut band, mut err, mut hot) = (0usize, 0usize, 0.0, 0usize);
+    const HOT: usize = 10;
     for (f, &share) in pmf.iter().enumerate() {
         let steady = analysis::steady_replicas(share * lambda, cfg.c_high);
         let upper = analysis::steady_replicas(share * lambda, cfg.gamma * cfg.c_high);
         let n = sim.store.replicas(f as u32).len() as u32;
         matched += usize::from(n == steady);
-        band += usize::from((steady..=upper).contains(&n));
+        let inside = (steady.min(cfg.k)..=upper.min(cfg.k)).contains(&n);
+        band += usize::from(inside);
+        // Files are numbered by popularity rank (file 0 the most popular).
+        if f < HOT {
+            hot += usize::from(inside);
+        }
         err += (f64::from(n) - f64::from(steady)).abs() / f64::from(steady);
     }
     // Loads of the nodes still up, sorted.
@@ -656,6 +665,7 @@ pub fn run_with(
     out.steady_match = matched as f64 / files as f64;
     out.steady_error = err / files as f64;
     out.in_band = band as f64 / files as f64;
+    out.hot_in_band = hot as f64 / files.min(HOT) as f64;
     out.failure_rate_after = if after.0 > 0 {
         after.1 as f64 / after.0 as f64
     } else {
