@@ -184,6 +184,18 @@ pub(crate) fn critical(df: usize, tests: usize) -> f64 {
     }
 }
 
+/// |measured - expected| / se, with se = 0 giving 0 for an exact match and infinity otherwise.
+pub(crate) fn z_score(measured: f64, expected: f64, se: f64) -> f64 {
+    let d = (measured - expected).abs();
+    if se > 0.0 {
+        d / se
+    } else if d <= 1e-12 * expected.abs().max(1.0) {
+        0.0
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The weighted line fit of metric `y` against `x(row)` over `rows` (points weighted by their
 /// standard errors), with the fit rounded for the report.
 pub(crate) fn trend(

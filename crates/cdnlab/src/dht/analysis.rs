@@ -23,6 +23,19 @@ pub fn probe_variance(k: u32, n: u32) -> f64 {
         .sum()
 }
 
+/// Fourth cumulant of the RBS probe count with the prefix 1..=n used: the sum of independent
+/// Bernoulli(1/j) cumulants p(1 - p)(1 - 6p(1 - p)) over j in (n, k]. With the variance it gives
+/// the standard error of a sample variance: Var[s^2] ~ (kappa_4 + 2 sigma^4) / N.
+pub fn probe_fourth_cumulant(k: u32, n: u32) -> f64 {
+    (n + 1..=k)
+        .map(|j| {
+            let p = 1.0 / f64::from(j);
+            let v = p * (1.0 - p);
+            v * (1.0 - 6.0 * v)
+        })
+        .sum()
+}
+
 /// Exact serve distribution of RBS when `used[i - 1]` says whether index i (1..=k) is present:
 /// element j (1..=k) is P(serve from j), element 0 is P(fail). The recursion
 /// P_hi(j) = (1/hi) [1{j <= hi, j used} + sum over unused i <= hi of P_{i-1}(j)], P_0 = fail.
@@ -97,6 +110,16 @@ pub fn steady_replicas(lambda: f64, c_high: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bernoulli(1/2) has fourth cumulant -1/8; Bernoulli(1/3): (2/9)(1 - 4/3) = -2/27; and
+    /// the cumulants of independent terms add.
+    #[test]
+    fn fourth_cumulant_of_the_probe_count() {
+        assert!((probe_fourth_cumulant(2, 1) + 0.125).abs() < 1e-15);
+        assert!((probe_fourth_cumulant(3, 2) + 2.0 / 27.0).abs() < 1e-15);
+        assert!((probe_fourth_cumulant(3, 1) + 0.125 + 2.0 / 27.0).abs() < 1e-15);
+        assert_eq!(probe_fourth_cumulant(5, 5), 0.0);
+    }
 
     #[test]
     fn harmonic_numbers() {
