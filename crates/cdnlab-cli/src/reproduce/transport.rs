@@ -1,7 +1,7 @@
 //! Reproductions of optimal server allocation for streaming (spec `shared/spec/transport.md`,
 //! experiments T1-T5). Every pass/fail is computed from the run's summary.
 
-use super::{Claim, Reproduction, metric, num, summary, text};
+use super::{Claim, Reproduction, critical, metric, num, se, summary, text};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use serde_json::json;
@@ -117,7 +117,8 @@ pub fn registry() -> Vec<Reproduction> {
                     re-solve from the first optimum's tree (dual phase, then primal), compared \
                     with a cold solve of the changed instance. Reference: the same problem as a \
                     plain LP for good_lp + microlp (a general simplex, dense, hence the size \
-                    limit). Times are wall-clock, best of 3, cells run one at a time; they vary \
+                    limit). Times are wall-clock, each the best of 3 (the reference's too, model \
+                    building included on both sides), cells run one at a time; they vary \
                     between runs, while costs and pivots are deterministic. bench/transport.sh \
                     compares with POT (LEMON) and HiGHS side by side.",
             claims: t5,
@@ -167,6 +168,11 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             )
         })
         .collect();
+    let slowest = rows
+        .iter()
+        .flat_map(|r| super::runs(sc, r, "reference_ratio").iter().copied())
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
     let largest = rows
         .iter()
         .max_by(|a, b| num(a, "size").total_cmp(&num(b, "size")));
@@ -185,18 +191,23 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         ),
         claim(
             "tp.solver-faster",
-            "The network simplex solves faster than the general LP solver at every size",
-            json!({"size_agreement_time_ratio": checked}),
-            "cold time / reference time below 1 at every size where the reference ran".into(),
-            !checked.is_empty() && checked.iter().all(|c| c.2 < 1.0),
-        ),
+            "The network simplex solves faster than the general LP solver at every size (a \
+             comparison cdnlab adds)",
+            json!({"size_agreement_time_ratio": checked, "largest_ratio_of_any_run": slowest}),
+            "cold time / reference time (each the best of 3) below 1 in every run where the \
+             reference ran"
+                .into(),
+            !checked.is_empty() && slowest < 1.0,
+        )
+        .addition(),
         claim(
             "tp.solver-warm",
             "A warm re-solve after 1% of the demands change takes at most 10% of a cold solve on the largest instances (the project's target)",
             json!({"largest_size_ratio": warm, "by_size": ratios}),
             "warm / cold at most 0.10 at the largest size (mean of the instances)".into(),
             warm.is_some_and(|w| w.1 <= 0.10),
-        ),
+        )
+        .addition(),
     ]
 }
 
@@ -229,30 +240,52 @@ fn t4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
 }
 
 fn t3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
-    let last = rows.iter().map(|r| num(r, "hours")).fold(0.0, f64::max);
-    let at = |re: bool| {
-        rows.iter().find(|r| {
-            num(r, "hours") == last && r.params["reallocate"] == cdnlab::sim::Value::Bool(re)
+    // Every point from 40 hours after the shift on (two re-allocation windows plus the 20-hour
+    // measurement): re-allocated blocking on Erlang-B for the new demand within its t-interval
+    // (0.001 family-wise over those points), and the stale allocation above it with 95%
+    // confidence.
+    let settle = rows
+        .first()
+        .map_or(f64::INFINITY, |r| num(r, "shift_at") + 40.0);
+    let pairs: Vec<(&SummaryRow, &SummaryRow)> = rows
+        .iter()
+        .filter(|r| {
+            num(r, "hours") >= settle && r.params["reallocate"] == cdnlab::sim::Value::Bool(true)
         })
-    };
-    let (Some(fresh), Some(stale)) = (at(true), at(false)) else {
-        return Vec::new();
-    };
-    let target = metric(sc, fresh, "erlang_end");
-    let (bf, bs) = (
-        metric(sc, fresh, "blocking_tail"),
-        metric(sc, stale, "blocking_tail"),
-    );
-    let tol = 2.0 * ci(sc, fresh, "blocking_tail") + 0.005;
+        .filter_map(|f| {
+            let s = rows.iter().find(|s| {
+                num(s, "hours") == num(f, "hours")
+                    && s.params["reallocate"] == cdnlab::sim::Value::Bool(false)
+            })?;
+            Some((f, s))
+        })
+        .collect();
+    let mut points = Vec::new();
+    for (f, s) in &pairs {
+        let target = metric(sc, f, "erlang_end");
+        let df = f.metrics[0].n.saturating_sub(1);
+        let tol = critical(df, pairs.len()) * se(sc, f, "blocking_tail");
+        let (bf, bs) = (
+            metric(sc, f, "blocking_tail"),
+            metric(sc, s, "blocking_tail"),
+        );
+        let gap_se =
+            (se(sc, f, "blocking_tail").powi(2) + se(sc, s, "blocking_tail").powi(2)).sqrt();
+        let ok = (bf - target).abs() <= tol && bs - bf > cdnlab::stats::t975(df.max(1)) * gap_se;
+        points.push(
+            json!({"hour": num(f, "hours"), "with": bf, "tolerance": tol,
+            "without": bs, "erlang_for_new_demand": target, "ok": ok}),
+        );
+    }
     vec![claim(
         "tp.reallocation",
         "Measured blocking triggers a re-allocation that restores blocking after a demand shift",
-        json!({"hour": last, "with": bf, "without": bs, "erlang_for_new_demand": target,
-               "reallocations": metric(sc, fresh, "reallocations")}),
-        format!(
-            "with re-allocation within {tol:.4} of Erlang-B for the new demand, and below the stale allocation"
-        ),
-        (bf - target).abs() <= tol && bf < bs,
+        json!(points),
+        "from 40 hours after the shift on, at every point: with re-allocation on Erlang-B for the \
+         new demand within its t-interval (0.001 family-wise), and below the stale allocation \
+         with 95% confidence"
+            .into(),
+        pairs.len() >= 2 && points.iter().all(|p| p["ok"] == json!(true)),
     )]
 }
 
@@ -547,10 +580,12 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             "tp-t5",
             "tp.solver-faster",
             t5_right,
-            vec![("slower than the reference at one size", |r, rep, rng| {
-                tweak(r, rep, rng, t5_right, "reference_ratio", |r, x| {
-                    if num(r, "size") == 100.0 { 1.5 } else { x }
-                })
+            vec![("slower than the reference in one run", |r, rep, rng| {
+                let mut v = t5_right(r, rep, rng);
+                if rep == 1 && num(r, "size") == 100.0 {
+                    set(&mut v, "reference_ratio", 1.5);
+                }
+                v
             })],
         ),
         f(
