@@ -682,6 +682,15 @@ mod tests {
         }
     }
 
+    /// Critical values against tables: the normal 0.9995 quantile 3.2905, Student's t(9) at
+    /// 0.9995 4.7809, and Bonferroni over 10 tests (normal 0.99995: 3.8906).
+    #[test]
+    fn critical_values() {
+        assert!((critical(0, 1) - 3.2905).abs() < 1e-3);
+        assert!((critical(9, 1) - 4.7809).abs() < 1e-3);
+        assert!((critical(0, 10) - 3.8906).abs() < 1e-3);
+    }
+
     fn verdict(rep: &Reproduction, sc: &Scenario, rows: &[SummaryRow], id: &str) -> Claim {
         (rep.claims)(sc, rows)
             .into_iter()
