@@ -470,7 +470,35 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             ));
         }
     }
+    // The invariants, per run, over every window of growth and shrink.
+    let broken: Vec<(String, f64, usize, f64, f64)> = rows
+        .iter()
+        .flat_map(|r| {
+            let (p, h) = (runs(sc, r, "prefix_breaks"), runs(sc, r, "home_missing"));
+            (0..p.len())
+                .filter(move |&i| p[i] > 0.0 || h[i] > 0.0)
+                .map(move |i| {
+                    (
+                        text(r, "growth").to_string(),
+                        num(r, "horizon"),
+                        i,
+                        p[i],
+                        h[i],
+                    )
+                })
+        })
+        .collect();
+    let total: usize = rows.iter().map(|r| r.metrics[0].n).sum();
     vec![
+        claim(
+            "mh.invariants",
+            "Without failures the used indices of every file stay a prefix 1..n_f and the home \
+             copy is never removed, through replication (CREATE_IF_ABSENT at the smallest unused \
+             index) and top-only de-replication",
+            json!({"runs": total, "runs_broken_growth_horizon_rep_prefix_home": broken}),
+            "in every run and every window: no file with a gap, none without index 1".into(),
+            total > 0 && broken.is_empty(),
+        ),
         claim(
             "mh.flash-growth",
             "Doubling and jump replicate a flash crowd within a few windows; one replica per window lags, adding exactly one per window",
@@ -670,7 +698,11 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
         } else {
             (at(end) - (h - end)).max(base)
         };
-        vec![("top_replicas", top)]
+        vec![
+            ("top_replicas", top),
+            ("prefix_breaks", 0.0),
+            ("home_missing", 0.0),
+        ]
     }
     fn x5_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let p = 0.01 * num(r, "fail_fraction");
@@ -831,6 +863,27 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
                     v
                 },
             )],
+        ),
+        f(
+            "mh-x4",
+            "mh.invariants",
+            x4_right,
+            vec![
+                ("de-replication removes a middle replica", |r, rep, rng| {
+                    let mut v = x4_right(r, rep, rng);
+                    if rep == 1 && num(r, "horizon") == 40.0 && text(r, "growth") == "jump" {
+                        set(&mut v, "prefix_breaks", 3.0);
+                    }
+                    v
+                }),
+                ("the home copy removed", |r, rep, rng| {
+                    let mut v = x4_right(r, rep, rng);
+                    if rep == 0 && num(r, "horizon") == 60.0 && text(r, "growth") == "one" {
+                        set(&mut v, "home_missing", 1.0);
+                    }
+                    v
+                }),
+            ],
         ),
         f(
             "mh-x4",

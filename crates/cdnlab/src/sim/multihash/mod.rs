@@ -177,6 +177,11 @@ pub struct Outcome {
     /// max(1, ceil(lambda_f / (gamma c_high))), both ends capped at K (noise in the windows
     /// moves counts inside it).
     pub in_band: f64,
+    /// (window, file) pairs, before any crash, where a file's indices were not a prefix, and
+    /// where its home copy (index 1) was missing: both 0 when replication, de-replication and
+    /// CREATE_IF_ABSENT keep the spec's invariant.
+    pub prefix_breaks: u64,
+    pub home_missing: u64,
     /// Fraction of the 10 most popular files inside their band (the band's ends capped at K).
     pub hot_in_band: f64,
     /// Highest per-replica load of the top file in the final window, per time unit.
@@ -583,6 +588,15 @@ pub fn run_with(
         if cfg.policy == Policy::MultiHash {
             sim.adapt();
             sim.origin_fill();
+            // The invariants of replication without failures: every file's indices a prefix
+            // 1..n_f, the home copy (index 1) always there.
+            if cfg.fail_fraction == 0.0 || t < cfg.fail_at {
+                for f in 0..cfg.files {
+                    let v = sim.store.replicas(f);
+                    out.prefix_breaks += u64::from(sim.store.gaps(f) > 0);
+                    out.home_missing += u64::from(v.first().is_none_or(|r| r.index != 1));
+                }
+            }
         }
         // Scheduled events: the crash.
         if cfg.fail_fraction > 0.0 && t == cfg.fail_at {
