@@ -168,6 +168,16 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             )
         })
         .collect();
+    let vogel: Vec<(f64, f64)> = rows
+        .iter()
+        .flat_map(|r| {
+            let (v, n) = (
+                super::runs(sc, r, "vogel_gap"),
+                super::runs(sc, r, "northwest_gap"),
+            );
+            v.iter().copied().zip(n.iter().copied()).collect::<Vec<_>>()
+        })
+        .collect();
     let slowest = rows
         .iter()
         .flat_map(|r| super::runs(sc, r, "reference_ratio").iter().copied())
@@ -198,6 +208,18 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              reference ran"
                 .into(),
             !checked.is_empty() && slowest < 1.0,
+        )
+        .addition(),
+        claim(
+            "tp.vogel",
+            "Vogel's approximation method, which looks at costs, is a better stand-alone \
+             allocation than the north-west corner, which does not (a comparison cdnlab adds)",
+            json!({"runs": vogel.len(), "largest_vogel_gap": vogel.iter().map(|v| v.0).fold(0.0, f64::max),
+                   "smallest_northwest_gap": vogel.iter().map(|v| v.1).fold(f64::INFINITY, f64::min)}),
+            "in every run Vogel's cost is below the north-west corner's (both are reported as \
+             their relative cost above the optimum)"
+                .into(),
+            !vogel.is_empty() && vogel.iter().all(|v| v.0 < v.1),
         )
         .addition(),
         claim(
@@ -495,6 +517,8 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             ("reference_agrees", checked),
             ("reference_ratio", 0.03 * checked),
             ("warm_ratio", 0.5 / size.sqrt()),
+            ("vogel_gap", 0.05),
+            ("northwest_gap", 3.0),
         ]
     }
     vec![
@@ -626,6 +650,15 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
                 }
                 v
             })],
+        ),
+        f(
+            "tp-t5",
+            "tp.vogel",
+            t5_right,
+            vec![(
+                "Vogel ignoring costs (as the north-west corner)",
+                |r, rep, rng| tweak(r, rep, rng, t5_right, "vogel_gap", |_, _| 3.0),
+            )],
         ),
         f(
             "tp-t5",

@@ -10,7 +10,7 @@ use super::Experiment;
 use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::alloc::simplex::{self, Solution};
-use crate::alloc::{Problem, lp};
+use crate::alloc::{Problem, initial, lp};
 use crate::rng::Rng;
 use rand::RngExt;
 use std::time::Instant;
@@ -67,6 +67,8 @@ const METRICS: &[&str] = &[
     "reference_seconds",
     "reference_ratio",
     "reference_agrees",
+    "vogel_gap",
+    "northwest_gap",
 ];
 
 /// The fastest of `repeats` runs of `f`, with its result.
@@ -143,6 +145,10 @@ impl Experiment for SolverExperiment {
         } else {
             (f64::NAN, f64::NAN)
         };
+        // The stand-alone initial solutions, as relative cost above the optimum.
+        let gap = |c: i64| (c as f64 - cost) / cost.abs().max(1.0);
+        let vogel_gap = gap(initial::vogel(&first)?.cost);
+        let northwest_gap = gap(initial::northwest(&first)?.cost);
         Ok(vec![
             cost,
             cold.pivots as f64,
@@ -153,6 +159,8 @@ impl Experiment for SolverExperiment {
             reference_seconds,
             cold_seconds / reference_seconds,
             agrees,
+            vogel_gap,
+            northwest_gap,
         ])
     }
 }
@@ -174,10 +182,18 @@ mod tests {
         let a = SolverExperiment.run(&p, &mut stream(5, 0, 0)).unwrap();
         let b = SolverExperiment.run(&p, &mut stream(5, 0, 0)).unwrap();
         let at = |name: &str| METRICS.iter().position(|m| *m == name).unwrap();
-        for m in ["cost", "pivots", "warm_pivots", "reference_agrees"] {
+        for m in [
+            "cost",
+            "pivots",
+            "warm_pivots",
+            "reference_agrees",
+            "vogel_gap",
+        ] {
             assert_eq!(a[at(m)], b[at(m)], "{m}");
         }
         assert_eq!(a[at("reference_agrees")], 1.0);
+        // Feasible allocations cost at least the optimum.
+        assert!(a[at("vogel_gap")] >= 0.0 && a[at("northwest_gap")] >= 0.0);
         assert!(a[at("cold_seconds")] > 0.0 && a[at("reference_seconds")] > 0.0);
     }
 }
