@@ -489,7 +489,44 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         })
         .collect();
     let total: usize = rows.iter().map(|r| r.metrics[0].n).sum();
+    // The busiest replica of the crowd's file, from 5 windows after the crowd arrives until it
+    // leaves: with double and jump at most c_high plus the noise of the busiest of `target`
+    // replica counts (normal critical value at 0.001 over them, count ~ Poisson(c_high W)); one
+    // replica per window leaves it above c_high.
+    let (mut loaded, mut load_runs, mut one_lags) = (Vec::new(), 0, true);
+    let mut one_runs_load = 0;
+    let mut limit = f64::NAN;
+    for r in rows
+        .iter()
+        .filter(|r| num(r, "horizon") >= start + 5.0 && num(r, "horizon") <= end)
+    {
+        let c_high = num(r, "c_high");
+        limit = c_high + super::critical(0, target as usize) * (c_high / num(r, "window")).sqrt();
+        for (rep, v) in runs(sc, r, "top_replica_load").iter().enumerate() {
+            if text(r, "growth") == "one" {
+                one_runs_load += 1;
+                one_lags &= *v > c_high;
+            } else {
+                load_runs += 1;
+                if *v > limit {
+                    loaded.push((text(r, "growth").to_string(), num(r, "horizon"), rep, *v));
+                }
+            }
+        }
+    }
     vec![
+        claim(
+            "mh.flash-load",
+            "Replication keeps each replica of a flash-crowd file at about c_high with doubling \
+             and jump; one replica per window leaves the replicas overloaded",
+            json!({"limit": limit, "double_jump_runs": load_runs, "above_growth_horizon_rep_load": loaded,
+                   "one_runs": one_runs_load, "one_above_c_high_in_every_run": one_lags}),
+            "from 5 windows after the crowd arrives until it leaves: every double and jump run's \
+             busiest replica at most c_high + z sqrt(c_high / W) (z for the busiest of the \
+             target's replicas at 0.001), every run of one above c_high"
+                .into(),
+            load_runs > 0 && loaded.is_empty() && one_runs_load > 0 && one_lags,
+        ),
         claim(
             "mh.invariants",
             "Without failures the used indices of every file stay a prefix 1..n_f and the home \
@@ -698,8 +735,14 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
         } else {
             (at(end) - (h - end)).max(base)
         };
+        let load = if text(r, "growth") == "one" && h > start && h <= end {
+            2.0
+        } else {
+            0.45
+        };
         vec![
             ("top_replicas", top),
+            ("top_replica_load", load),
             ("prefix_breaks", 0.0),
             ("home_missing", 0.0),
         ]
@@ -863,6 +906,24 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
                     v
                 },
             )],
+        ),
+        f(
+            "mh-x4",
+            "mh.flash-load",
+            x4_right,
+            vec![
+                (
+                    "jump replicates too little (load twice c_high)",
+                    |r, rep, rng| {
+                        tweak(r, rep, rng, x4_right, "top_replica_load", |r, x| {
+                            if text(r, "growth") == "jump" { 1.0 } else { x }
+                        })
+                    },
+                ),
+                ("one keeps up", |r, rep, rng| {
+                    tweak(r, rep, rng, x4_right, "top_replica_load", |_, _| 0.45)
+                }),
+            ],
         ),
         f(
             "mh-x4",
