@@ -600,7 +600,45 @@ fn x5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             )
         })
         .collect();
+    // Load skew below gaps: per run, the requests served by replicas below each file's lowest
+    // gap on the exact recursion's expectation (Poisson standard error sqrt(expected), an upper
+    // bound on the binomial one); over all runs, above a uniform pick's beyond that error.
+    let n_runs: usize = rows.iter().map(|r| r.metrics[0].n).sum();
+    let crit = super::critical(0, n_runs.max(1));
+    let mut skew_bad = Vec::new();
+    let mut worst_skew_z: f64 = 0.0;
+    let mut pooled = (0.0, 0.0); // served beyond the uniform pick's, and expected, all runs
+    for r in rows {
+        let (o, e, u) = (
+            runs(sc, r, "below_gap_served"),
+            runs(sc, r, "below_gap_expected"),
+            runs(sc, r, "below_gap_uniform"),
+        );
+        for rep in 0..o.len() {
+            let se = e[rep].sqrt();
+            let z = super::z_score(o[rep], e[rep], se);
+            worst_skew_z = worst_skew_z.max(z);
+            if e[rep] <= 0.0 || z > crit {
+                skew_bad.push((text(r, "repair").to_string(), num(r, "fail_fraction"), rep));
+            }
+            pooled.0 += o[rep] - u[rep];
+            pooled.1 += e[rep];
+        }
+    }
     vec![
+        claim(
+            "mh.gap-skew",
+            "After crashes, replicas below a gap carry more load: requests pick a used index by \
+             RBS, so indices below a gap absorb the gap's share, as the recursion says",
+            json!({"runs": n_runs, "largest_z_vs_recursion": worst_skew_z, "bound": crit,
+                   "runs_off_repair_fraction_rep": skew_bad,
+                   "beyond_uniform_in_se": pooled.0 / pooled.1.max(1.0).sqrt()}),
+            "in every run, the requests served below the lowest gap within the critical value \
+             (0.001 family-wise) of the recursion's expectation; over all runs, above a uniform \
+             pick's by more than that critical value of their error"
+                .into(),
+            n_runs > 0 && skew_bad.is_empty() && pooled.0 > crit * pooled.1.max(1.0).sqrt(),
+        ),
         claim(
             "mh.failure-recursion",
             "After crashes, the request failure rate is what the exact recursion predicts from the surviving replicas",
@@ -750,6 +788,7 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
     fn x5_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let p = 0.01 * num(r, "fail_fraction");
         let n = num(r, "load") * num(r, "nodes") * num(r, "window");
+        let below = 8000.0;
         vec![
             ("predicted_failure_after", p),
             (
@@ -757,6 +796,9 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
                 normal(rng, p, (p * (1.0 - p) / n).sqrt()),
             ),
             ("repair_rounds", 5.0),
+            ("below_gap_served", normal(rng, below, below.sqrt())),
+            ("below_gap_expected", below),
+            ("below_gap_uniform", 0.8 * below),
         ]
     }
     fn x6_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
@@ -965,6 +1007,19 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             vec![("failures 50% above the recursion", |r, rep, rng| {
                 tweak(r, rep, rng, x5_right, "failure_rate_after", |_, x| x * 1.5)
             })],
+        ),
+        f(
+            "mh-x5",
+            "mh.gap-skew",
+            x5_right,
+            vec![
+                ("requests uniform over surviving replicas", |r, rep, rng| {
+                    tweak(r, rep, rng, x5_right, "below_gap_served", |_, _| 6400.0)
+                }),
+                ("gaps shift more load than the recursion", |r, rep, rng| {
+                    tweak(r, rep, rng, x5_right, "below_gap_served", |_, x| x * 1.05)
+                }),
+            ],
         ),
         f(
             "mh-x5",

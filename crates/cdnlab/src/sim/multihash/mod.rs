@@ -193,6 +193,11 @@ pub struct Outcome {
     pub lost_files: u64,
     pub failure_rate_after: f64,
     pub predicted_failure_after: f64,
+    /// In the window after the crash, over files with a gap: requests served by replicas below
+    /// the lowest gap, what the recursion expects, and what a uniform pick would give.
+    pub below_gap_served: f64,
+    pub below_gap_expected: f64,
+    pub below_gap_uniform: f64,
     /// Windows after the crash until no gap is left (horizon - fail_at if never).
     pub repair_rounds: u32,
     /// Messages: per request (probes), per replica created (search probes + create), per
@@ -465,6 +470,35 @@ impl Sim<'_> {
     }
 }
 
+/// The load skew below gaps in the window after a crash (before any repair): over the files
+/// with a gap, the requests their replicas below the lowest gap served, what the exact
+/// recursion expects of the requests served, and what a uniform pick over the surviving
+/// replicas would give. Counts are the window's per-replica counts.
+fn below_gaps(store: &Store) -> (f64, f64, f64) {
+    let (mut served_below, mut expected, mut uniform) = (0.0, 0.0, 0.0);
+    for f in 0..store.files() as u32 {
+        let reps = store.replicas(f);
+        if store.gaps(f) == 0 || reps.is_empty() {
+            continue;
+        }
+        let top = store.top(f) as usize;
+        let mut used = vec![false; top];
+        reps.iter().for_each(|r| used[r.index as usize - 1] = true);
+        let gap = used.iter().position(|u| !u).expect("a gap") + 1; // lowest missing index
+        let served: f64 = reps.iter().map(|r| f64::from(r.count)).sum();
+        if served == 0.0 {
+            continue;
+        }
+        let dist = analysis::serve_distribution(&used);
+        let ok = 1.0 - dist[0];
+        let below = reps.iter().filter(|r| (r.index as usize) < gap);
+        served_below += below.clone().map(|r| f64::from(r.count)).sum::<f64>();
+        expected += served * (1..gap).map(|j| dist[j]).sum::<f64>() / ok;
+        uniform += served * below.count() as f64 / reps.len() as f64;
+    }
+    (served_below, expected, uniform)
+}
+
 /// Failure probability of a request for a file with these used indices, by the recursion.
 fn fail_probability(used_top: u32, indices: &[u32]) -> f64 {
     if indices.is_empty() {
@@ -570,6 +604,13 @@ pub fn run_with(
         requests += count;
         if cfg.fail_fraction > 0.0 && t == cfg.fail_at + 1 {
             after = (count, sim.failures - failures_before);
+            if cfg.policy == Policy::MultiHash {
+                (
+                    out.below_gap_served,
+                    out.below_gap_expected,
+                    out.below_gap_uniform,
+                ) = below_gaps(&sim.store);
+            }
         }
         if t + cfg.measure >= cfg.horizon {
             sim.measured_load
