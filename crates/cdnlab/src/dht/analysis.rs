@@ -75,6 +75,39 @@ pub fn expected_probes_with(used: &[bool]) -> f64 {
     e
 }
 
+/// Mean and variance of RBS's probe count for any set of used indices, by the recursion of
+/// [`expected_probes_with`] on the first two moments: a request from hi picks i uniform in
+/// 1..=hi; a used i ends it after one probe, an unused one goes on from i - 1, so
+/// S_hi = E[P_hi^2] = 1 + (1/hi) sum over unused i <= hi of (2 E_{i-1} + S_{i-1}).
+pub fn probe_moments_with(used: &[bool]) -> (f64, f64) {
+    let (mut e, mut s) = (0.0, 0.0); // E_hi, S_hi
+    let (mut acc_e, mut acc_s) = (0.0, 0.0);
+    for hi in 1..=used.len() {
+        if !used[hi - 1] {
+            acc_e += e;
+            acc_s += 2.0 * e + s;
+        }
+        e = 1.0 + acc_e / hi as f64;
+        s = 1.0 + acc_s / hi as f64;
+    }
+    (e, (s - e * e).max(0.0))
+}
+
+/// Probes of the gallop-then-bisect search for the smallest unused index, started by replica
+/// `from` of a file whose used indices are the prefix 1..=n (1 <= from <= n), when no probe
+/// reaches k: the gallop probes from + 1, from + 2, ..., from + 2^s, of which the s with
+/// 2^j <= n - from are used, then bisects an interval of 2^(s-1) in s - 1 probes: 2s probes,
+/// or 1 when from = n. None when the gallop would reach past k (the search is capped there).
+pub fn unused_search_probes(from: u32, n: u32, k: u32) -> Option<u32> {
+    if from == 0 || from > n {
+        return None;
+    }
+    let d = n - from;
+    let s = if d == 0 { 0 } else { d.ilog2() + 1 };
+    let reach = u64::from(from) + (1u64 << s);
+    (reach <= u64::from(k)).then_some(if s == 0 { 1 } else { 2 * s })
+}
+
 /// The closed form with one gap g among 1..=n (1 <= g <= n, n >= 2): element j as in
 /// [`serve_distribution`] for j <= n.
 pub fn single_gap(n: u32, g: u32) -> Vec<f64> {
@@ -176,5 +209,56 @@ mod tests {
         assert_eq!(steady_replicas(0.1, 1.0), 1);
         assert_eq!(steady_replicas(3.0, 1.0), 3);
         assert_eq!(steady_replicas(3.5, 1.0), 4);
+    }
+
+    /// The moments' recursion agrees with the prefix formulas, and with brute-force enumeration
+    /// of every RBS path on a set with gaps.
+    #[test]
+    fn probe_moments_match_the_formulas_and_enumeration() {
+        for (k, n) in [(16u32, 1u32), (16, 5), (64, 64), (100, 37)] {
+            let used: Vec<bool> = (1..=k).map(|i| i <= n).collect();
+            let (m, v) = probe_moments_with(&used);
+            assert!((m - expected_probes(k, n)).abs() < 1e-12);
+            assert!((v - probe_variance(k, n)).abs() < 1e-12, "{k} {n}: {v}");
+        }
+        // Enumerate: from hi, each i in 1..=hi with weight 1/hi.
+        fn paths(used: &[bool], hi: usize, w: f64, probes: f64, out: &mut (f64, f64)) {
+            for i in 1..=hi {
+                let w = w / hi as f64;
+                if used[i - 1] || i == 1 {
+                    let p = probes + 1.0;
+                    out.0 += w * p;
+                    out.1 += w * p * p;
+                } else {
+                    paths(used, i - 1, w, probes + 1.0, out);
+                }
+            }
+        }
+        let used = [true, false, true, true, false, true, false, false];
+        let mut o = (0.0, 0.0);
+        paths(&used, used.len(), 1.0, 0.0, &mut o);
+        let (m, v) = probe_moments_with(&used);
+        assert!((m - o.0).abs() < 1e-12 && (v - (o.1 - o.0 * o.0)).abs() < 1e-12);
+        assert_eq!(probe_moments_with(&[false]), (1.0, 0.0)); // one probe, then fail
+    }
+
+    /// The gallop-then-bisect count against the search itself on every start of small prefixes.
+    #[test]
+    fn unused_search_probes_match_the_search() {
+        for n in 1..70u32 {
+            for from in 1..=n {
+                let (found, probes) =
+                    super::super::search::smallest_unused_above(from, 1024, |j| j <= n);
+                assert_eq!(found, Some(n + 1));
+                assert_eq!(
+                    unused_search_probes(from, n, 1024),
+                    Some(probes),
+                    "{from} {n}"
+                );
+            }
+        }
+        assert_eq!(unused_search_probes(1, 1, 1024), Some(1));
+        assert_eq!(unused_search_probes(1, 2, 1024), Some(2)); // 2 used, 3 free, bisect 0
+        assert_eq!(unused_search_probes(1, 6, 4), None); // the gallop is capped at k
     }
 }

@@ -155,6 +155,12 @@ const METRICS: &[&str] = &[
     "messages_per_replication",
     "repair_messages_per_round",
     "chord_hops",
+    "probes_expected",
+    "probes_se",
+    "replication_formula",
+    "repair_formula",
+    "create_refused",
+    "duplicate_replicas",
 ];
 
 /// The run configuration of a parameter set.
@@ -238,6 +244,12 @@ impl Outcome {
             self.messages_per_replication,
             self.repair_messages_per_round,
             self.chord_hops,
+            self.probes_expected,
+            self.probes_se,
+            self.replication_formula,
+            self.repair_formula,
+            self.create_refused as f64,
+            self.duplicate_replicas as f64,
         ]
     }
 }

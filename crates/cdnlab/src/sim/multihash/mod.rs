@@ -23,6 +23,7 @@ use crate::rng::Rng;
 use crate::workload::popularity::{Law, Sampler};
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson};
+use std::collections::HashMap;
 
 /// How many requests ahead the serving loop prefetches a file's replicas.
 const AHEAD: usize = 8;
@@ -204,6 +205,20 @@ pub struct Outcome {
     /// repair round per replica.
     pub messages_per_replication: f64,
     pub repair_messages_per_round: f64,
+    /// X6's references, computed from the replica state by the spec's formulas rather than by
+    /// counting: the mean of 1 + H_K - H_n (or the recursion's mean where a file has gaps) over
+    /// the requests and the standard error of the measured mean (RBS with multi-hash only, else
+    /// 0); the messages per replica created with each search's closed form (gallop and bisect:
+    /// 2 floor(log2(n - i)) + 2 probes from replica i of a prefix 1..n); and the messages per
+    /// repair round as one probe per replica above the home plus one per refill.
+    pub probes_expected: f64,
+    pub probes_se: f64,
+    pub replication_formula: f64,
+    pub repair_formula: f64,
+    /// CREATE_IF_ABSENT: attempts the arbiter refused because the replica existed (concurrent
+    /// attempts at one index), and (window, file, index) triples held twice at a window's end.
+    pub create_refused: u64,
+    pub duplicate_replicas: u64,
     /// Mean Chord hops of a lookup on this ring (sampled).
     pub chord_hops: f64,
 }
@@ -236,6 +251,15 @@ struct Sim<'a> {
     created: u64,
     repair_messages: u64,
     repair_rounds: u64,
+    /// X6's references (see [`Outcome::probes_expected`]): RBS's probe mean and variance for a
+    /// prefix 1..n (element n; 0 acts as 1), the recursion's for files with gaps this window,
+    /// and the sums over requests, replications and repair rounds.
+    prefix_moments: Vec<(f64, f64)>,
+    gapped_moments: HashMap<u32, (f64, f64)>,
+    probe_moments: (f64, f64),
+    replication_formula: u64,
+    repair_formula: u64,
+    create_refused: u64,
 }
 
 impl Sim<'_> {
@@ -264,6 +288,11 @@ impl Sim<'_> {
                     }
                 });
                 self.probes += u64::from(l.probes);
+                if cfg.strategy == Strategy::Rbs {
+                    let (m, v) = self.moments(f);
+                    self.probe_moments.0 += m;
+                    self.probe_moments.1 += v;
+                }
                 match (l.served, hit) {
                     (Some(_), Some((node, slot))) => {
                         // The file's first request this window (all counts still 0; they sit
@@ -318,6 +347,22 @@ impl Sim<'_> {
         }
     }
 
+    /// RBS's probe mean and variance for a request of `f` in the current state.
+    fn moments(&mut self, f: u32) -> (f64, f64) {
+        if self.store.gaps(f) == 0 {
+            return self.prefix_moments[self.store.top(f) as usize];
+        }
+        let (store, k) = (&self.store, self.cfg.k as usize);
+        *self.gapped_moments.entry(f).or_insert_with(|| {
+            let mut used = vec![false; k];
+            store
+                .replicas(f)
+                .iter()
+                .for_each(|r| used[r.index as usize - 1] = true);
+            analysis::probe_moments_with(&used)
+        })
+    }
+
     /// Replication and de-replication from this window's counts.
     fn adapt(&mut self) {
         let cfg = self.cfg;
@@ -348,6 +393,12 @@ impl Sim<'_> {
                     store.probe(ring, key, f, j).is_some()
                 });
                 self.replication_messages += u64::from(probes);
+                let prefix = self.store.gaps(f) == 0;
+                self.replication_formula += u64::from(
+                    analysis::unused_search_probes(i, self.store.top(f), cfg.k)
+                        .filter(|_| prefix)
+                        .unwrap_or(probes),
+                );
                 let Some(u) = unused else { continue };
                 let n = u - 1;
                 match cfg.growth {
@@ -365,8 +416,11 @@ impl Sim<'_> {
             for &t in &targets {
                 if t <= cfg.k {
                     self.replication_messages += 1;
+                    self.replication_formula += 1;
                     if self.store.create_if_absent(&self.ring, f, t) {
                         self.created += 1;
+                    } else {
+                        self.create_refused += 1;
                     }
                 }
             }
@@ -411,6 +465,7 @@ impl Sim<'_> {
                 for &(f, i) in &r {
                     if i < self.store.top(f) {
                         self.repair_messages += 1;
+                        self.repair_formula += 1;
                         self.store.create_if_absent(&self.ring, f, i);
                     }
                 }
@@ -419,6 +474,12 @@ impl Sim<'_> {
                 self.reported.clear();
             }
             Repair::Rgr | Repair::Neighbour | Repair::Migrate => {
+                // The spec's cost: one probe per replica above the home, counted from the
+                // store's totals, plus one message per refill (added below).
+                let homes = (0..self.store.files() as u32)
+                    .filter(|&f| self.store.replicas(f).first().is_some_and(|r| r.index == 1))
+                    .count() as u64;
+                self.repair_formula += self.store.total() - homes;
                 for f in 0..self.store.files() as u32 {
                     if self.store.gaps(f) == 0 {
                         // Probes still cost messages, but find nothing to do.
@@ -451,6 +512,7 @@ impl Sim<'_> {
                     );
                     for j in missing {
                         self.repair_messages += 1;
+                        self.repair_formula += 1;
                         if cfg.repair == Repair::Migrate && self.store.top(f) > j {
                             let top = self.store.top(f);
                             self.store.remove(f, top);
@@ -468,6 +530,20 @@ impl Sim<'_> {
             .map(|f| u64::from(self.store.gaps(f)))
             .sum()
     }
+}
+
+/// RBS's probe mean and variance with the prefix 1..=n used, for n in 0..=k (no replica at
+/// all probes like n = 1: every index down to 1, then fail): 1 + sum over j in (n, k] of 1/j
+/// and of 1/j - 1/j^2, summed from the top.
+fn prefix_moments(k: u32) -> Vec<(f64, f64)> {
+    let mut t = vec![(1.0, 0.0); k as usize + 1];
+    for n in (1..k).rev() {
+        let p = 1.0 / f64::from(n + 1);
+        let (m, v) = t[n as usize + 1];
+        t[n as usize] = (m + p, v + p - p * p);
+    }
+    t[0] = t[1.min(k as usize)];
+    t
 }
 
 /// The load skew below gaps in the window after a crash (before any repair): over the files
@@ -564,6 +640,16 @@ pub fn run_with(
         created: 0,
         repair_messages: 0,
         repair_rounds: 0,
+        prefix_moments: if cfg.policy == Policy::MultiHash && cfg.strategy == Strategy::Rbs {
+            prefix_moments(cfg.k)
+        } else {
+            Vec::new()
+        },
+        gapped_moments: HashMap::new(),
+        probe_moments: (0.0, 0.0),
+        replication_formula: 0,
+        repair_formula: 0,
+        create_refused: 0,
     };
     let mut out = Outcome::default();
     let mut requests = 0u64;
@@ -584,6 +670,7 @@ pub fn run_with(
         let p_flash = extra / (lambda + extra);
         sim.node_load.fill(0);
         sim.window_requests = 0;
+        sim.gapped_moments.clear();
         let failures_before = sim.failures;
         // The window's files first (independent draws, whose cache misses overlap), then the
         // requests in order, each prefetching the replica list of one a few places ahead.
@@ -631,6 +718,11 @@ pub fn run_with(
             sim.origin_fill();
             // The invariants of replication without failures: every file's indices a prefix
             // 1..n_f, the home copy (index 1) always there.
+            for f in 0..cfg.files {
+                let v = sim.store.replicas(f);
+                out.duplicate_replicas +=
+                    v.windows(2).filter(|w| w[0].index == w[1].index).count() as u64;
+            }
             if cfg.fail_fraction == 0.0 || t < cfg.fail_at {
                 for f in 0..cfg.files {
                     let v = sim.store.replicas(f);
@@ -737,6 +829,21 @@ pub fn run_with(
     } else {
         0.0
     };
+    if !sim.prefix_moments.is_empty() {
+        out.probes_expected = sim.probe_moments.0 / requests.max(1) as f64;
+        out.probes_se = sim.probe_moments.1.sqrt() / requests.max(1) as f64;
+    }
+    out.replication_formula = if sim.created > 0 {
+        sim.replication_formula as f64 / sim.created as f64
+    } else {
+        0.0
+    };
+    out.repair_formula = if sim.repair_rounds > 0 {
+        sim.repair_formula as f64 / sim.repair_rounds as f64
+    } else {
+        0.0
+    };
+    out.create_refused = sim.create_refused;
     let samples = 500u64;
     out.chord_hops = (0..samples)
         .map(|_| {
