@@ -404,6 +404,7 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             .find(|r| text(r, "growth") == g && num(r, "horizon") == h)
     };
     let (mut start, mut end, mut last, mut target) = (f64::NAN, f64::NAN, f64::NAN, 0u32);
+    let mut lambda_w = f64::NAN;
     if let Some(r0) = rows.first() {
         (start, end) = (num(r0, "flash_start"), num(r0, "flash_end"));
         last = rows.iter().map(|r| num(r, "horizon")).fold(0.0, f64::max);
@@ -415,6 +416,37 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         .map_or(f64::NAN, |p| p[0]);
         let lambda = num(r0, "flash") * pmf0 * num(r0, "load") * num(r0, "nodes");
         target = analysis::steady_replicas(lambda, num(r0, "c_high"));
+        lambda_w = lambda * num(r0, "window");
+    }
+    // Upper bounds: growth stops once overload is rare (analysis::growth_bounds), at a
+    // family-wise 0.001 over every crowd window of every double and jump run checked.
+    let windows: f64 = rows
+        .iter()
+        .filter(|r| text(r, "growth") != "one" && num(r, "horizon") > start)
+        .map(|r| (num(r, "horizon").min(end) - start) * r.metrics[0].n as f64)
+        .sum();
+    let (n_star, double_max, jump_max) = rows.first().map_or((0, 0, 0), |r0| {
+        analysis::growth_bounds(
+            lambda_w,
+            num(r0, "c_high") * num(r0, "window"),
+            0.001 / windows.max(1.0),
+        )
+    });
+    let mut over = Vec::new();
+    for r in rows
+        .iter()
+        .filter(|r| text(r, "growth") != "one" && num(r, "horizon") > start)
+    {
+        let bound = if text(r, "growth") == "double" {
+            double_max
+        } else {
+            jump_max
+        };
+        for (rep, v) in runs(sc, r, "top_replicas").iter().enumerate() {
+            if *v > f64::from(bound) {
+                over.push((text(r, "growth").to_string(), num(r, "horizon"), rep, *v));
+            }
+        }
     }
     // Growth, per run: one replica per window adds exactly one each window up to the crowd's
     // end (h + 1 replicas after window h, as long as that is below the target); doubling and
@@ -540,11 +572,21 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "mh.flash-growth",
             "Doubling and jump replicate a flash crowd within a few windows; one replica per window lags, adding exactly one per window",
             json!({"target": target, "one_runs": one_runs, "one_runs_off_h_plus_1": one_off,
-                   "window": soon, "double_jump_runs": fast_runs, "below_target": slow}),
+                   "window": soon, "double_jump_runs": fast_runs, "below_target": slow,
+                   "growth_stops_at": n_star, "double_at_most": double_max, "jump_at_most": jump_max,
+                   "above_bound_growth_horizon_rep_replicas": over}),
             format!(
-                "every run of one holds h + 1 replicas after window h (below {target}) until the crowd ends; every run of double and jump holds at least {target} two windows after it starts"
+                "every run of one holds h + 1 replicas after window h (below {target}) until the \
+                 crowd ends; every run of double and jump holds at least {target} two windows \
+                 after it starts, and at most the bound where noise stops triggering growth \
+                 (double {double_max}, jump {jump_max}) at every window"
             ),
-            one_runs > 0 && one_off.is_empty() && fast_runs > 0 && slow.is_empty(),
+            one_runs > 0
+                && one_off.is_empty()
+                && fast_runs > 0
+                && slow.is_empty()
+                && double_max > 0
+                && over.is_empty(),
         ),
         claim(
             "mh.flash-shrink",
@@ -1037,24 +1079,46 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
             "mh-x4",
             "mh.flash-growth",
             x4_right,
-            vec![(
-                "double and jump add one replica per window",
-                |r, rep, rng| {
-                    let mut v = x4_right(r, rep, rng);
-                    if text(r, "growth") != "one" {
-                        let (h, start) = (num(r, "horizon"), num(r, "flash_start"));
-                        let base = (flash_target(r) / num(r, "flash")).ceil();
-                        if h > start {
-                            set(
-                                &mut v,
-                                "top_replicas",
-                                (base + (h - start)).min(flash_target(r)),
-                            );
+            vec![
+                (
+                    "double and jump add one replica per window",
+                    |r, rep, rng| {
+                        let mut v = x4_right(r, rep, rng);
+                        if text(r, "growth") != "one" {
+                            let (h, start) = (num(r, "horizon"), num(r, "flash_start"));
+                            let base = (flash_target(r) / num(r, "flash")).ceil();
+                            if h > start {
+                                set(
+                                    &mut v,
+                                    "top_replicas",
+                                    (base + (h - start)).min(flash_target(r)),
+                                );
+                            }
                         }
-                    }
-                    v
-                },
-            )],
+                        v
+                    },
+                ),
+                (
+                    "doubling goes on doubling on noise (4x the target in one run)",
+                    |r, rep, rng| {
+                        let mut v = x4_right(r, rep, rng);
+                        if text(r, "growth") == "double" && rep == 1 && num(r, "horizon") == 20.0 {
+                            set(&mut v, "top_replicas", 4.0 * flash_target(r));
+                        }
+                        v
+                    },
+                ),
+                (
+                    "jump takes the largest estimate twice over (2x the target in one run)",
+                    |r, rep, rng| {
+                        let mut v = x4_right(r, rep, rng);
+                        if text(r, "growth") == "jump" && rep == 0 && num(r, "horizon") == 15.0 {
+                            set(&mut v, "top_replicas", 2.0 * flash_target(r));
+                        }
+                        v
+                    },
+                ),
+            ],
         ),
         f(
             "mh-x4",

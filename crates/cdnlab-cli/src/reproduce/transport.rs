@@ -1,7 +1,7 @@
 //! Reproductions of optimal server allocation for streaming (spec `shared/spec/transport.md`,
 //! experiments T1-T5). Every pass/fail is computed from the run's summary.
 
-use super::{Claim, Reproduction, metric, num, se, summary, text};
+use super::{Claim, Reproduction, metric, num, runs, se, summary, text};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use serde_json::json;
@@ -103,6 +103,25 @@ pub fn registry() -> Vec<Reproduction> {
                     reserves lend more of the other populations' unused share, at the risk of \
                     taking it when they need it.",
             claims: slack,
+        },
+        Reproduction {
+            id: "tp-balance",
+            paper: "transport",
+            title: "Transport: load balance within a cluster under CP-1",
+            quick: scenario!("tp-balance.toml"),
+            full: scenario!("tp-balance-full.toml"),
+            notes: "The spec says request-handling protocols balance load within a cluster; CP-1 \
+                    picks, among its cluster's servers under their threshold, the largest \
+                    residual share. Read as free slots T<sub>ij</sub> - n<sub>ij</sub> (the \
+                    default, which fills the big, usually nearby share first and keeps hops \
+                    low) or as the free fraction (T<sub>ij</sub> - n<sub>ij</sub>) / \
+                    T<sub>ij</sub> (which equalises occupancy), with nearest-first as a control. \
+                    The balance measure is the spread, largest minus smallest, of the occupancies \
+                    n<sub>ij</sub> / T<sub>ij</sub> across the cluster, seen by each arrival of \
+                    a population with two or more cluster servers. Under complete partitioning \
+                    the pick cannot change blocking (each population keeps its D<sub>i</sub> \
+                    circuits).",
+            claims: balance,
         },
         Reproduction {
             id: "tp-t5",
@@ -357,6 +376,7 @@ fn t1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         peaks.push((profile, peak.0, peak.1));
     }
     let r15 = peaks.iter().find(|p| p.0 == "r15").copied();
+    let hops = hop_bounds(sc, rows);
     let gap_pass = r15.is_some_and(|(_, rho, gap)| (0.8..=1.2).contains(&rho) && gap >= 0.10);
     // S4 lowest everywhere (within the 95% intervals).
     let mut s4_worse = Vec::new();
@@ -386,7 +406,129 @@ fn t1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "S4 at or below every other policy in every cell (95% intervals)".into(),
             !rows.is_empty() && s4_worse.is_empty(),
         ),
+        hops,
     ]
+}
+
+/// The hop-cost objective: under complete partitioning n_ij <= T_ij, so with S = sum d_ij T_ij
+/// and E empty threshold slots out of D, the admitted streams' mean hops (occupancy-weighted,
+/// by Little's law with one mean holding time) lie in [(S - d_max E) / (D - E), S / (D - E)].
+/// With a = S / D, the allocation's hops per stream, and u = (D - E) / D = rho (1 - B) the
+/// carried load (sum D_i = sum C_j): [(a - d_max (1 - u)) / u, a / u], which closes on a at
+/// saturation. Checked per cell on the runs' paired differences (one-sided, family-wise
+/// 0.001), and the NW-corner allocation, meeting the same demand without the hop objective,
+/// above S0's upper bound at every load.
+fn hop_bounds(sc: &Scenario, rows: &[SummaryRow]) -> Claim {
+    let opt: Vec<&SummaryRow> = rows
+        .iter()
+        .filter(|r| text(r, "policy") == "optimal")
+        .collect();
+    let crit = |n: usize| super::critical(n.saturating_sub(1), 2 * opt.len().max(1));
+    let mean_se = |v: &[f64]| {
+        let s = cdnlab::stats::Summary::of(v);
+        (s.mean, s.sd / (v.len() as f64).sqrt())
+    };
+    let (mut outside, mut nw_near, mut cells) = (Vec::new(), Vec::new(), Vec::new());
+    for o in &opt {
+        let (profile, rho) = (text(o, "profile"), num(o, "rho"));
+        let (a, dmax) = (metric(sc, o, "alloc_hops"), metric(sc, o, "alloc_dmax"));
+        let (h, b) = (runs(sc, o, "hops"), runs(sc, o, "blocking"));
+        let (mut above, mut below, mut upper) = (Vec::new(), Vec::new(), Vec::new());
+        for (&h, &b) in h.iter().zip(b) {
+            let u = rho * (1.0 - b);
+            upper.push(a / u);
+            above.push(h - a / u);
+            below.push((a - dmax * (1.0 - u)) / u - h);
+        }
+        let ((ma, sa), (mb, sb), (mu, su)) = (mean_se(&above), mean_se(&below), mean_se(&upper));
+        let c = crit(h.len());
+        let ok = a > 0.0 && h.len() > 1 && ma <= c * sa && mb <= c * sb;
+        if !ok {
+            outside.push((profile.to_string(), rho, metric(sc, o, "hops"), mu));
+        }
+        cells.push((profile.to_string(), rho, metric(sc, o, "hops"), a, mu));
+        if let Some(w) = rows.iter().find(|r| {
+            text(r, "policy") == "northwest"
+                && text(r, "profile") == profile
+                && num(r, "rho") == rho
+        }) {
+            let (mw, sw) = mean_se(runs(sc, w, "hops"));
+            if mw <= mu + c * (sw * sw + su * su).sqrt() {
+                nw_near.push((profile.to_string(), rho, mw, mu));
+            }
+        } else {
+            nw_near.push((profile.to_string(), rho, f64::NAN, mu));
+        }
+    }
+    claim(
+        "tp.hops",
+        "The hop-cost objective keeps streams near: under the optimal allocation the admitted \
+         streams travel no farther than the optimum's cost per stream allows for the load carried, \
+         reaching it at saturation, while an allocation that meets the same demand without the \
+         objective (NW corner) travels farther at every load",
+        json!({"profile_rho_hops_optimum_per_stream_upper_bound": cells,
+               "cells_outside_bounds": outside, "cells_where_northwest_is_not_farther": nw_near}),
+        "in every cell, S0's mean hops within [(a - d_max (1 - u)) / u, a / u] (a = optimum hops \
+         per stream, u = rho (1 - blocking), one-sided family-wise 0.001 on the runs), and the \
+         NW corner's above a / u"
+            .into(),
+        !opt.is_empty() && outside.is_empty() && nw_near.is_empty(),
+    )
+}
+
+fn balance(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    let cell = |choice: &str, profile: &str, rho: f64| {
+        rows.iter().find(|r| {
+            text(r, "choice") == choice && text(r, "profile") == profile && num(r, "rho") == rho
+        })
+    };
+    let frac: Vec<&SummaryRow> = rows
+        .iter()
+        .filter(|r| text(r, "choice") == "fraction")
+        .collect();
+    // Two comparisons of spread and two of blocking per cell.
+    let tests = 4 * frac.len().max(1);
+    let (mut unbalanced, mut blocking_differs, mut cells) = (Vec::new(), Vec::new(), Vec::new());
+    for f in &frac {
+        let (profile, rho) = (text(f, "profile"), num(f, "rho"));
+        let mut spreads = vec![metric(sc, f, "cluster_spread")];
+        for other in ["residual", "nearest"] {
+            let Some(o) = cell(other, profile, rho) else {
+                unbalanced.push((profile.to_string(), rho, other, f64::NAN, f64::NAN));
+                continue;
+            };
+            let df = f.metrics[0].n.min(o.metrics[0].n).saturating_sub(1);
+            let c = super::critical(df, tests);
+            let joint = |m: &str| (se(sc, f, m).powi(2) + se(sc, o, m).powi(2)).sqrt();
+            let (sf, so) = (
+                metric(sc, f, "cluster_spread"),
+                metric(sc, o, "cluster_spread"),
+            );
+            spreads.push(so);
+            let margin = so - sf - c * joint("cluster_spread");
+            if margin.is_nan() || margin <= 0.0 {
+                unbalanced.push((profile.to_string(), rho, other, sf, so));
+            }
+            let d = metric(sc, f, "blocking") - metric(sc, o, "blocking");
+            if d.abs() > c * joint("blocking") + 1e-12 {
+                blocking_differs.push((profile.to_string(), rho, other, d));
+            }
+        }
+        cells.push((profile.to_string(), rho, spreads));
+    }
+    vec![claim(
+        "tp.cluster-balance",
+        "Within a cluster, CP-1 balances load: picking the largest free fraction of the \
+         threshold keeps the cluster's servers at nearly equal occupancy, at every load, with \
+         blocking unchanged",
+        json!({"profile_rho_spread_fraction_residual_nearest": cells,
+               "cells_not_more_balanced": unbalanced, "cells_where_blocking_differs": blocking_differs}),
+        "in every cell, the fraction pick's occupancy spread below the free-slots and \
+         nearest-first picks' beyond the family-wise (0.001) interval of the difference, and its \
+         blocking within that interval of theirs"
+            .into(),
+        !frac.is_empty() && unbalanced.is_empty() && blocking_differs.is_empty(),
+    )]
 }
 
 fn t1_random(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -471,13 +613,26 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
     // Blocking curves: optimal a logistic in rho, nearest above it by a bump peaking at 1.0.
     fn t1_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let rho = num(r, "rho");
-        let opt = 0.3 / (1.0 + (-(rho - 1.1) * 8.0).exp());
+        // At least the blocking that keeps the carried load rho (1 - B) below 1.
+        let opt = (0.3 / (1.0 + (-(rho - 1.1) * 8.0).exp())).max(1.0 - 0.99 / rho);
         let b = match text(r, "policy") {
             "optimal" | "northwest" => opt,
             "nearest" => opt + 0.15 * (-(rho - 1.0).powi(2) / 0.08).exp() + 0.02,
             _ => opt * 0.8,
         };
-        vec![("blocking", normal(rng, b, 0.003).max(0.0)), ("hops", 1.0)]
+        let b = normal(rng, b, 0.003).max(0.0);
+        let u = num(r, "rho") * (1.0 - b);
+        let (a, hops) = match text(r, "policy") {
+            "optimal" => (0.24, normal(rng, 0.95 * 0.24 / u.max(0.24), 0.001)),
+            "northwest" => (0.7, normal(rng, 0.7, 0.001)),
+            _ => (0.0, 0.1),
+        };
+        vec![
+            ("blocking", b),
+            ("hops", hops),
+            ("alloc_hops", a),
+            ("alloc_dmax", if a > 0.0 { 3.0 } else { 0.0 }),
+        ]
     }
     fn t2_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let e = 0.02 * num(r, "rho");
@@ -510,6 +665,18 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
         let b = 0.05 * num(r, "rho") * (0.7 + 0.3 * num(r, "reserve"));
         vec![("blocking", normal(rng, b, 0.001))]
     }
+    fn balance_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let rho = num(r, "rho");
+        let spread = match text(r, "choice") {
+            "fraction" => 0.06 - 0.02 * (rho - 0.5),
+            "residual" => 0.6 / (1.0 + (4.0 * (rho - 0.9)).exp()) + 0.06,
+            _ => 0.8 / (1.0 + (4.0 * (rho - 0.9)).exp()) + 0.03,
+        };
+        vec![
+            ("cluster_spread", normal(rng, spread, 0.001)),
+            ("blocking", normal(rng, 0.02 * rho, 0.002)),
+        ]
+    }
     fn t5_right(r: &SummaryRow, _: u64, _: &mut Rng) -> V {
         let size = num(r, "size");
         let checked = if size <= 300.0 { 1.0 } else { f64::NAN };
@@ -539,6 +706,71 @@ pub(super) fn falsifiers() -> Vec<super::fixture::Falsifier> {
                     v
                 },
             )],
+        ),
+        f(
+            "tp-balance",
+            "tp.cluster-balance",
+            balance_right,
+            vec![
+                (
+                    "the fraction pick reversed (smallest free fraction)",
+                    |r, rep, rng| {
+                        tweak(r, rep, rng, balance_right, "cluster_spread", |r, x| {
+                            if text(r, "choice") == "fraction" {
+                                0.9
+                            } else {
+                                x
+                            }
+                        })
+                    },
+                ),
+                (
+                    "the pick costs blocking (a server refused early)",
+                    |r, rep, rng| {
+                        tweak(r, rep, rng, balance_right, "blocking", |r, x| {
+                            if text(r, "choice") == "fraction" {
+                                x + 0.02
+                            } else {
+                                x
+                            }
+                        })
+                    },
+                ),
+            ],
+        ),
+        f(
+            "tp-t1",
+            "tp.hops",
+            t1_right,
+            vec![
+                ("S0's streams placed as the NW corner's", |r, rep, rng| {
+                    tweak(r, rep, rng, t1_right, "hops", |r, x| {
+                        if text(r, "policy") == "optimal" {
+                            0.7
+                        } else {
+                            x
+                        }
+                    })
+                }),
+                ("hops counted to the nearest server", |r, rep, rng| {
+                    tweak(r, rep, rng, t1_right, "hops", |r, x| {
+                        if text(r, "policy") == "optimal" {
+                            0.0
+                        } else {
+                            x
+                        }
+                    })
+                }),
+                ("a NW corner as near as the optimum", |r, rep, rng| {
+                    tweak(r, rep, rng, t1_right, "hops", |r, x| {
+                        if text(r, "policy") == "northwest" {
+                            0.2
+                        } else {
+                            x
+                        }
+                    })
+                }),
+            ],
         ),
         f(
             "tp-t1",

@@ -108,6 +108,42 @@ pub fn unused_search_probes(from: u32, n: u32, k: u32) -> Option<u32> {
     (reach <= u64::from(k)).then_some(if s == 0 { 1 } else { 2 * s })
 }
 
+/// Upper bounds on a file's replica count under a sustained demand of `lambda_w` requests per
+/// window, with overload at more than `threshold` requests per replica per window (c_high W),
+/// for doubling and jump growth; `alpha` is the chance, over every window and run checked,
+/// that a bound is wrongly exceeded (union bound). Each replica of n sees Poisson(lambda_w / n)
+/// requests (RBS picks uniformly over the prefix). From n* on, the smallest n at which some
+/// replica is overloaded with probability at most alpha, growth stops; below it:
+/// - doubling goes from n to 2n, so the count stays at most 2 (n* - 1);
+/// - jump goes to ceil(c n / threshold) for the busiest replica's count c, at most its
+///   (1 - alpha) quantile q_n of the maximum of n such counts: max over n < n* of that.
+///
+/// Returns (n*, doubling's bound, jump's bound).
+pub fn growth_bounds(lambda_w: f64, threshold: f64, alpha: f64) -> (u32, u32, u32) {
+    use crate::stats::poisson_cdf;
+    // P[max of n Poisson(mu) <= q] = cdf^n.
+    let quiet = |n: u32| poisson_cdf(lambda_w / f64::from(n), threshold.floor() as u64);
+    let mut n_star = 1;
+    while 1.0 - quiet(n_star).powf(f64::from(n_star)) > alpha {
+        n_star += 1;
+    }
+    let mut jump = 0;
+    for n in 1..n_star {
+        let mu = lambda_w / f64::from(n);
+        // The (1 - alpha) quantile of the maximum: the smallest q with cdf(q)^n >= 1 - alpha,
+        // one pass over the pmf in log space.
+        let want = (1.0 - alpha).powf(1.0 / f64::from(n));
+        let (ln_mu, mut log_term, mut cdf, mut q) = (mu.ln(), -mu, (-mu).exp(), 0u64);
+        while cdf < want && q < 1 << 40 {
+            q += 1;
+            log_term += ln_mu - (q as f64).ln();
+            cdf += log_term.exp();
+        }
+        jump = jump.max((q as f64 * f64::from(n) / threshold).ceil() as u32);
+    }
+    (n_star, 2 * (n_star - 1).max(1), jump.max(n_star))
+}
+
 /// The closed form with one gap g among 1..=n (1 <= g <= n, n >= 2): element j as in
 /// [`serve_distribution`] for j <= n.
 pub fn single_gap(n: u32, g: u32) -> Vec<f64> {
@@ -260,5 +296,26 @@ mod tests {
         assert_eq!(unused_search_probes(1, 1, 1024), Some(1));
         assert_eq!(unused_search_probes(1, 2, 1024), Some(2)); // 2 used, 3 free, bisect 0
         assert_eq!(unused_search_probes(1, 6, 4), None); // the gallop is capped at k
+    }
+
+    /// The growth bounds: n* is where overload becomes rare; with a deterministic check of the
+    /// pieces on a small case, and the bounds at least the steady count.
+    #[test]
+    fn growth_bounds_are_where_overload_stops() {
+        let (lw, thr, alpha) = (12_200.0, 100.0, 1e-4);
+        let (n_star, double, jump) = growth_bounds(lw, thr, alpha);
+        let over =
+            |n: u32| 1.0 - crate::stats::poisson_cdf(lw / f64::from(n), 100).powf(f64::from(n));
+        assert!(
+            over(n_star) <= alpha && over(n_star - 1) > alpha,
+            "{n_star}"
+        );
+        let steady = steady_replicas(lw, thr);
+        assert_eq!(steady, 122);
+        assert!(n_star > steady && double == 2 * (n_star - 1));
+        assert!(jump > steady && jump < double, "{jump} {double}");
+        // A smaller alpha can only widen the bounds.
+        let (n2, d2, j2) = growth_bounds(lw, thr, 1e-8);
+        assert!(n2 >= n_star && d2 >= double && j2 >= jump);
     }
 }

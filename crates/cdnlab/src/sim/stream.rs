@@ -114,6 +114,11 @@ const PARAMS: &[ParamSpec] = &[
         &["cp1", "cp2"],
         "within a cluster: CP-1 single source (largest residual share first), CP-2 striped",
     ),
+    ParamSpec::choice(
+        "choice",
+        &["residual", "fraction", "nearest"],
+        "CP-1's pick within a cluster among the servers under their threshold: the most free threshold slots T_ij - n_ij (default), the largest free fraction (T_ij - n_ij) / T_ij (balances utilisation), or the nearest (a control)",
+    ),
     ParamSpec::float(
         "reserve",
         0.0,
@@ -208,6 +213,9 @@ const METRICS: &[&str] = &[
     "b_dal",
     "b_atl",
     "b_nyc",
+    "cluster_spread",
+    "alloc_hops",
+    "alloc_dmax",
 ];
 
 /// Holding time of a stream, hours.
@@ -245,6 +253,15 @@ impl Experiment for StreamExperiment {
                 "reserve",
                 p.float("reserve"),
                 "1 unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
+            ));
+        }
+        if p.text("choice") != "residual"
+            && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
+        {
+            return Err(Error::param(
+                "choice",
+                p.text("choice"),
+                "residual unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
             ));
         }
         if p.float("shift_at") > 0.0
@@ -294,6 +311,11 @@ impl Experiment for StreamExperiment {
             }),
             tail: p.float("tail"),
             reserve: p.float("reserve"),
+            choice: match p.text("choice") {
+                "fraction" => Choice::Fraction,
+                "nearest" => Choice::Nearest,
+                _ => Choice::Residual,
+            },
         };
         let r = simulate(&cfg, rng)?;
         let mut out = vec![
@@ -313,6 +335,7 @@ impl Experiment for StreamExperiment {
         } else {
             out.extend([f64::NAN; 8]);
         }
+        out.extend([r.cluster_spread, r.alloc_hops, r.alloc_dmax]);
         Ok(out)
     }
 }
@@ -338,6 +361,15 @@ pub struct Outcome {
     pub reallocations: u64,
     /// Admitted streams (measured) that took a slot above their threshold (slack sharing).
     pub borrowed: f64,
+    /// CP-1's balance within a cluster: over measured arrivals of populations whose cluster
+    /// has two or more servers, the mean spread (largest minus smallest) of the cluster's
+    /// threshold occupancies n_ij / T_ij, seen on arrival (Poisson arrivals see time averages).
+    pub cluster_spread: f64,
+    /// The initial allocation's hops per stream, sum d_ij T_ij / sum T_ij (the admitted
+    /// streams' mean hops when every threshold is full), and the largest d_ij with T_ij > 0;
+    /// both 0 for the policies without thresholds.
+    pub alloc_hops: f64,
+    pub alloc_dmax: f64,
 }
 
 /// The allocation problem: rows are populations (supplies = demands D_i), columns servers
@@ -394,6 +426,18 @@ pub struct Shift {
     pub reallocate: Option<(f64, f64)>,
 }
 
+/// CP-1's pick within a cluster, among the servers under their threshold with room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The most free threshold slots, T_ij - n_ij (the spec's "largest residual share" read
+    /// as slots; it prefers the big share, usually the nearby server).
+    Residual,
+    /// The largest free fraction (T_ij - n_ij) / T_ij (equalises utilisation).
+    Fraction,
+    /// The nearest (a control that ignores balance).
+    Nearest,
+}
+
 /// One run's configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -415,6 +459,8 @@ pub struct Config {
     /// x capacity free slots admits the stream above the threshold. The reserve protects the
     /// populations whose slack is lent (trunk reservation); 1 is complete partitioning.
     pub reserve: f64,
+    /// How CP-1 picks among the cluster servers under their thresholds.
+    pub choice: Choice,
 }
 
 /// One run.
@@ -427,6 +473,19 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let d = &cfg.hops;
     let capacity = &cfg.capacity;
     let (mut limits, mut basis) = thresholds(cfg, demand)?;
+    let (alloc_hops, alloc_dmax) = limits.as_ref().map_or((0.0, 0.0), |l| {
+        let (mut cost, mut total, mut dmax) = (0.0, 0.0, 0.0f64);
+        for (c, &t) in l.t.iter().enumerate() {
+            if t > 0 {
+                let h = d[c / k][c % k] as f64;
+                cost += h * t as f64;
+                total += t as f64;
+                dmax = dmax.max(h);
+            }
+        }
+        (cost / total.max(1.0), dmax)
+    });
+    let (mut spread_sum, mut spread_n) = (0.0, 0u64);
     // Servers by distance from each population (ties: lower index).
     let by_distance: Vec<Vec<usize>> = (0..k)
         .map(|i| {
@@ -571,23 +630,40 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 // slots above its reserve.
                 let (t, cluster) = (&lim.t[i * k..(i + 1) * k], &lim.clusters[i]);
                 let n = &n[i * k..(i + 1) * k];
-                cluster
+                if measured && cluster.len() > 1 {
+                    let (lo, hi) = cluster.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &j| {
+                        let u = n[j] as f64 / t[j] as f64;
+                        (lo.min(u), hi.max(u))
+                    });
+                    spread_sum += hi - lo;
+                    spread_n += 1;
+                }
+                let open = cluster
                     .iter()
                     .copied()
-                    .filter(|&j| n[j] < t[j] && load[j] < capacity[j])
-                    .max_by_key(|&j| (t[j] - n[j], Reverse(j)))
-                    .or_else(|| {
-                        let j = cluster
-                            .iter()
-                            .copied()
-                            .filter(|&j| (capacity[j] - load[j]) as f64 > reserve[j])
-                            .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?;
-                        if measured {
-                            borrowed += 1;
-                        }
-                        Some(j)
-                    })
-                    .map(|j| (j, d[i][j] as f64))
+                    .filter(|&j| n[j] < t[j] && load[j] < capacity[j]);
+                match cfg.choice {
+                    Choice::Residual => open.max_by_key(|&j| (t[j] - n[j], Reverse(j))),
+                    // (T_a - n_a) / T_a against (T_b - n_b) / T_b, exactly in integers.
+                    Choice::Fraction => open.max_by(|&a, &b| {
+                        ((t[a] - n[a]) * t[b])
+                            .cmp(&((t[b] - n[b]) * t[a]))
+                            .then(b.cmp(&a))
+                    }),
+                    Choice::Nearest => open.min_by_key(|&j| (d[i][j], j)),
+                }
+                .or_else(|| {
+                    let j = cluster
+                        .iter()
+                        .copied()
+                        .filter(|&j| (capacity[j] - load[j]) as f64 > reserve[j])
+                        .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?;
+                    if measured {
+                        borrowed += 1;
+                    }
+                    Some(j)
+                })
+                .map(|j| (j, d[i][j] as f64))
             }
             (None, _) => {
                 let candidates = if policy == Policy::Nearest {
@@ -672,6 +748,9 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         hops: hop_sum / admitted.max(1) as f64,
         events,
         per_population: per,
+        cluster_spread: spread_sum / spread_n.max(1) as f64,
+        alloc_hops,
+        alloc_dmax,
     })
 }
 
@@ -693,6 +772,7 @@ mod tests {
             shift: None,
             tail: 50.0,
             reserve: 1.0,
+            choice: Choice::Residual,
         }
     }
 

@@ -212,13 +212,15 @@ pub fn binomial_cdf(n: u64, p: f64, k: u64) -> f64 {
 
 /// P[X <= k] for X ~ Poisson(mean).
 pub fn poisson_cdf(mean: f64, k: u64) -> f64 {
-    let mut term = (-mean).exp();
+    // Terms in log space: e^-mean underflows for means above about 745.
+    let ln_mean = mean.ln();
+    let mut log_term = -mean; // ln P[X = 0]
     let mut sum = 0.0;
     for i in 0..=k {
         if i > 0 {
-            term *= mean / i as f64;
+            log_term += ln_mean - (i as f64).ln();
         }
-        sum += term;
+        sum += log_term.exp();
     }
     sum.min(1.0)
 }
