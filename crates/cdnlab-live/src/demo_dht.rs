@@ -105,12 +105,18 @@ pub struct DhtOutcome {
     pub killed: Option<(usize, u32)>,
 }
 
-fn sum(edges: &[Option<DhtEdge>], f: impl Fn(&dht::DhtCounters) -> &AtomicU64) -> u64 {
+/// A counter summed over the edges, the killed ones' final counts (`retired`) included.
+fn sum(
+    edges: &[Option<DhtEdge>],
+    retired: &dht::DhtCounters,
+    f: impl Fn(&dht::DhtCounters) -> &AtomicU64,
+) -> u64 {
     edges
         .iter()
         .flatten()
         .map(|e| f(e.counters()).load(Relaxed))
-        .sum()
+        .sum::<u64>()
+        + f(retired).load(Relaxed)
 }
 
 fn hot(edges: &[Option<DhtEdge>]) -> Vec<(u32, usize)> {
@@ -256,6 +262,7 @@ pub async fn run(
     };
     let mut timeline = Vec::new();
     let mut killed = None;
+    let retired = dht::DhtCounters::default();
     let (mut last_probes, mut last_lookups) = (0u64, 0u64);
     let mut next = cfg.sample_every;
     while next <= cfg.duration {
@@ -273,6 +280,8 @@ pub async fn run(
                     .copied();
                 if let Some((i, n)) = victim {
                     if let Some(e) = edges[n].take() {
+                        // Its counts stay in the totals.
+                        retired.add(e.counters());
                         e.stop().await;
                         killed = Some((n, i));
                     }
@@ -280,7 +289,10 @@ pub async fn run(
             }
         }
         let h = hot(&edges);
-        let (p, l) = (sum(&edges, |c| &c.probes), sum(&edges, |c| &c.lookups));
+        let (p, l) = (
+            sum(&edges, &retired, |c| &c.probes),
+            sum(&edges, &retired, |c| &c.lookups),
+        );
         let sample = DhtSample {
             t: t0.elapsed().as_secs_f64(),
             hot_replicas: h.len(),
@@ -304,14 +316,14 @@ pub async fn run(
     let out = DhtOutcome {
         max_hot_replicas: timeline.iter().map(|s| s.hot_replicas).max().unwrap_or(0),
         final_hot_replicas: hot(&edges).len(),
-        probes_per_request: sum(&edges, |c| &c.probes) as f64
-            / sum(&edges, |c| &c.lookups).max(1) as f64,
+        probes_per_request: sum(&edges, &retired, |c| &c.probes) as f64
+            / sum(&edges, &retired, |c| &c.lookups).max(1) as f64,
         requests: requests.load(Relaxed),
         lost: lost.load(Relaxed),
-        replications: sum(&edges, |c| &c.replications),
-        dereplications: sum(&edges, |c| &c.dereplications),
-        gaps_filled: sum(&edges, |c| &c.gaps_filled),
-        handovers: sum(&edges, |c| &c.handovers),
+        replications: sum(&edges, &retired, |c| &c.replications),
+        dereplications: sum(&edges, &retired, |c| &c.dereplications),
+        gaps_filled: sum(&edges, &retired, |c| &c.gaps_filled),
+        handovers: sum(&edges, &retired, |c| &c.handovers),
         killed,
         timeline,
     };

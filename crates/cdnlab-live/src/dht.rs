@@ -32,8 +32,9 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use cdnlab::dht::hash::position;
 use cdnlab::dht::repair;
+use cdnlab::dht::replication::{Action, Growth, Rules, WindowEnd};
 use cdnlab::dht::ring::Ring;
-use cdnlab::dht::search::{self, RbsSearch, Step, UnusedSearch};
+use cdnlab::dht::search::RbsSearch;
 use cdnlab::rng::Rng;
 use rand::RngExt;
 use std::collections::HashMap;
@@ -109,13 +110,36 @@ pub struct DhtCounters {
     pub origin_fills: AtomicU64,
 }
 
+impl DhtCounters {
+    /// Adds `other`'s counts to these (to keep a stopped edge's counts in a total).
+    pub fn add(&self, other: &DhtCounters) {
+        let pairs = [
+            (&self.lookups, &other.lookups),
+            (&self.probes, &other.probes),
+            (&self.redirects, &other.redirects),
+            (&self.replications, &other.replications),
+            (&self.dereplications, &other.dereplications),
+            (&self.gaps_found, &other.gaps_found),
+            (&self.gaps_filled, &other.gaps_filled),
+            (&self.handovers, &other.handovers),
+            (&self.origin_fills, &other.origin_fills),
+        ];
+        for (a, b) in pairs {
+            a.fetch_add(b.load(Relaxed), Relaxed);
+        }
+    }
+}
+
 /// A replica being created: its bytes once the origin has given them (None: it did not).
 type Creation = Arc<OnceCell<Option<Bytes>>>;
 
-/// A replica held here: its bytes and the requests it served this window.
+/// A replica held here: its bytes, the requests it served this window, and whether it has
+/// lived through a whole window (a replica created during one takes no window-end decision
+/// until the end of its first full window: a partial count says nothing of the rate).
 struct Held {
     bytes: Bytes,
     count: u64,
+    settled: bool,
 }
 
 struct DhtState {
@@ -161,6 +185,42 @@ impl DhtEdge {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    /// Sets the window count of a replica held here, as if it had lived through the window
+    /// (for tests that compare decisions with the simulator's; false if not held).
+    #[doc(hidden)]
+    pub fn set_window_count(&self, f: u64, i: u32, count: u64) -> bool {
+        let mut held = self.state.held.lock().expect("held lock");
+        held.get_mut(&(f, i)).is_some_and(|h| {
+            h.count = count;
+            h.settled = true;
+            true
+        })
+    }
+
+    /// Takes the window's counts (see [`DhtEdge::set_window_count`]).
+    #[doc(hidden)]
+    pub fn window_counts(&self) -> Vec<((u64, u32), f64)> {
+        window_counts(&self.state)
+    }
+
+    /// Runs the window-end decisions of the overloaded replicas in `counts` (creating their
+    /// replicas), or of the others (returning those that decided to leave, for
+    /// [`DhtEdge::window_leave`]).
+    #[doc(hidden)]
+    pub async fn window_decide(
+        &self,
+        counts: &[((u64, u32), f64)],
+        overloaded: bool,
+    ) -> Vec<(u64, u32)> {
+        decide(&self.state, counts, overloaded).await
+    }
+
+    /// The replicas that decided to leave go.
+    #[doc(hidden)]
+    pub fn window_leave(&self, leaving: &[(u64, u32)]) {
+        leave(&self.state, leaving);
     }
 
     /// Stops the edge (as a crash: nothing is handed over).
@@ -327,6 +387,7 @@ impl DhtState {
                 held.entry((f, i)).or_insert(Held {
                     bytes: b.clone(),
                     count: 0,
+                    settled: false,
                 });
                 Some(fresh)
             }
@@ -623,52 +684,96 @@ async fn background(s: Arc<DhtState>, mut stopped: watch::Receiver<bool>) {
     }
 }
 
-/// Replication and de-replication from the window's counts.
+/// Replication and de-replication from the window's counts, by the library's window-end rule
+/// (`cdnlab::dht::replication`, growth one), as the simulator runs it
+/// (`cdnlab::sim::multihash::window_end`): first the overloaded replicas' searches and
+/// creations, then the others' leave decisions. Replicas created during the window wait for a
+/// full one.
 async fn end_window(s: &DhtState) {
-    let threshold = s.cfg.c_high * s.cfg.window.as_secs_f64();
-    let counts: Vec<((u64, u32), u64)> = {
-        let mut held = s.held.lock().expect("held lock");
-        let mut v: Vec<_> = held
-            .iter_mut()
-            .map(|(&k, h)| (k, std::mem::take(&mut h.count)))
-            .collect();
-        v.sort_unstable();
-        v
-    };
-    for ((f, i), count) in counts {
-        let count = count as f64;
-        if search::overloaded(count, threshold) {
-            let mut find = UnusedSearch::new(i, s.cfg.ring.k);
-            let target = loop {
-                match find.step() {
-                    Step::Probe(j) => find.answer(s.probe(f, j).await),
-                    Step::Done(t) => break t,
-                }
-            };
-            if let Some(j) = target {
-                if s.create_at_owner(f, j).await {
-                    s.counters.replications.fetch_add(1, Relaxed);
-                }
-            }
-        } else if i > 1
-            && search::top_may_leave(count, i, s.cfg.gamma, threshold)
-            && (i == s.cfg.ring.k || !s.probe(f, i + 1).await)
-        {
-            // The top replica (none above it) whose load the others can take.
-            s.held.lock().expect("held lock").remove(&(f, i));
+    let counts = window_counts(s);
+    decide(s, &counts, true).await;
+    let leaving = decide(s, &counts, false).await;
+    leave(s, &leaving);
+}
+
+/// The replicas that decided to leave go.
+fn leave(s: &DhtState, leaving: &[(u64, u32)]) {
+    let mut held = s.held.lock().expect("held lock");
+    for k in leaving {
+        if held.remove(k).is_some() {
             s.counters.dereplications.fetch_add(1, Relaxed);
         }
     }
 }
 
-/// Random gap removal: each replica i > 1 probes one uniform index below it and refills it.
+/// The window's counts of the replicas held here that lived through it (sorted), resetting them.
+fn window_counts(s: &DhtState) -> Vec<((u64, u32), f64)> {
+    let mut held = s.held.lock().expect("held lock");
+    let mut v: Vec<_> = held
+        .iter_mut()
+        .filter_map(|(&k, h)| {
+            let count = std::mem::take(&mut h.count) as f64;
+            std::mem::replace(&mut h.settled, true).then_some((k, count))
+        })
+        .collect();
+    v.sort_unstable_by_key(|x| x.0);
+    v
+}
+
+/// The window-end decisions of the overloaded replicas (`overloaded`: their creations are
+/// made) or of the others (those that leave are returned, to go after every decision: the
+/// decisions of one window are concurrent, as in the simulator).
+async fn decide(s: &DhtState, counts: &[((u64, u32), f64)], overloaded: bool) -> Vec<(u64, u32)> {
+    let mut leaving = Vec::new();
+    let rules = Rules {
+        c_high: s.cfg.c_high,
+        window: s.cfg.window.as_secs_f64(),
+        gamma: s.cfg.gamma,
+        k: s.cfg.ring.k,
+        growth: Growth::One,
+    };
+    for &((f, i), count) in counts {
+        let mut end = WindowEnd::new(rules, i, count);
+        if end.overloaded() != overloaded {
+            continue;
+        }
+        let action = loop {
+            match end.step() {
+                Action::Probe(j) => end.answer(s.probe(f, j).await),
+                a => break a,
+            }
+        };
+        match action {
+            Action::Create(range) => {
+                for j in range {
+                    if s.create_at_owner(f, j).await {
+                        s.counters.replications.fetch_add(1, Relaxed);
+                    }
+                }
+            }
+            Action::Leave => leaving.push((f, i)),
+            Action::Probe(_) | Action::Done => {}
+        }
+    }
+    leaving
+}
+
+/// Random gap removal, the library's round (`cdnlab::dht::repair::Round`) over the replicas of
+/// each file held here: each replica i > 1 probes one uniform index below it; the missing ones
+/// are refilled.
 async fn gap_removal(s: &DhtState) {
     let mut keys: Vec<(u64, u32)> = s.held.lock().expect("held lock").keys().copied().collect();
     keys.sort_unstable();
     let mut rng = s.next_rng();
-    for (f, i) in keys.into_iter().filter(|&(_, i)| i > 1) {
-        let j = repair::target(repair::Probe::Random, i, &mut rng);
-        if !s.probe(f, j).await {
+    for file in keys.chunk_by(|a, b| a.0 == b.0) {
+        let f = file[0].0;
+        let held: Vec<u32> = file.iter().map(|&(_, i)| i).collect();
+        let mut round = repair::Round::new(&held, repair::Probe::Random);
+        while let Some(j) = round.next(&mut rng) {
+            let present = s.probe(f, j).await;
+            round.answer(present);
+        }
+        for j in round.missing() {
             s.counters.gaps_found.fetch_add(1, Relaxed);
             if s.create_at_owner(f, j).await {
                 s.counters.gaps_filled.fetch_add(1, Relaxed);

@@ -31,6 +31,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
+use cdnlab::alloc::admission;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -259,7 +260,10 @@ impl EdgeState {
         let p = population.ok_or(Refusal::NoPopulation)?;
         let mut shares = self.admission.lock().expect("admission lock");
         let s = shares.get_mut(p).ok_or(Refusal::Unknown)?;
-        if s.active >= s.limit {
+        // The library's threshold rule at one server (the steering server sized the
+        // thresholds within this edge's capacity).
+        let (active, limit) = (s.active.min(i64::MAX as u64), s.limit.min(i64::MAX as u64));
+        if !admission::under_threshold(active as i64, limit as i64, 0, 1) {
             s.blocked += 1;
             return Err(Refusal::OverShare);
         }

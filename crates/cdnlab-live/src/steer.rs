@@ -26,9 +26,8 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use cdnlab::alloc::Problem;
-use cdnlab::alloc::problem::scale_to;
-use cdnlab::alloc::simplex::{self, Basis};
+use cdnlab::alloc::simplex::Basis;
+use cdnlab::alloc::{Problem, admission};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -142,7 +141,7 @@ impl Topology {
         for (a, b) in &raw.links {
             links.push((index("link", a)?, index("link", b)?));
         }
-        let hops = cdnlab::sim::stream::hops(raw.metros.len(), &links);
+        let hops = cdnlab::alloc::topology::hops(raw.metros.len(), &links);
         let mut servers = Vec::new();
         for s in &raw.servers {
             if !good_name(&s.name)
@@ -306,14 +305,11 @@ fn solve(
     basis: Option<&Basis>,
 ) -> Result<(Vec<i64>, Basis), cdnlab::Error> {
     let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
-    let want: Vec<i64> = demand.iter().map(|&d| d.max(1)).collect();
-    let rows = scale_to(&want, capacity.iter().sum());
+    let rows = admission::demand_rows(demand, capacity.iter().sum());
     let p = Problem::new(rows, capacity, t.costs())?;
-    let s = match basis {
-        Some(b) => simplex::solve_warm(&p, b)?,
-        None => simplex::solve(&p)?,
-    };
-    Ok((s.allocation.dense(p.rows(), p.cols()), s.basis))
+    let (a, b) = admission::allocate(admission::Method::Optimal, &p, basis)?;
+    let b = b.expect("the optimal method gives a basis");
+    Ok((a.dense(p.rows(), p.cols()), b))
 }
 
 /// Starts the steering server: solves, installs the thresholds, serves manifests.
@@ -454,10 +450,9 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
             .zip(&blocked)
             .map(|(&a, &b)| if a == 0 { 0.0 } else { b as f64 / a as f64 })
             .collect();
-        let over = b.iter().any(|&x| x > s.cfg.b_max);
         *s.blocking.lock().expect("blocking lock") = b;
-        if over {
-            let estimate: Vec<i64> = arrivals.iter().map(|&a| a as i64 + 1).collect();
+        // The library's re-allocation rule, as the simulator runs it.
+        if let Some(estimate) = admission::reallocation(&arrivals, &blocked, s.cfg.b_max) {
             let basis = s.plan.lock().expect("plan lock").basis.clone();
             let clock = Instant::now();
             if let Ok((thresholds, basis)) = solve(t, &estimate, Some(&basis)) {

@@ -171,7 +171,13 @@ async fn dht_demo_replicates_repairs_and_shrinks() {
     let out = demo_dht::run(&cfg, |_| {}).await.unwrap();
     assert!(out.max_hot_replicas >= 3, "{out:?}");
     assert_eq!(out.final_hot_replicas, 1, "{:?}", out.timeline);
-    assert!(out.replications >= 2 && out.dereplications >= 2);
+    assert!(
+        out.replications >= 2 && out.dereplications >= 2,
+        "{} replications, {} dereplications: {:?}",
+        out.replications,
+        out.dereplications,
+        out.timeline
+    );
     let last = out.timeline.last().unwrap();
     assert_eq!(
         last.hot_top as usize, last.hot_replicas,

@@ -372,3 +372,128 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
     }
     o.server.stop().await;
 }
+
+/// The live edges and the simulator take the same window-end decisions from the same replicas
+/// and counts: both drive `cdnlab::dht::replication` (the edges over HTTP, the simulator
+/// against its store). Files: an overloaded home copy; an overloaded replica in the middle; a
+/// file whose replicas are all idle (only the top leaves); one with a gap below idle replicas
+/// (the replica below the gap stays: it sees the ones above); one too loaded to shrink.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edges_and_simulator_decide_alike() {
+    use cdnlab::dht::replication::{Growth, Rules};
+    use cdnlab::dht::ring::Ring;
+    use cdnlab::dht::store::Store;
+    use cdnlab::sim::multihash::{Scratch, window_end};
+    let o = origin(origin_config()).await;
+    let addrs = free_addrs(4).await;
+    let r = ring(&addrs, 16);
+    // Windows and rounds far beyond the test, so that only the test's calls decide.
+    let mut edges = Vec::new();
+    for id in 0..addrs.len() as u32 {
+        let mut c = config(&r, id, o.server.addr);
+        c.window = Duration::from_secs(3600);
+        c.rgr_period = Duration::from_secs(3600);
+        c.c_high = 0.01; // threshold 36 requests per window
+        edges.push(dht::start(c).await.unwrap());
+    }
+    // (file, [(index, count)]): overloaded above 36; an idle top i leaves when
+    // count x i / (i - 1) < 27.
+    let files: [(u64, &[(u32, u64)]); 5] = [
+        (10, &[(1, 50)]),
+        (11, &[(1, 30), (2, 50), (3, 30)]),
+        (12, &[(1, 1), (2, 1), (3, 1), (4, 1)]),
+        (13, &[(1, 1), (2, 1), (4, 1), (5, 1)]),
+        (14, &[(1, 30), (2, 30), (3, 30)]),
+    ];
+    let view = Ring::new(addrs.len() as u32, 8).unwrap();
+    let owner = |f: u64, i: u32| view.owner(cdnlab::dht::hash::position(f, i)).unwrap() as usize;
+    let c = client();
+    for &(f, reps) in &files {
+        for &(i, count) in reps {
+            let e = owner(f, i);
+            let resp = c
+                .post(format!("http://{}/internal/create/{f}/{i}", addrs[e]))
+                .header(SECRET, KEY)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), reqwest::StatusCode::CREATED, "{f} {i}");
+            assert!(edges[e].set_window_count(f, i, count));
+        }
+    }
+    // The live edges: every edge's replications, then every edge's leave decisions, then the
+    // leaves (one window's decisions are concurrent).
+    let counts: Vec<_> = edges.iter().map(|e| e.window_counts()).collect();
+    for (e, c) in edges.iter().zip(&counts) {
+        e.window_decide(c, true).await;
+    }
+    let mut leaving = Vec::new();
+    for (e, c) in edges.iter().zip(&counts) {
+        leaving.push(e.window_decide(c, false).await);
+    }
+    for (e, l) in edges.iter().zip(&leaving) {
+        e.window_leave(l);
+    }
+    // The simulator, on the same ring.
+    let mut store = Store::new(15, &view);
+    for &(f, reps) in &files {
+        for &(i, count) in reps {
+            store.create_if_absent(&view, f as u32, i);
+            let slot = store
+                .replicas(f as u32)
+                .iter()
+                .position(|r| r.index == i)
+                .unwrap();
+            store.replicas_mut(f as u32)[slot].count = count as u32;
+        }
+    }
+    let rules = Rules {
+        c_high: 0.01,
+        window: 3600.0,
+        gamma: 0.75,
+        k: 16,
+        growth: Growth::One,
+    };
+    let mut scratch = Scratch::default();
+    for &(f, _) in &files {
+        window_end(&mut store, &view, rules, true, f as u32, &mut scratch);
+    }
+    let live: BTreeMap<u64, Vec<u32>> = files
+        .iter()
+        .map(|&(f, _)| {
+            let mut v: Vec<u32> = edges
+                .iter()
+                .flat_map(|e| e.replicas())
+                .filter(|&(g, _)| g == f)
+                .map(|(_, i)| i)
+                .collect();
+            v.sort_unstable();
+            (f, v)
+        })
+        .collect();
+    let sim: BTreeMap<u64, Vec<u32>> = files
+        .iter()
+        .map(|&(f, _)| {
+            (
+                f,
+                store.replicas(f as u32).iter().map(|r| r.index).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(live, sim);
+    // And what the rule says.
+    let want: BTreeMap<u64, Vec<u32>> = [
+        (10, vec![1, 2]),
+        (11, vec![1, 2, 3, 4]),
+        (12, vec![1, 2, 3]),
+        (13, vec![1, 2, 4]),
+        (14, vec![1, 2, 3]),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(sim, want);
+    for e in edges {
+        e.stop().await;
+    }
+    o.server.stop().await;
+}

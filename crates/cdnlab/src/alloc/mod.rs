@@ -10,12 +10,16 @@
 //! | reference | `lp.rs` | the same problem as a plain LP for a general solver (good_lp + microlp) |
 //! | initial solutions | `initial.rs` | NW-corner and Vogel, usable as stand-alone (sub-optimal) allocations |
 //! | queueing | `erlang.rs` | Erlang-B blocking |
+//! | topology | `topology.rs` | metros, links, hop costs; the reference instance (R1, R15, the shift) and random instances |
+//! | admission | `admission.rs` | thresholds from an allocation method, CP-1 / CP-2 with slack sharing, the re-allocation rule |
 
+pub mod admission;
 pub mod erlang;
 pub mod initial;
 pub mod lp;
 pub mod problem;
 mod scan;
 pub mod simplex;
+pub mod topology;
 
 pub use problem::{Allocation, Problem};

@@ -28,9 +28,59 @@ pub fn target(probe: Probe, i: u32, rng: &mut Rng) -> u32 {
     }
 }
 
-/// One round over a file whose replicas hold `held` (ascending): each index i > 1 probes its
-/// [`target`] against the state at the round's start (`present`). Appends the missing indices
-/// found to `missing`, sorted and without repeats, and returns the probes made.
+/// One round of random gap removal over one file's replicas `held` (ascending), one probe at a
+/// time, for the simulator's synchronous probes ([`round`]) and the live edges' HTTP probes:
+/// each held index i > 1 probes its [`target`]; the missing indices found are to be refilled.
+#[derive(Debug, Clone)]
+pub struct Round<'a> {
+    held: &'a [u32],
+    probe: Probe,
+    next: usize,
+    pending: u32,
+    missing: Vec<u32>,
+}
+
+impl<'a> Round<'a> {
+    pub fn new(held: &'a [u32], probe: Probe) -> Self {
+        Round {
+            held,
+            probe,
+            next: 0,
+            pending: 0,
+            missing: Vec::new(),
+        }
+    }
+
+    /// The index to probe next (drawn from `rng`), or None when every replica has probed.
+    pub fn next(&mut self, rng: &mut Rng) -> Option<u32> {
+        while let Some(&i) = self.held.get(self.next) {
+            self.next += 1;
+            if i > 1 {
+                self.pending = target(self.probe, i, rng);
+                return Some(self.pending);
+            }
+        }
+        None
+    }
+
+    /// Whether the index of the last [`Round::next`] is used.
+    pub fn answer(&mut self, present: bool) {
+        if !present {
+            self.missing.push(self.pending);
+        }
+    }
+
+    /// The missing indices found, sorted and without repeats.
+    pub fn missing(mut self) -> Vec<u32> {
+        self.missing.sort_unstable();
+        self.missing.dedup();
+        self.missing
+    }
+}
+
+/// One round over a file whose replicas hold `held` (ascending) against the state at the
+/// round's start (`present`), driving [`Round`]. Appends the missing indices found to
+/// `missing`, sorted and without repeats, and returns the probes made.
 pub fn round(
     held: &[u32],
     probe: Probe,
@@ -38,24 +88,13 @@ pub fn round(
     mut present: impl FnMut(u32) -> bool,
     missing: &mut Vec<u32>,
 ) -> u64 {
-    let start = missing.len();
+    let mut r = Round::new(held, probe);
     let mut probes = 0;
-    for &i in held.iter().filter(|&&i| i > 1) {
-        let j = target(probe, i, rng);
+    while let Some(j) = r.next(rng) {
         probes += 1;
-        if !present(j) {
-            missing.push(j);
-        }
+        r.answer(present(j));
     }
-    missing[start..].sort_unstable();
-    let mut w = start;
-    for r in start..missing.len() {
-        if w == start || missing[r] != missing[w - 1] {
-            missing[w] = missing[r];
-            w += 1;
-        }
-    }
-    missing.truncate(w);
+    missing.extend(r.missing());
     probes
 }
 

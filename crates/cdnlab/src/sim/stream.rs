@@ -10,80 +10,15 @@
 use super::Experiment;
 use super::params::{ParamSpec, Params};
 use crate::Error;
+use crate::alloc::Problem;
+pub use crate::alloc::admission::Choice;
+use crate::alloc::admission::{Admission, Admit, Method, allocate, demand_rows, reallocation};
 use crate::alloc::erlang::erlang_b;
-use crate::alloc::{Allocation, Problem, initial, simplex};
+use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
 use rand::RngExt;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-
-/// Metros of the reference topology.
-pub const METROS: [&str; 8] = ["SEA", "SFO", "LAX", "DEN", "CHI", "DAL", "ATL", "NYC"];
-/// Its links (indices into [`METROS`]).
-pub const LINKS: [(usize, usize); 12] = [
-    (0, 1),
-    (0, 3),
-    (0, 4),
-    (1, 2),
-    (1, 3),
-    (2, 5),
-    (3, 4),
-    (3, 5),
-    (4, 7),
-    (4, 6),
-    (5, 6),
-    (6, 7),
-];
-/// Server capacities in concurrent streams (total 800).
-pub const CAPACITY: [i64; 8] = [80, 120, 100, 60, 120, 80, 80, 160];
-/// Demand profiles (total 800): R1 moderate mismatch, R15 stronger.
-pub const R1: [i64; 8] = [48, 80, 128, 32, 112, 80, 96, 224];
-pub const R15: [i64; 8] = [36, 60, 152, 24, 104, 72, 104, 248];
-
-/// Hop counts between `n` metros joined by `links` (breadth-first search from each).
-pub fn hops(n: usize, links: &[(usize, usize)]) -> Vec<Vec<i64>> {
-    let mut adj = vec![Vec::new(); n];
-    for &(a, b) in links {
-        adj[a].push(b);
-        adj[b].push(a);
-    }
-    (0..n)
-        .map(|s| {
-            let mut row = vec![i64::MAX; n];
-            row[s] = 0;
-            let mut q = VecDeque::from([s]);
-            while let Some(u) = q.pop_front() {
-                for &v in &adj[u] {
-                    if row[v] == i64::MAX {
-                        row[v] = row[u] + 1;
-                        q.push_back(v);
-                    }
-                }
-            }
-            row
-        })
-        .collect()
-}
-
-/// A random instance of `n` metros: a ring plus n / 2 random chords (connected, average degree
-/// 3), capacities uniform in 40..=160 streams, and demands that are the capacities of a random
-/// permutation of the metros (the same total, placed where the capacity is not).
-pub fn random_instance(n: usize, rng: &mut Rng) -> (Vec<Vec<i64>>, Vec<i64>, Vec<i64>) {
-    let mut links: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
-    for _ in 0..n / 2 {
-        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-        if a != b {
-            links.push((a, b));
-        }
-    }
-    let capacity: Vec<i64> = (0..n).map(|_| rng.random_range(40..=160)).collect();
-    let mut order: Vec<usize> = (0..n).collect();
-    for i in (1..n).rev() {
-        order.swap(i, rng.random_range(0..=i));
-    }
-    let demand = order.iter().map(|&j| capacity[j]).collect();
-    (hops(n, &links), capacity, demand)
-}
+use std::collections::BinaryHeap;
 
 /// How requests are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,9 +126,6 @@ const PARAMS: &[ParamSpec] = &[
         "final hours over which blocking_tail is measured",
     ),
 ];
-
-/// The spec's shifted demand (from R1).
-pub const SHIFTED: [i64; 8] = [80, 128, 160, 32, 96, 64, 80, 160];
 
 const METRICS: &[&str] = &[
     "blocking",
@@ -378,39 +310,14 @@ fn problem(cfg: &Config, demand: &[i64]) -> Result<Problem, Error> {
     Problem::new(demand.to_vec(), cfg.capacity.clone(), cfg.hops.clone())
 }
 
-/// What admission needs of an allocation: thresholds T_ij (streams of population i allowed at
-/// server j) and each population's cluster K_i (the servers with T_ij > 0).
-struct Limits {
-    t: Vec<i64>,
-    clusters: Vec<Vec<usize>>,
-}
-
-impl Limits {
-    fn of(a: &Allocation, m: usize, n: usize) -> Self {
-        Limits {
-            t: a.dense(m, n),
-            clusters: a.clusters(m),
-        }
+/// The admission method of a policy (None: no thresholds).
+fn method(policy: Policy) -> Option<Method> {
+    match policy {
+        Policy::Optimal => Some(Method::Optimal),
+        Policy::Northwest => Some(Method::Northwest),
+        Policy::Vogel => Some(Method::Vogel),
+        Policy::Nearest | Policy::Sharing => None,
     }
-}
-
-/// The limits of a policy, if it has any, and for the optimum its basis (re-allocations start
-/// from it).
-fn thresholds(
-    cfg: &Config,
-    demand: &[i64],
-) -> Result<(Option<Limits>, Option<simplex::Basis>), Error> {
-    let p = problem(cfg, demand)?;
-    let (m, n) = (p.rows(), p.cols());
-    Ok(match cfg.policy {
-        Policy::Optimal => {
-            let s = simplex::solve(&p)?;
-            (Some(Limits::of(&s.allocation, m, n)), Some(s.basis))
-        }
-        Policy::Northwest => (Some(Limits::of(&initial::northwest(&p)?, m, n)), None),
-        Policy::Vogel => (Some(Limits::of(&initial::vogel(&p)?, m, n)), None),
-        Policy::Nearest | Policy::Sharing => (None, None),
-    })
 }
 
 /// A demand shift and what the system does about it.
@@ -424,18 +331,6 @@ pub struct Shift {
     /// above `b_max`, re-estimate demands from the window's arrival rates, re-solve warm from
     /// the previous basis and install the new thresholds (streams in progress stay).
     pub reallocate: Option<(f64, f64)>,
-}
-
-/// CP-1's pick within a cluster, among the servers under their threshold with room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    /// The most free threshold slots, T_ij - n_ij (the spec's "largest residual share" read
-    /// as slots; it prefers the big share, usually the nearby server).
-    Residual,
-    /// The largest free fraction (T_ij - n_ij) / T_ij (equalises utilisation).
-    Fraction,
-    /// The nearest (a control that ignores balance).
-    Nearest,
 }
 
 /// One run's configuration.
@@ -472,10 +367,19 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let k = demand.len();
     let d = &cfg.hops;
     let capacity = &cfg.capacity;
-    let (mut limits, mut basis) = thresholds(cfg, demand)?;
-    let (alloc_hops, alloc_dmax) = limits.as_ref().map_or((0.0, 0.0), |l| {
+    let (mut admission, mut basis) = match method(policy) {
+        Some(m) => {
+            let (a, b) = allocate(m, &problem(cfg, demand)?, None)?;
+            (
+                Some(Admission::new(&a, k, capacity, cfg.reserve, cfg.choice)),
+                b,
+            )
+        }
+        None => (None, None),
+    };
+    let (alloc_hops, alloc_dmax) = admission.as_ref().map_or((0.0, 0.0), |a| {
         let (mut cost, mut total, mut dmax) = (0.0, 0.0, 0.0f64);
-        for (c, &t) in l.t.iter().enumerate() {
+        for (c, &t) in a.thresholds().iter().enumerate() {
             if t > 0 {
                 let h = d[c / k][c % k] as f64;
                 cost += h * t as f64;
@@ -495,17 +399,13 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         })
         .collect();
     let mut rate: Vec<f64> = demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
-    let mut n = vec![0i64; k * k]; // streams of population i at server j (CP-1)
-    let mut striped_n = vec![0i64; k]; // striped streams of population i (CP-2)
-    let mut load = vec![0i64; k];
+    let mut load = vec![0i64; k]; // streams per server, for the policies without thresholds
     let (mut arrivals, mut blocked) = (vec![0u64; k], vec![0u64; k]);
     // Per batch of the measured period, for batch-means standard errors (blocking events are
     // correlated in time, so a binomial error would be too small).
     let mut batch_arr = vec![0u64; k * BATCHES];
     let mut batch_blk = vec![0u64; k * BATCHES];
     let (mut hop_sum, mut admitted, mut borrowed) = (0.0, 0u64, 0u64);
-    // Free slots a server keeps for threshold admissions (slack sharing).
-    let reserve: Vec<f64> = capacity.iter().map(|&c| cfg.reserve * c as f64).collect();
     // Events: (time in microseconds, sequence, population, what): a departure from server
     // `what`, or one of these.
     const ARRIVAL: usize = usize::MAX;
@@ -561,19 +461,16 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 .as_ref()
                 .and_then(|s| s.reallocate)
                 .expect("checks only with re-allocation");
-            let over =
-                (0..k).any(|p| win_arr[p] > 0 && win_blk[p] as f64 / win_arr[p] as f64 > b_max);
-            if over && policy == Policy::Optimal {
-                // Demands in proportion to the window's arrival rates, scaled to capacity.
-                let est: Vec<i64> = win_arr.iter().map(|&a| a as i64 + 1).collect();
-                let est = crate::alloc::problem::scale_to(&est, capacity.iter().sum());
-                let prob = problem(cfg, &est)?;
-                let sol = match &basis {
-                    Some(b) => simplex::solve_warm(&prob, b)?,
-                    None => simplex::solve(&prob)?,
-                };
-                limits = Some(Limits::of(&sol.allocation, prob.rows(), prob.cols()));
-                basis = Some(sol.basis);
+            // The shared rule: demands in proportion to the window's arrival counts.
+            if let (Some(est), Some(adm), Policy::Optimal) = (
+                reallocation(&win_arr, &win_blk, b_max),
+                admission.as_mut(),
+                policy,
+            ) {
+                let prob = problem(cfg, &demand_rows(&est, capacity.iter().sum()))?;
+                let (a, b) = allocate(Method::Optimal, &prob, basis.as_ref())?;
+                adm.install(&a);
+                basis = b;
                 reallocations += 1;
             }
             win_arr.fill(0);
@@ -587,11 +484,10 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         }
         if what != ARRIVAL {
             // A departure.
-            if what == STRIPE {
-                striped_n[i] -= 1;
-            } else {
-                n[i * k + what] -= 1;
-                load[what] -= 1;
+            match (admission.as_mut(), what == STRIPE) {
+                (Some(adm), true) => adm.release_striped(i),
+                (Some(adm), false) => adm.release(i, what),
+                (None, _) => load[what] -= 1,
             }
             continue;
         }
@@ -609,61 +505,31 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             arrivals[i] += 1;
             batch_arr[i * BATCHES + batch] += 1;
         }
-        let served: Option<(usize, f64)> = match (&limits, striped) {
-            (Some(lim), true) => {
-                // CP-2: a striped stream takes x_ij / D_i of a slot at each server of the
-                // cluster: room iff fewer than sum_j T_ij = D_i streams are on.
-                let (t, cluster) = (&lim.t[i * k..(i + 1) * k], &lim.clusters[i]);
-                (striped_n[i] < t.iter().sum::<i64>()).then(|| {
-                    let total = demand[i].max(1) as f64;
-                    let mean_hops = cluster
-                        .iter()
-                        .map(|&j| t[j] as f64 * d[i][j] as f64)
-                        .sum::<f64>()
-                        / total;
-                    (STRIPE, mean_hops)
-                })
-            }
-            (Some(lim), false) => {
-                // CP-1: the cluster server with the largest residual share that has room;
-                // failing that, with slack sharing, the cluster server with the most free
-                // slots above its reserve.
-                let (t, cluster) = (&lim.t[i * k..(i + 1) * k], &lim.clusters[i]);
-                let n = &n[i * k..(i + 1) * k];
-                if measured && cluster.len() > 1 {
-                    let (lo, hi) = cluster.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &j| {
-                        let u = n[j] as f64 / t[j] as f64;
-                        (lo.min(u), hi.max(u))
-                    });
-                    spread_sum += hi - lo;
-                    spread_n += 1;
-                }
-                let open = cluster
+        let served: Option<(usize, f64)> = match (admission.as_mut(), striped) {
+            (Some(adm), true) => adm.admit_striped(i).then(|| {
+                // The stream's hops: its cluster's, weighted by the shares x_ij / D_i.
+                let (t, total) = (&adm.thresholds()[i * k..(i + 1) * k], demand[i].max(1));
+                let mean_hops = adm
+                    .cluster(i)
                     .iter()
-                    .copied()
-                    .filter(|&j| n[j] < t[j] && load[j] < capacity[j]);
-                match cfg.choice {
-                    Choice::Residual => open.max_by_key(|&j| (t[j] - n[j], Reverse(j))),
-                    // (T_a - n_a) / T_a against (T_b - n_b) / T_b, exactly in integers.
-                    Choice::Fraction => open.max_by(|&a, &b| {
-                        ((t[a] - n[a]) * t[b])
-                            .cmp(&((t[b] - n[b]) * t[a]))
-                            .then(b.cmp(&a))
-                    }),
-                    Choice::Nearest => open.min_by_key(|&j| (d[i][j], j)),
+                    .map(|&j| t[j] as f64 * d[i][j] as f64)
+                    .sum::<f64>()
+                    / total as f64;
+                (STRIPE, mean_hops)
+            }),
+            (Some(adm), false) => {
+                if measured {
+                    if let Some(spread) = adm.spread(i) {
+                        spread_sum += spread;
+                        spread_n += 1;
+                    }
                 }
-                .or_else(|| {
-                    let j = cluster
-                        .iter()
-                        .copied()
-                        .filter(|&j| (capacity[j] - load[j]) as f64 > reserve[j])
-                        .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?;
-                    if measured {
+                adm.admit(i, &d[i]).map(|a| {
+                    if measured && matches!(a, Admit::Borrowed(_)) {
                         borrowed += 1;
                     }
-                    Some(j)
+                    (a.server(), d[i][a.server()] as f64)
                 })
-                .map(|j| (j, d[i][j] as f64))
             }
             (None, _) => {
                 let candidates = if policy == Policy::Nearest {
@@ -679,10 +545,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         };
         match served {
             Some((j, h)) => {
-                if j == STRIPE {
-                    striped_n[i] += 1;
-                } else {
-                    n[i * k + j] += 1;
+                if admission.is_none() {
                     load[j] += 1;
                 }
                 let hold = if deterministic { HOLD } else { exp(rng, HOLD) };

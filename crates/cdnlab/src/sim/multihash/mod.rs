@@ -16,6 +16,8 @@ use crate::dht::analysis;
 use crate::dht::baselines::{self, Maglev};
 use crate::dht::hash::{file_key, position_of};
 use crate::dht::repair;
+pub use crate::dht::replication::Growth;
+use crate::dht::replication::{Action, Rules, WindowEnd};
 use crate::dht::ring::Ring;
 use crate::dht::search::{self, Strategy};
 use crate::dht::store::Store;
@@ -39,18 +41,6 @@ pub enum Policy {
     BoundedLoad,
     Rendezvous,
     Maglev,
-}
-
-/// How many replicas an overload adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Growth {
-    /// One per window (the smallest unused index).
-    One,
-    /// Doubling: n + 1 ..= 2n (every overloaded replica asks for the same indices, and the
-    /// arbiters create each once).
-    Double,
-    /// Straight to ceil(lambda_hat / c_high), lambda_hat = observed rate x n.
-    Jump,
 }
 
 /// How gaps are found and filled.
@@ -233,9 +223,8 @@ struct Sim<'a> {
     rendezvous: Vec<u32>,
     /// Files requested this window (each once), for the end-of-window pass.
     touched: Vec<u32>,
-    /// Scratch of that pass: a file's overloaded replicas (index, count), indices to create.
-    overloaded: Vec<(u32, u32)>,
-    targets: Vec<u32>,
+    /// Scratch of that pass.
+    scratch: Scratch,
     /// Requests per node this window and over the measured windows.
     node_load: Vec<u32>,
     measured_load: Vec<u64>,
@@ -363,82 +352,36 @@ impl Sim<'_> {
         })
     }
 
-    /// Replication and de-replication from this window's counts.
+    /// Replication and de-replication from this window's counts (see [`window_end`]).
     fn adapt(&mut self) {
         let cfg = self.cfg;
-        let threshold = cfg.c_high * cfg.window;
+        let rules = Rules {
+            c_high: cfg.c_high,
+            window: cfg.window,
+            gamma: cfg.gamma,
+            k: cfg.k,
+            growth: cfg.growth,
+        };
         let mut touched = std::mem::take(&mut self.touched);
-        // Scratch reused across files: no allocation per file and window.
-        let (mut overloaded, mut targets) = (
-            std::mem::take(&mut self.overloaded),
-            std::mem::take(&mut self.targets),
-        );
+        let mut scratch = std::mem::take(&mut self.scratch);
         touched.sort_unstable();
         for &f in &touched {
-            let key = file_key(u64::from(f));
-            overloaded.clear();
-            overloaded.extend(
-                self.store
-                    .replicas(f)
-                    .iter()
-                    .filter(|r| search::overloaded(f64::from(r.count), threshold))
-                    .map(|r| (r.index, r.count)),
+            let w = window_end(
+                &mut self.store,
+                &self.ring,
+                rules,
+                cfg.shrink,
+                f,
+                &mut scratch,
             );
-            // Every overloaded replica searches against the same state (concurrently), then
-            // the creations meet their arbiters.
-            targets.clear();
-            for &(i, c) in &overloaded {
-                let (store, ring) = (&self.store, &self.ring);
-                let (unused, probes) = search::smallest_unused_above(i, cfg.k, |j| {
-                    store.probe(ring, key, f, j).is_some()
-                });
-                self.replication_messages += u64::from(probes);
-                let prefix = self.store.gaps(f) == 0;
-                self.replication_formula += u64::from(
-                    analysis::unused_search_probes(i, self.store.top(f), cfg.k)
-                        .filter(|_| prefix)
-                        .unwrap_or(probes),
-                );
-                let Some(u) = unused else { continue };
-                let n = u - 1;
-                match cfg.growth {
-                    Growth::One => targets.push(u),
-                    Growth::Double => targets.extend(u..=(2 * n).max(u)),
-                    Growth::Jump => {
-                        let want = analysis::steady_replicas(
-                            f64::from(c) / cfg.window * f64::from(n),
-                            cfg.c_high,
-                        );
-                        targets.extend(u..=want.max(u));
-                    }
-                }
-            }
-            for &t in &targets {
-                if t <= cfg.k {
-                    self.replication_messages += 1;
-                    self.replication_formula += 1;
-                    if self.store.create_if_absent(&self.ring, f, t) {
-                        self.created += 1;
-                    } else {
-                        self.create_refused += 1;
-                    }
-                }
-            }
-            let reps = self.store.replicas(f);
-            if cfg.shrink && overloaded.is_empty() && reps.len() > 1 {
-                let (top, c) = (reps[reps.len() - 1].index, reps[reps.len() - 1].count);
-                if search::top_may_leave(f64::from(c), reps.len() as u32, cfg.gamma, threshold) {
-                    self.store.remove(f, top);
-                }
-            }
-            self.store
-                .replicas_mut(f)
-                .iter_mut()
-                .for_each(|r| r.count = 0);
+            self.replication_messages += w.messages;
+            self.replication_formula += w.formula;
+            self.created += w.created;
+            self.create_refused += w.refused;
         }
         self.touched = touched;
         self.touched.clear();
-        (self.overloaded, self.targets) = (overloaded, targets);
+        self.scratch = scratch;
     }
 
     /// The origin restores the home copy of every file a request could not find.
@@ -530,6 +473,92 @@ impl Sim<'_> {
             .map(|f| u64::from(self.store.gaps(f)))
             .sum()
     }
+}
+
+/// Scratch vectors of [`window_end`], reused across files (no allocation per file and
+/// window).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    lived: Vec<(u32, u32)>,
+    indices: Vec<u32>,
+}
+
+/// What [`window_end`] did to one file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowEndOutcome {
+    /// Messages of replication (search probes and CREATE_IF_ABSENT), and the same with each
+    /// search's closed form where the file is a prefix (X6's reference).
+    pub messages: u64,
+    pub formula: u64,
+    /// Replicas created, attempts refused as existing, replicas that left.
+    pub created: u64,
+    pub refused: u64,
+    pub left: u64,
+}
+
+/// The end of a window for file `f`, from its replicas' counts in `store`, by the window-end
+/// rule of `dht::replication` that the live edges run too: first every overloaded replica's
+/// search and growth against the window's state (concurrent attempts, applied one after
+/// another at their arbiters), then, with `shrink`, the leave decisions of the others against
+/// the state after those creations (decided concurrently, then applied). Counts are reset.
+/// Replicas created here take no decision until they have lived through a window.
+pub fn window_end(
+    store: &mut Store,
+    ring: &Ring,
+    rules: Rules,
+    shrink: bool,
+    f: u32,
+    scratch: &mut Scratch,
+) -> WindowEndOutcome {
+    let key = file_key(u64::from(f));
+    let mut out = WindowEndOutcome::default();
+    let Scratch { lived, indices } = scratch;
+    lived.clear();
+    lived.extend(store.replicas(f).iter().map(|r| (r.index, r.count)));
+    indices.clear();
+    for &(i, c) in lived.iter() {
+        let end = WindowEnd::new(rules, i, f64::from(c));
+        if !end.overloaded() {
+            continue;
+        }
+        let (action, probes) = end.run(|j| store.probe(ring, key, f, j).is_some());
+        out.messages += u64::from(probes);
+        let prefix = store.gaps(f) == 0;
+        out.formula += u64::from(
+            analysis::unused_search_probes(i, store.top(f), rules.k)
+                .filter(|_| prefix)
+                .unwrap_or(probes),
+        );
+        if let Action::Create(range) = action {
+            indices.extend(range);
+        }
+    }
+    for &t in indices.iter() {
+        out.messages += 1;
+        out.formula += 1;
+        if store.create_if_absent(ring, f, t) {
+            out.created += 1;
+        } else {
+            out.refused += 1;
+        }
+    }
+    if shrink {
+        indices.clear();
+        for &(i, c) in lived.iter() {
+            let end = WindowEnd::new(rules, i, f64::from(c));
+            if !end.overloaded()
+                && end.run(|j| store.probe(ring, key, f, j).is_some()).0 == Action::Leave
+            {
+                indices.push(i);
+            }
+        }
+        for &i in indices.iter() {
+            store.remove(f, i);
+            out.left += 1;
+        }
+    }
+    store.replicas_mut(f).iter_mut().for_each(|r| r.count = 0);
+    out
 }
 
 /// RBS's probe mean and variance with the prefix 1..=n used, for n in 0..=k (no replica at
@@ -627,8 +656,7 @@ pub fn run_with(
         store,
         maglev,
         touched: Vec::new(),
-        overloaded: Vec::new(),
-        targets: Vec::new(),
+        scratch: Scratch::default(),
         node_load: vec![0; cfg.nodes as usize],
         measured_load: vec![0; cfg.nodes as usize],
         window_requests: 0,

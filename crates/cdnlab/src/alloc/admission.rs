@@ -1,0 +1,300 @@
+//! Admission over an allocation (spec `transport.md` in the project's docs: thresholds T_ij =
+//! x_ij, CP-1 and CP-2, partial sharing of slack, re-allocation on blocking), written once for
+//! the simulator (`sim::stream`), the live steering server and the live edges.
+//!
+//! - [`Method`] and [`allocate`]: thresholds from the optimal Transportation Problem (warm from
+//!   a previous basis when given) or from a feasible non-optimal allocation (NW corner, Vogel).
+//! - [`Admission`]: the per-(population, server) stream counts under those thresholds, with
+//!   CP-1 (one server per stream, picked among the cluster's servers under their threshold by a
+//!   [`Choice`], then slack sharing above a reserve) and CP-2 (a stream striped over the
+//!   cluster).
+//! - [`reallocation`]: the re-allocation rule, a pure function from a window's counts to "re-solve
+//!   with this demand" or nothing; [`demand_rows`]: how a demand estimate becomes the problem's
+//!   rows.
+
+use super::problem::scale_to;
+use super::simplex::{self, Basis};
+use super::{Allocation, Problem, initial};
+use crate::Error;
+use std::cmp::Reverse;
+
+/// How thresholds are computed from the demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// The optimal Transportation Problem solution (S0).
+    Optimal,
+    /// The north-west corner rule (S3, feasible, not optimal).
+    Northwest,
+    /// Vogel's approximation (S3).
+    Vogel,
+}
+
+/// The allocation of `p` by `method`; for [`Method::Optimal`] also its basis, solved warm from
+/// `basis` when given (a re-allocation).
+pub fn allocate(
+    method: Method,
+    p: &Problem,
+    basis: Option<&Basis>,
+) -> Result<(Allocation, Option<Basis>), Error> {
+    Ok(match method {
+        Method::Optimal => {
+            let s = match basis {
+                Some(b) => simplex::solve_warm(p, b)?,
+                None => simplex::solve(p)?,
+            };
+            (s.allocation, Some(s.basis))
+        }
+        Method::Northwest => (initial::northwest(p)?, None),
+        Method::Vogel => (initial::vogel(p)?, None),
+    })
+}
+
+/// The problem's rows for a demand estimate: each population at least 1 (so that every
+/// population keeps a share), scaled to the total capacity.
+pub fn demand_rows(demand: &[i64], total_capacity: i64) -> Vec<i64> {
+    let want: Vec<i64> = demand.iter().map(|&d| d.max(1)).collect();
+    scale_to(&want, total_capacity)
+}
+
+/// The re-allocation rule: when some population's blocking in the window (`blocked` of
+/// `arrivals`) exceeds `b_max`, re-solve with the demand estimated from the window's arrival
+/// counts (each plus one), returned; otherwise None.
+pub fn reallocation(arrivals: &[u64], blocked: &[u64], b_max: f64) -> Option<Vec<i64>> {
+    let over = arrivals
+        .iter()
+        .zip(blocked)
+        .any(|(&a, &b)| a > 0 && b as f64 / a as f64 > b_max);
+    over.then(|| arrivals.iter().map(|&a| a as i64 + 1).collect())
+}
+
+/// Whether a server admits one more stream of a population under its threshold: fewer than
+/// `threshold` of its streams there, and a free slot (`load` < `capacity`).
+#[inline]
+pub fn under_threshold(streams: i64, threshold: i64, load: i64, capacity: i64) -> bool {
+    streams < threshold && load < capacity
+}
+
+/// CP-1's pick within a cluster, among the servers under their threshold with room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The most free threshold slots, T_ij - n_ij (the spec's "largest residual share" read
+    /// as slots; it prefers the big share, usually the nearby server).
+    Residual,
+    /// The largest free fraction (T_ij - n_ij) / T_ij (equalises utilisation).
+    Fraction,
+    /// The nearest (a control that ignores balance).
+    Nearest,
+}
+
+/// How a CP-1 stream was admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Under its threshold at this server.
+    Threshold(usize),
+    /// Above its threshold, on a free slot above the server's reserve (slack sharing).
+    Borrowed(usize),
+}
+
+impl Admit {
+    /// The server.
+    pub fn server(self) -> usize {
+        match self {
+            Admit::Threshold(j) | Admit::Borrowed(j) => j,
+        }
+    }
+}
+
+/// Streams under an allocation's thresholds: populations by servers.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    servers: usize,
+    /// T_ij, population-major, and each population's cluster (servers with T_ij > 0).
+    t: Vec<i64>,
+    clusters: Vec<Vec<usize>>,
+    capacity: Vec<i64>,
+    /// Free slots a server keeps for threshold admissions (slack sharing; capacity: none).
+    reserve: Vec<f64>,
+    choice: Choice,
+    /// n_ij (CP-1), streams per server, striped streams per population (CP-2).
+    n: Vec<i64>,
+    load: Vec<i64>,
+    striped: Vec<i64>,
+}
+
+impl Admission {
+    /// Admission under `allocation` of `populations` rows over servers with `capacity`:
+    /// `reserve` is the share of a server's capacity kept free for threshold admissions (1:
+    /// complete partitioning, no slack sharing).
+    pub fn new(
+        allocation: &Allocation,
+        populations: usize,
+        capacity: &[i64],
+        reserve: f64,
+        choice: Choice,
+    ) -> Self {
+        let (m, n) = (populations, capacity.len());
+        Admission {
+            servers: n,
+            t: allocation.dense(m, n),
+            clusters: allocation.clusters(m),
+            capacity: capacity.to_vec(),
+            reserve: capacity.iter().map(|&c| reserve * c as f64).collect(),
+            choice,
+            n: vec![0; m * n],
+            load: vec![0; n],
+            striped: vec![0; m],
+        }
+    }
+
+    /// New thresholds (a re-allocation); streams in progress keep their slots.
+    pub fn install(&mut self, allocation: &Allocation) {
+        let m = self.striped.len();
+        self.t = allocation.dense(m, self.servers);
+        self.clusters = allocation.clusters(m);
+    }
+
+    /// The thresholds, population-major.
+    pub fn thresholds(&self) -> &[i64] {
+        &self.t
+    }
+
+    /// Population `i`'s cluster.
+    pub fn cluster(&self, i: usize) -> &[usize] {
+        &self.clusters[i]
+    }
+
+    /// CP-1: a stream of population `i` (`hops`: its distance to each server, for
+    /// [`Choice::Nearest`]) goes to the cluster server picked by the choice among those under
+    /// their threshold with room; failing that, with slack sharing, to the cluster server with
+    /// the most free slots above its reserve; else it is blocked (None).
+    pub fn admit(&mut self, i: usize, hops: &[i64]) -> Option<Admit> {
+        let k = self.servers;
+        let (t, cluster) = (&self.t[i * k..(i + 1) * k], &self.clusters[i]);
+        let (n, load, capacity) = (&self.n[i * k..(i + 1) * k], &self.load, &self.capacity);
+        let open = cluster
+            .iter()
+            .copied()
+            .filter(|&j| under_threshold(n[j], t[j], load[j], capacity[j]));
+        let pick = match self.choice {
+            Choice::Residual => open.max_by_key(|&j| (t[j] - n[j], Reverse(j))),
+            // (T_a - n_a) / T_a against (T_b - n_b) / T_b, exactly in integers.
+            Choice::Fraction => open.max_by(|&a, &b| {
+                ((t[a] - n[a]) * t[b])
+                    .cmp(&((t[b] - n[b]) * t[a]))
+                    .then(b.cmp(&a))
+            }),
+            Choice::Nearest => open.min_by_key(|&j| (hops[j], j)),
+        };
+        let admit = match pick {
+            Some(j) => Admit::Threshold(j),
+            None => Admit::Borrowed(
+                cluster
+                    .iter()
+                    .copied()
+                    .filter(|&j| (capacity[j] - load[j]) as f64 > self.reserve[j])
+                    .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?,
+            ),
+        };
+        let j = admit.server();
+        self.n[i * k + j] += 1;
+        self.load[j] += 1;
+        Some(admit)
+    }
+
+    /// A CP-1 stream of population `i` at server `j` ended.
+    pub fn release(&mut self, i: usize, j: usize) {
+        self.n[i * self.servers + j] -= 1;
+        self.load[j] -= 1;
+    }
+
+    /// CP-2: a striped stream of population `i` takes x_ij / D_i of a slot at each server of
+    /// the cluster, so it is admitted iff fewer than sum_j T_ij = D_i streams are on.
+    pub fn admit_striped(&mut self, i: usize) -> bool {
+        let k = self.servers;
+        let ok = self.striped[i] < self.t[i * k..(i + 1) * k].iter().sum::<i64>();
+        if ok {
+            self.striped[i] += 1;
+        }
+        ok
+    }
+
+    /// A striped stream of population `i` ended.
+    pub fn release_striped(&mut self, i: usize) {
+        self.striped[i] -= 1;
+    }
+
+    /// The spread (largest minus smallest) of population `i`'s threshold occupancies n_ij /
+    /// T_ij across its cluster, when the cluster has two servers or more.
+    pub fn spread(&self, i: usize) -> Option<f64> {
+        let k = self.servers;
+        let cluster = &self.clusters[i];
+        (cluster.len() > 1).then(|| {
+            let (lo, hi) = cluster.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &j| {
+                let u = self.n[i * k + j] as f64 / self.t[i * k + j] as f64;
+                (lo.min(u), hi.max(u))
+            });
+            hi - lo
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two populations, two servers of 3 slots: population 0 holds 2 at server 0 and 1 at
+    /// server 1, population 1 the rest. CP-1 fills by the choice, blocks at the thresholds,
+    /// borrows above the reserve when sharing; CP-2 admits up to D_i; re-allocation triggers
+    /// above b_max only.
+    #[test]
+    fn thresholds_picks_slack_and_reallocation() {
+        let p = Problem::new(vec![3, 3], vec![3, 3], vec![vec![0, 1], vec![1, 0]]).unwrap();
+        let (a, _) = allocate(Method::Optimal, &p, None).unwrap();
+        let mut adm = Admission::new(&a, 2, &[3, 3], 1.0, Choice::Residual);
+        assert_eq!(adm.thresholds(), &[3, 0, 0, 3]);
+        let hops = [0, 1];
+        for _ in 0..3 {
+            assert_eq!(adm.admit(0, &hops), Some(Admit::Threshold(0)));
+        }
+        assert_eq!(adm.admit(0, &hops), None); // complete partitioning
+        adm.release(0, 0);
+        assert_eq!(adm.admit(0, &hops), Some(Admit::Threshold(0)));
+        // Slack sharing with no reserve: population 0 borrows server 1's free slots only if
+        // server 1 is in its cluster; with this allocation it is not.
+        let mut share = Admission::new(&a, 2, &[3, 3], 0.0, Choice::Residual);
+        for _ in 0..3 {
+            share.admit(0, &hops);
+        }
+        assert_eq!(share.admit(0, &hops), None);
+        // A split allocation: population 0 gets 2 + 1.
+        let p = Problem::new(vec![3, 3], vec![2, 4], vec![vec![0, 1], vec![1, 0]]).unwrap();
+        let (a, _) = allocate(Method::Optimal, &p, None).unwrap();
+        assert_eq!(a.dense(2, 2), vec![2, 1, 0, 3]);
+        let mut frac = Admission::new(&a, 2, &[2, 4], 1.0, Choice::Fraction);
+        let mut resid = Admission::new(&a, 2, &[2, 4], 1.0, Choice::Residual);
+        // Residual: server 0 (2 free) first, then a tie at 1 free goes to the lower index.
+        let r: Vec<usize> = (0..3)
+            .map(|_| resid.admit(0, &hops).unwrap().server())
+            .collect();
+        assert_eq!(r, [0, 0, 1]);
+        // Fraction: 1 of 1 at server 1 equals 2 of 2 at server 0 (tie: lower index), then
+        // 1/2 at server 0 against 1/1 at server 1.
+        let f: Vec<usize> = (0..3)
+            .map(|_| frac.admit(0, &hops).unwrap().server())
+            .collect();
+        assert_eq!(f, [0, 1, 0]);
+        assert_eq!(frac.spread(0), Some(0.0));
+        let mut borrow = Admission::new(&a, 2, &[2, 4], 0.0, Choice::Residual);
+        for _ in 0..3 {
+            borrow.admit(0, &hops);
+        }
+        // Over its thresholds, population 0 borrows server 1's free slot (3 of 4 free).
+        assert_eq!(borrow.admit(0, &hops), Some(Admit::Borrowed(1)));
+        let mut striped = Admission::new(&a, 2, &[2, 4], 1.0, Choice::Residual);
+        assert!((0..3).all(|_| striped.admit_striped(0)));
+        assert!(!striped.admit_striped(0));
+        assert_eq!(reallocation(&[100, 100], &[5, 4], 0.05), None);
+        assert_eq!(reallocation(&[100, 0], &[6, 0], 0.05), Some(vec![101, 1]));
+        assert_eq!(demand_rows(&[0, 3], 8), scale_to(&[1, 3], 8));
+    }
+}
