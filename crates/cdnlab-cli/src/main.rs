@@ -1,8 +1,11 @@
 //! The `cdnlab` command: a thin shell over the `cdnlab` library. It reads files, parses flags,
 //! runs sweeps in parallel, writes results and plots, and reports errors as one clear message.
 
+#![forbid(unsafe_code)]
+
 mod error;
 mod gentrace;
+#[cfg(feature = "live")]
 mod live;
 mod output;
 mod plot;
@@ -41,6 +44,7 @@ enum Command {
     /// The Transportation Problem: solve an instance (optimal, north-west corner or Vogel).
     Tp(tp::TpArgs),
     /// Real HTTP on loopback: origin, caching edges, GWTW users, and a demo of all three.
+    #[cfg(feature = "live")]
     Live(live::LiveArgs),
 }
 
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => reproduce::run(a),
         Command::GenTrace(a) => gentrace::run(a),
         Command::Tp(a) => tp::run(a),
+        #[cfg(feature = "live")]
         Command::Live(a) => live::run(a),
         Command::Experiments => {
             experiments();

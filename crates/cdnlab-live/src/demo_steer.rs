@@ -329,7 +329,10 @@ async fn phase(
                     None => (r0, None),
                 };
                 let next = if r > 0.0 {
-                    at + Duration::from_secs_f64(-(1.0 - rng.random::<f64>()).ln() / r)
+                    at + Duration::from_secs_f64(cdnlab::workload::arrivals::exponential(
+                        &mut rng,
+                        1.0 / r,
+                    ))
                 } else {
                     end
                 };

@@ -19,6 +19,8 @@
 //! | DHT demo | `demo_dht.rs` | DHT edges under a Zipf load with a flash crowd and a killed edge |
 //! | steering demo | `demo_steer.rs` | the reference metros: optimal allocation vs nearest server under the same load |
 
+#![forbid(unsafe_code)]
+
 pub mod catalogue;
 pub mod client;
 pub mod demo;

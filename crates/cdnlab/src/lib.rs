@@ -12,7 +12,14 @@
 //! - [`select`]: client-side server selection behind one [`select::Selector`] trait:
 //!   Go-With-The-Winner, k = 1 / oracle (fixed server), per-request power of two choices, and the
 //!   b-matching that finds an optimal assignment.
-//! - [`stats`]: running moments, confidence intervals.
+//! - [`dht`]: the multi-hash DHT CDN: the hash family, the ring, random binary search, the
+//!   window-end replication rule and random gap removal (as step machines that the simulator and
+//!   the live edges both drive), the replica store, the spec's formulas, production baselines.
+//! - [`alloc`]: optimal allocation for streaming: the Transportation Problem (network simplex,
+//!   warm starts, NW corner and Vogel), the metro topology, admission under thresholds (CP-1,
+//!   CP-2, slack sharing, re-allocation), Erlang-B.
+//! - [`stats`]: running moments, confidence intervals, line fits, binomial and Poisson tails.
+//! - [`error`]: the one error type, [`Error`].
 //! - [`sim`]: experiments. An [`sim::Experiment`] declares its parameters (with ranges) and metrics
 //!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
 //!   scenario names to experiments, so the runner never names a concrete model.
@@ -42,6 +49,9 @@
 //! - Hot paths (one simulated request) allocate nothing: caches are flat arrays indexed by dense
 //!   slot ids, with a private open-addressing index from object id to slot.
 //! - Errors are typed ([`Error`]); bad input never panics.
+
+// Unsafe code only where a measured hot path needs it, each site allowed and justified.
+#![deny(unsafe_code)]
 
 pub mod alloc;
 pub mod cache;

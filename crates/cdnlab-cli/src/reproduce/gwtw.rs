@@ -1,4 +1,4 @@
-//! Reproductions of Go-With-The-Winner (spec `shared/spec/gwtw.md`, experiments E1-E8, claims
+//! Reproductions of Go-With-The-Winner (spec `docs/spec/gwtw.md`, experiments E1-E8, claims
 //! C1-C5). Every pass/fail is computed from the run's summary; a claim the reconstruction does
 //! not reproduce is reported as failing, with the mechanism in the notes.
 

@@ -1,4 +1,4 @@
-//! Reproductions of multi-hash replication in a DHT-based CDN (spec `shared/spec/multihash.md`,
+//! Reproductions of multi-hash replication in a DHT-based CDN (spec `docs/spec/multihash.md`,
 //! experiments X1-X6). Every pass/fail is computed from the run's summary against the spec's
 //! formulas, with the tolerance stated in the claim.
 

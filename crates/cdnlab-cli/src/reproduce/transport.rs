@@ -1,4 +1,4 @@
-//! Reproductions of optimal server allocation for streaming (spec `shared/spec/transport.md`,
+//! Reproductions of optimal server allocation for streaming (spec `docs/spec/transport.md`,
 //! experiments T1-T5). Every pass/fail is computed from the run's summary.
 
 use super::{Claim, Reproduction, metric, num, runs, se, summary, text};

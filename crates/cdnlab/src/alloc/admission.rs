@@ -1,6 +1,6 @@
 //! Admission over an allocation (spec `transport.md` in the project's docs: thresholds T_ij =
 //! x_ij, CP-1 and CP-2, partial sharing of slack, re-allocation on blocking), written once for
-//! the simulator (`sim::stream`), the live steering server and the live edges.
+//! the simulator (`sim::transport::stream`), the live steering server and the live edges.
 //!
 //! - [`Method`] and [`allocate`]: thresholds from the optimal Transportation Problem (warm from
 //!   a previous basis when given) or from a feasible non-optimal allocation (NW corner, Vogel).

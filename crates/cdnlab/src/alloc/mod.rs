@@ -1,4 +1,4 @@
-//! Optimal server allocation for streaming (spec `shared/spec/transport.md`; as implemented:
+//! Optimal server allocation for streaming (spec `docs/spec/transport.md`; as implemented:
 //! `docs/transport.md`): the Transportation Problem that assigns server capacity to user
 //! populations, and the queueing formula it is checked against.
 //!

@@ -45,6 +45,7 @@ fn difference_min(cost: &[i64], pi: &[i64]) -> i64 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
+        #[allow(unsafe_code)]
         return unsafe { difference_min_avx2(cost, pi) };
     }
     difference_min_portable(cost, pi)

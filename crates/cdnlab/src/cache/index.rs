@@ -42,6 +42,7 @@ pub fn prefetch_all<T>(x: &T) {
 fn prefetch_addr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint; it cannot fault, whatever the address.
+    #[allow(unsafe_code)]
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(p.cast());

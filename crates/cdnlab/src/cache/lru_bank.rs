@@ -45,6 +45,7 @@ impl Key for u32 {
         };
         let mut mask = 0u32;
         // SAFETY: SSE2 is in the x86-64 baseline; each load reads 4 of the block's 16 keys.
+        #[allow(unsafe_code)]
         unsafe {
             let k = _mm_set1_epi32(key as i32);
             for q in 0..BLOCK / 4 {

@@ -1,4 +1,4 @@
-//! A DHT-based CDN with multiple hash functions (spec `shared/spec/multihash.md`; as implemented:
+//! A DHT-based CDN with multiple hash functions (spec `docs/spec/multihash.md`; as implemented:
 //! `docs/multihash.md`).
 //!
 //! | part | file | what it holds |

@@ -11,10 +11,7 @@ pub mod gwtw;
 pub mod lru_che;
 pub mod multihash;
 pub mod params;
-pub mod paths;
-pub mod rbs;
-pub mod solver;
-pub mod stream;
+pub mod transport;
 
 use crate::Error;
 use crate::rng::Rng;
@@ -51,10 +48,10 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &gwtw::experiment::GwtwExperiment,
         &gwtw::orient::OrientExperiment,
         &multihash::experiment::MultihashExperiment,
-        &rbs::RbsExperiment,
-        &stream::StreamExperiment,
-        &paths::PathsExperiment,
-        &solver::SolverExperiment,
+        &multihash::rbs::RbsExperiment,
+        &transport::stream::StreamExperiment,
+        &transport::paths::PathsExperiment,
+        &transport::solver::SolverExperiment,
     ]
 }
 

@@ -1,13 +1,11 @@
 //! Workloads: what is requested, how often, and when.
 //!
-//! - [`catalogue`]: a set of objects with sizes.
 //! - [`popularity`]: Zipf (any exponent alpha >= 0; alpha = 0 is uniform) and uniform laws, with an
 //!   O(1) alias sampler and the exact probabilities (for analytical models such as Che's).
-//! - [`arrivals`]: Poisson arrival processes.
+//! - [`arrivals`]: exponential gaps (Poisson arrivals), one uniform draw each.
 //! - [`trace`]: requests read from libCacheSim `oracleGeneral` binary traces or CSV files.
 
 pub mod arrivals;
-pub mod catalogue;
 pub mod popularity;
 pub mod trace;
 

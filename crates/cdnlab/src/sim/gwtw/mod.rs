@@ -1,4 +1,4 @@
-//! The Go-With-The-Winner model (spec: `shared/spec/gwtw.md`; as implemented: `docs/gwtw.md`).
+//! The Go-With-The-Winner model (spec: `docs/spec/gwtw.md`; as implemented: `docs/gwtw.md`).
 //!
 //! n servers, m = lambda n users, time in slots; each user makes one request (web) or streams one
 //! slot (video) per slot. Users choose servers with a [`crate::select::Selector`]: GWTW with k

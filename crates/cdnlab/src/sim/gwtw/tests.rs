@@ -1,5 +1,5 @@
 //! Tests from the facts any correct implementation of the model must show (spec
-//! `shared/spec/gwtw.md`, "Facts"). Seeds are fixed; tolerances are stated with their reason.
+//! `docs/spec/gwtw.md`, "Facts"). Seeds are fixed; tolerances are stated with their reason.
 
 use super::*;
 use crate::cache::che;

@@ -1,4 +1,4 @@
-//! The multi-hash DHT CDN simulated (spec `shared/spec/multihash.md`; as implemented:
+//! The multi-hash DHT CDN simulated (spec `docs/spec/multihash.md`; as implemented:
 //! `docs/multihash.md`).
 //!
 //! Discrete events at window granularity: time runs in windows of W time units; requests arrive
@@ -10,6 +10,7 @@
 //! a window do not change any outcome and are not drawn.
 
 pub mod experiment;
+pub mod rbs;
 
 use crate::Error;
 use crate::dht::analysis;

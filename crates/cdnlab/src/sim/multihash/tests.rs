@@ -1,4 +1,4 @@
-//! Invariants of the simulated DHT CDN (spec `shared/spec/multihash.md`).
+//! Invariants of the simulated DHT CDN (spec `docs/spec/multihash.md`).
 
 use super::*;
 

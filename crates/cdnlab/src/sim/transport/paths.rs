@@ -1,5 +1,5 @@
 //! `paths`: a simple packet-level model of single-source and multi-source (striped) streaming
-//! over congested links (experiment T4 of `shared/spec/transport.md`; `docs/transport.md`).
+//! over congested links (experiment T4 of `docs/spec/transport.md`; `docs/transport.md`).
 //!
 //! Each path is one bottleneck link: capacity `capacity` packets per ms, a drop-tail FIFO buffer
 //! of `buffer` packets, propagation delay `delay` ms, and Poisson cross traffic of load
@@ -9,11 +9,11 @@
 //! deterministic service: a packet arriving at t leaves at max(t, last departure) + 1/capacity
 //! unless `buffer` packets are already waiting or in service, in which case it is dropped.
 
-use super::Experiment;
-use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::rng::Rng;
-use rand::RngExt;
+use crate::sim::Experiment;
+use crate::sim::params::{ParamSpec, Params};
+use crate::workload::arrivals::exponential;
 use std::collections::VecDeque;
 
 /// The experiment.
@@ -87,7 +87,7 @@ impl Experiment for PathsExperiment {
             let gap = sources as f64 / rate;
             let mut next_stream = path as f64 / rate;
             let cross_rate = cross * capacity;
-            let exp = |rng: &mut Rng| -(1.0 - rng.random::<f64>()).ln() / cross_rate;
+            let exp = |rng: &mut Rng| exponential(rng, 1.0 / cross_rate);
             let mut next_cross = if cross_rate > 0.0 {
                 exp(rng)
             } else {

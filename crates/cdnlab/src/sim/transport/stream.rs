@@ -1,5 +1,5 @@
 //! `stream`: user populations in metro areas stream videos from servers; an allocation decides
-//! which servers take whose requests (spec `shared/spec/transport.md`; `docs/transport.md`).
+//! which servers take whose requests (spec `docs/spec/transport.md`; `docs/transport.md`).
 //!
 //! The reference topology (invented for reproducibility, as the spec says): 8 metros, 12 links,
 //! cost = hop count. One server per metro with a capacity of concurrent streams; one population
@@ -7,8 +7,6 @@
 //! or deterministic). Events (arrivals, departures) run in time order from a binary heap keyed
 //! by (time, sequence), so ties resolve the same way in every run.
 
-use super::Experiment;
-use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::alloc::Problem;
 pub use crate::alloc::admission::Choice;
@@ -16,7 +14,8 @@ use crate::alloc::admission::{Admission, Admit, Method, allocate, demand_rows, r
 use crate::alloc::erlang::erlang_b;
 use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
-use rand::RngExt;
+use crate::sim::Experiment;
+use crate::sim::params::{ParamSpec, Params};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -415,7 +414,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let us = |h: f64| (h * 3.6e9) as u64;
     let mut heap = BinaryHeap::new();
     let mut seq = 0u64;
-    let exp = |rng: &mut Rng, mean: f64| -mean * (1.0 - rng.random::<f64>()).ln();
+    let exp = crate::workload::arrivals::exponential;
     for (i, &r) in rate.iter().enumerate() {
         if r > 0.0 {
             heap.push(Reverse((us(exp(rng, 1.0 / r)), seq, i, ARRIVAL)));

@@ -6,12 +6,12 @@
 //! ratios of them) are wall-clock measurements and vary from run to run. The runner runs this
 //! experiment's cells one at a time ([`Experiment::timed`]) so that they do not compete.
 
-use super::Experiment;
-use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::alloc::simplex::{self, Solution};
 use crate::alloc::{Problem, initial, lp};
 use crate::rng::Rng;
+use crate::sim::Experiment;
+use crate::sim::params::{ParamSpec, Params};
 use rand::RngExt;
 use std::time::Instant;
 

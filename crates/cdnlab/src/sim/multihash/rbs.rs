@@ -2,12 +2,12 @@
 //! used indices, against the exact formulas; and random gap removal on one file with one gap.
 //! Experiments X1 and X2, and the checks of the serve probabilities with gaps.
 
-use super::Experiment;
-use super::params::{ParamSpec, Params};
 use crate::Error;
 use crate::dht::search::{self, Strategy};
 use crate::dht::{analysis, repair};
 use crate::rng::Rng;
+use crate::sim::Experiment;
+use crate::sim::params::{ParamSpec, Params};
 use crate::stats;
 use rand::RngExt;
 
