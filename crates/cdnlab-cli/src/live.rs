@@ -6,10 +6,11 @@ use crate::error::{CliError, Result};
 use crate::output::{self, outln, write_atomic};
 use crate::plot::{self, Chart, Series};
 use cdnlab::cache::Policy;
-use cdnlab::select::gwtw::Probe;
+use cdnlab::select::gwtw::{self, GwtwConfig, Probe, Retrial};
 use cdnlab_live::catalogue::Catalogue;
+use cdnlab_live::client::Measure;
 use cdnlab_live::client::{Users, UsersConfig};
-use cdnlab_live::demo::{self, DemoConfig, Model};
+use cdnlab_live::demo::{self, DemoConfig};
 use cdnlab_live::demo_dht::{self, DhtDemoConfig};
 use cdnlab_live::demo_steer::{self, SteerDemoConfig};
 use cdnlab_live::dht::{self, DhtConfig};
@@ -126,27 +127,6 @@ struct OriginArgs {
     limits: LimitArgs,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum PolicyArg {
-    Lru,
-    Fifo,
-    Lfu,
-    S3fifo,
-    Sieve,
-}
-
-impl From<PolicyArg> for Policy {
-    fn from(p: PolicyArg) -> Policy {
-        match p {
-            PolicyArg::Lru => Policy::Lru,
-            PolicyArg::Fifo => Policy::Fifo,
-            PolicyArg::Lfu => Policy::Lfu,
-            PolicyArg::S3fifo => Policy::S3Fifo,
-            PolicyArg::Sieve => Policy::Sieve,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 struct EdgeArgs {
     /// The origin's address.
@@ -180,9 +160,9 @@ struct EdgeArgs {
     /// Pace every response at this many bytes per second (a stream's bit rate).
     #[arg(long)]
     stream_rate: Option<u64>,
-    /// Eviction policy.
-    #[arg(long, value_enum, default_value = "lru")]
-    policy: PolicyArg,
+    /// Eviction policy: lru, fifo, lfu, s3fifo or sieve (the library's registry).
+    #[arg(long, default_value = "lru")]
+    policy: Policy,
     /// Cache capacity in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     capacity: u64,
@@ -210,12 +190,19 @@ enum ModelArg {
 /// What users do (shared by `client` and `demo`).
 #[derive(Debug, Args)]
 struct UserArgs {
-    /// Window length, outcomes per candidate.
-    #[arg(long, default_value_t = 10)]
+    /// Window length, outcomes per candidate (the simulator's default).
+    #[arg(long, default_value_t = gwtw::DEFAULT_TAU)]
     tau: usize,
     /// Re-trial probability per shortfall observation.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = gwtw::DEFAULT_Q)]
     q: f64,
+    /// Where trial requests go: all (every candidate) or round-robin.
+    #[arg(long, default_value = "all")]
+    probe: Probe,
+    /// When a settled user measures again: on-shortfall (the paper's rule), never, or move
+    /// (E9, cdnlab's variant: to another candidate without a trial).
+    #[arg(long, default_value = "on-shortfall")]
+    retrial: Retrial,
     /// Objects in each user's own catalogue, N.
     #[arg(long, default_value_t = 10)]
     objects_per_user: u64,
@@ -246,10 +233,20 @@ impl UserArgs {
         Duration::from_millis(self.interval_ms.unwrap_or(default))
     }
 
-    fn model(&self) -> Model {
+    fn gwtw(&self) -> GwtwConfig {
+        GwtwConfig {
+            tau: self.tau,
+            probe: self.probe,
+            retrial: self.retrial,
+            q: self.q,
+            best: 1.0,
+        }
+    }
+
+    fn model(&self) -> Measure {
         match self.model {
-            ModelArg::Web => Model::Web,
-            ModelArg::Video => Model::Video {
+            ModelArg::Web => Measure::Web,
+            ModelArg::Video => Measure::Video {
                 rate: self.rate,
                 tolerance: self.tolerance,
             },
@@ -416,7 +413,7 @@ async fn run_edge(a: &EdgeArgs) -> Result<()> {
     }
     let cfg = EdgeConfig {
         origin: a.origin,
-        policy: a.policy.into(),
+        policy: a.policy,
         capacity: a.capacity,
         bandwidth: a.bandwidth,
         origin_timeout: Duration::from_millis(a.origin_timeout_ms),
@@ -686,12 +683,10 @@ async fn run_client(a: &ClientArgs) -> Result<()> {
         edges: a.edges.clone(),
         users: a.users,
         k: a.k,
-        tau: u.tau,
-        q: u.q,
-        probe: Probe::All,
+        gwtw: u.gwtw(),
         objects_per_user: u.objects_per_user,
         alpha: u.alpha,
-        measure: u.model().measure(),
+        measure: u.model(),
         interval: u.interval(),
         timeout: Duration::from_secs(5),
         seed: u.seed,
@@ -751,8 +746,7 @@ async fn run_demo(a: &DemoArgs) -> Result<()> {
             objects_per_user: u.objects_per_user,
             object_size: a.object_size,
             alpha: u.alpha,
-            tau: u.tau,
-            q: u.q,
+            gwtw: u.gwtw(),
             model,
             policy: Policy::Lru,
             interval: u.interval(),

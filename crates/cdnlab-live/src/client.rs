@@ -14,7 +14,7 @@
 
 use crate::Error;
 use cdnlab::rng::Rng;
-use cdnlab::select::gwtw::{EPS, Gwtw, GwtwConfig, Probe, Retrial};
+use cdnlab::select::gwtw::{EPS, Gwtw, GwtwConfig};
 use cdnlab::select::window::{ValueWindow, Window};
 use cdnlab::select::{Event, NoLoad, Selector};
 use cdnlab::workload::popularity::{Law, Sampler};
@@ -63,9 +63,9 @@ pub struct UsersConfig {
     pub users: usize,
     /// Candidates per user (1 <= k <= edges).
     pub k: usize,
-    pub tau: usize,
-    pub q: f64,
-    pub probe: Probe,
+    /// The GWTW rule's settings, as the simulator's (its `best` is ignored: the live measures
+    /// are shares of the best, so it is 1).
+    pub gwtw: GwtwConfig,
     /// Objects per user's catalogue (N), and their popularity exponent.
     pub objects_per_user: u64,
     pub alpha: f64,
@@ -117,11 +117,8 @@ impl UsersConfig {
 
     fn gwtw(&self) -> GwtwConfig {
         GwtwConfig {
-            tau: self.tau,
-            probe: self.probe,
-            retrial: Retrial::OnShortfall,
-            q: self.q,
             best: 1.0,
+            ..self.gwtw
         }
     }
 

@@ -10,31 +10,12 @@ use crate::edge::{self, Edge, EdgeConfig};
 use crate::origin::{self, OriginConfig};
 use crate::server::Limits;
 use cdnlab::cache::Policy;
-use cdnlab::select::gwtw::Probe;
+use cdnlab::select::gwtw::GwtwConfig;
 use cdnlab::select::matching;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-
-/// The service users measure.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Model {
-    /// Hit rate; edges hold `users_per_edge` catalogues.
-    Web,
-    /// Bit rate: `rate` bytes per second wanted per stream; edges send `users_per_edge` x rate.
-    Video { rate: f64, tolerance: f64 },
-}
-
-impl Model {
-    /// What the users measure under this model.
-    pub fn measure(self) -> Measure {
-        match self {
-            Model::Web => Measure::Web,
-            Model::Video { rate, tolerance } => Measure::Video { rate, tolerance },
-        }
-    }
-}
 
 /// A demo run.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,9 +27,11 @@ pub struct DemoConfig {
     pub objects_per_user: u64,
     pub object_size: u32,
     pub alpha: f64,
-    pub tau: usize,
-    pub q: f64,
-    pub model: Model,
+    /// The GWTW rule's settings (as the simulator's).
+    pub gwtw: GwtwConfig,
+    /// The service users measure (web: edges hold `users_per_edge` catalogues; video: edges
+    /// send `users_per_edge` x rate).
+    pub model: Measure,
     pub policy: Policy,
     pub interval: Duration,
     pub duration: Duration,
@@ -85,7 +68,7 @@ impl DemoConfig {
                 "1 s to 1 hour",
             ));
         }
-        self.model.measure().validate()?;
+        self.model.validate()?;
         if self.sample_every.is_zero() {
             return Err(E::param("sample-every", "0", "a duration > 0"));
         }
@@ -152,9 +135,7 @@ pub fn feasible(cfg: &DemoConfig) -> bool {
         edges: vec![SocketAddr::from(([127, 0, 0, 1], 0)); cfg.edges],
         users: cfg.users,
         k: cfg.k,
-        tau: cfg.tau,
-        q: cfg.q,
-        probe: Probe::All,
+        gwtw: cfg.gwtw,
         objects_per_user: cfg.objects_per_user,
         alpha: cfg.alpha,
         measure: Measure::Web,
@@ -177,12 +158,12 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
     let origin = origin::start(any, OriginConfig::serving(catalogue)).await?;
     let catalogue_bytes = cfg.objects_per_user * u64::from(cfg.object_size);
     let (capacity, bandwidth, measure) = match cfg.model {
-        Model::Web => (
+        Measure::Web => (
             cfg.users_per_edge as u64 * catalogue_bytes,
             None,
             Measure::Web,
         ),
-        Model::Video { rate, tolerance } => (
+        Measure::Video { rate, tolerance } => (
             objects * u64::from(cfg.object_size),
             Some((cfg.users_per_edge as f64 * rate) as u64),
             Measure::Video { rate, tolerance },
@@ -212,9 +193,7 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
         edges: addrs.clone(),
         users: cfg.users,
         k: cfg.k,
-        tau: cfg.tau,
-        q: cfg.q,
-        probe: Probe::All,
+        gwtw: cfg.gwtw,
         objects_per_user: cfg.objects_per_user,
         alpha: cfg.alpha,
         measure,

@@ -2,7 +2,9 @@
 //! and users of a killed edge re-trial and settle elsewhere. Each run is bounded (8 to 10 s).
 
 use cdnlab::cache::Policy;
-use cdnlab_live::demo::{self, DemoConfig, Model};
+use cdnlab::select::gwtw::GwtwConfig;
+use cdnlab_live::client::Measure;
+use cdnlab_live::demo::{self, DemoConfig};
 use std::time::Duration;
 
 /// 16 users on 8 edges that hold 3 users' catalogues each (load 2 of 3).
@@ -15,9 +17,11 @@ fn web(k: usize, seed: u64) -> DemoConfig {
         objects_per_user: 10,
         object_size: 1024,
         alpha: 0.8,
-        tau: 10,
-        q: 0.5,
-        model: Model::Web,
+        gwtw: GwtwConfig {
+            tau: 10,
+            ..GwtwConfig::default()
+        },
+        model: Measure::Web,
         policy: Policy::Lru,
         interval: Duration::from_millis(10),
         duration: Duration::from_secs(8),
@@ -115,7 +119,7 @@ async fn video_k2_converges_k1_does_not() {
     let video = |k, seed| DemoConfig {
         objects_per_user: 4,
         object_size: 32 << 10,
-        model: Model::Video {
+        model: Measure::Video {
             rate: 256_000.0,
             tolerance: 0.1,
         },

@@ -61,6 +61,75 @@ pub struct GwtwConfig {
     pub best: f64,
 }
 
+/// The default window length and re-trial probability (see [`GwtwConfig::default`]).
+pub const DEFAULT_TAU: usize = 20;
+pub const DEFAULT_Q: f64 = 0.5;
+
+impl Default for GwtwConfig {
+    /// The one set of defaults, for the simulator's parameters and the live users alike:
+    /// tau = 20, trial requests to every candidate, re-trial on a shortfall with q = 0.5, best
+    /// value 1 (a hit rate, or a bit rate as a share of the wanted one).
+    fn default() -> Self {
+        GwtwConfig {
+            tau: DEFAULT_TAU,
+            probe: Probe::All,
+            retrial: Retrial::OnShortfall,
+            q: DEFAULT_Q,
+            best: 1.0,
+        }
+    }
+}
+
+impl Probe {
+    /// Every probe rule, in registry order (the first is the default), and their names.
+    pub const ALL: [Probe; 2] = [Probe::All, Probe::RoundRobin];
+    pub const NAMES: [&'static str; 2] = ["all", "round-robin"];
+
+    /// The registry name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl std::str::FromStr for Probe {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Probe::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| Error::Unknown {
+                what: "probe rule",
+                name: s.into(),
+                allowed: Probe::ALL.map(Probe::name).join(", "),
+            })
+    }
+}
+
+impl Retrial {
+    /// Every re-trial rule, in registry order (the first is the default), and their names.
+    pub const ALL: [Retrial; 3] = [Retrial::OnShortfall, Retrial::Never, Retrial::Move];
+    pub const NAMES: [&'static str; 3] = ["on-shortfall", "never", "move"];
+
+    /// The registry name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl std::str::FromStr for Retrial {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Retrial::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| Error::Unknown {
+                what: "re-trial rule",
+                name: s.into(),
+                allowed: Retrial::ALL.map(Retrial::name).join(", "),
+            })
+    }
+}
+
 impl GwtwConfig {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<(), Error> {

@@ -3,7 +3,7 @@
 use super::{Config, Model, Outcome, Policy};
 use crate::Error;
 use crate::rng::Rng;
-use crate::select::gwtw::{GwtwConfig, Probe, Retrial};
+use crate::select::gwtw::{self, GwtwConfig, Probe, Retrial};
 use crate::sim::Experiment;
 use crate::sim::params::{ParamSpec, Params};
 
@@ -40,20 +40,20 @@ const PARAMS: &[ParamSpec] = &[
         "tau",
         1,
         1_000_000,
-        20,
+        gwtw::DEFAULT_TAU as i64,
         "history window: outcomes per candidate",
     ),
-    ParamSpec::choice("probe", &["all", "round-robin"], "where trial requests go"),
+    ParamSpec::choice("probe", &Probe::NAMES, "where trial requests go"),
     ParamSpec::choice(
         "retrial",
-        &["on-shortfall", "never", "move"],
+        &Retrial::NAMES,
         "when a settled user measures again (move: E9, cdnlab's variant: to another candidate without a trial)",
     ),
     ParamSpec::float(
         "q",
         0.0,
         1.0,
-        0.5,
+        gwtw::DEFAULT_Q,
         "activation probability of a re-trial, in (0, 1]",
     ),
     ParamSpec::float(
@@ -164,16 +164,9 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         },
         gwtw: GwtwConfig {
             tau: p.int("tau") as usize,
-            probe: if p.text("probe") == "all" {
-                Probe::All
-            } else {
-                Probe::RoundRobin
-            },
-            retrial: match p.text("retrial") {
-                "never" => Retrial::Never,
-                "move" => Retrial::Move,
-                _ => Retrial::OnShortfall,
-            },
+            // The parameter's choices are the registry's names, checked on load.
+            probe: p.text("probe").parse()?,
+            retrial: p.text("retrial").parse()?,
             q: p.float("q"),
             best: if best > 0.0 { best } else { 1.0 },
         },
