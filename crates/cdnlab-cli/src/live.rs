@@ -436,28 +436,10 @@ async fn run_edge(a: &EdgeArgs) -> Result<()> {
     Ok(())
 }
 
-/// The DHT demo: 1000 files of 4 KiB, Zipf(0.8) at 100 requests/s, a flash crowd of 300
-/// requests/s on file 0 from 20% to 60% of the run, the edge of one of its middle replicas
-/// killed at 40%; K = 32, c_high = 40 requests/s per replica, windows of 0.5 s.
+/// The DHT demo: the live crate's standard experiment (`DhtDemoConfig::standard`).
 async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
     let duration = seconds("duration", a.duration)?;
-    let at = |share: f64| duration.mul_f64(share);
-    let cfg = DhtDemoConfig {
-        edges: a.edges,
-        files: 1000,
-        alpha: 0.8,
-        base_rate: 100.0,
-        crowd_rate: 300.0,
-        crowd_start: at(0.2),
-        crowd_end: at(0.6),
-        kill_at: Some(at(0.4)),
-        duration,
-        sample_every: Duration::from_millis(250),
-        k: 32,
-        c_high: 40.0,
-        window: Duration::from_millis(500),
-        seed: a.user.seed,
-    };
+    let cfg = DhtDemoConfig::standard(duration, a.edges, a.user.seed);
     cfg.validate()?;
     output::ensure_dir(&a.out)?;
     let bar = ProgressBar::new(duration.as_millis() as u64);
@@ -514,9 +496,9 @@ async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
         title: format!(
             "Flash crowd on file 0 ({} edges; crowd from {:.0} s to {:.0} s, an edge killed at {:.0} s)",
             a.edges,
-            at(0.2).as_secs_f64(),
-            at(0.6).as_secs_f64(),
-            at(0.4).as_secs_f64()
+            cfg.crowd_start.as_secs_f64(),
+            cfg.crowd_end.as_secs_f64(),
+            cfg.kill_at.unwrap_or_default().as_secs_f64()
         ),
         x_label: "seconds".into(),
         y_label: "replicas of file 0".into(),

@@ -45,6 +45,30 @@ pub struct DhtDemoConfig {
 }
 
 impl DhtDemoConfig {
+    /// The demo's experiment (`cdnlab live demo --model dht`) over `duration` with `edges`
+    /// edges: 1000 files, Zipf(0.8) at 100 requests/s, a flash crowd of 300 requests/s on file 0
+    /// from 20% to 60% of the run, the edge of one of its middle replicas killed at 40%; K = 32,
+    /// c_high = 40 requests/s per replica, windows of 0.5 s, a sample every 250 ms.
+    pub fn standard(duration: Duration, edges: usize, seed: u64) -> Self {
+        let at = |share: f64| duration.mul_f64(share);
+        DhtDemoConfig {
+            edges,
+            files: 1000,
+            alpha: 0.8,
+            base_rate: 100.0,
+            crowd_rate: 300.0,
+            crowd_start: at(0.2),
+            crowd_end: at(0.6),
+            kill_at: Some(at(0.4)),
+            duration,
+            sample_every: Duration::from_millis(250),
+            k: 32,
+            c_high: 40.0,
+            window: Duration::from_millis(500),
+            seed,
+        }
+    }
+
     /// Checks the ranges.
     pub fn validate(&self) -> Result<(), cdnlab::Error> {
         use cdnlab::Error as E;
