@@ -33,3 +33,31 @@ impl Error {
         }
     }
 }
+
+/// A closed set of named choices (a registry: cache policies, size units, GWTW's probe and
+/// re-trial rules): every member, its name, and what the set is called in errors.
+pub trait Named: Copy + 'static {
+    /// What a member is called in messages ("cache policy").
+    const WHAT: &'static str;
+    /// Every member, in registry order (the first is the default where there is one).
+    const ALL: &'static [Self];
+    /// The member's name.
+    fn name(self) -> &'static str;
+
+    /// The member called `s`, or an error naming the allowed names.
+    fn parse_name(s: &str) -> Result<Self, Error> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| Error::Unknown {
+                what: Self::WHAT,
+                name: s.into(),
+                allowed: Self::ALL
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}

@@ -25,6 +25,7 @@ pub mod sieve;
 pub mod slots;
 
 use crate::Error;
+use crate::error::Named;
 use crate::workload::Request;
 
 /// What a capacity counts.
@@ -34,18 +35,21 @@ pub enum Unit {
     Bytes,
 }
 
+impl Named for Unit {
+    const WHAT: &'static str = "size unit";
+    const ALL: &'static [Unit] = &[Unit::Objects, Unit::Bytes];
+    fn name(self) -> &'static str {
+        match self {
+            Unit::Objects => "objects",
+            Unit::Bytes => "bytes",
+        }
+    }
+}
+
 impl std::str::FromStr for Unit {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        match s {
-            "objects" => Ok(Unit::Objects),
-            "bytes" => Ok(Unit::Bytes),
-            _ => Err(Error::Unknown {
-                what: "size unit",
-                name: s.into(),
-                allowed: "objects, bytes".into(),
-            }),
-        }
+        Unit::parse_name(s)
     }
 }
 
@@ -205,17 +209,18 @@ impl Policy {
     }
 }
 
+impl Named for Policy {
+    const WHAT: &'static str = "cache policy";
+    const ALL: &'static [Policy] = &Policy::ALL;
+    fn name(self) -> &'static str {
+        Policy::name(self)
+    }
+}
+
 impl std::str::FromStr for Policy {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        Policy::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| Error::Unknown {
-                what: "cache policy",
-                name: s.into(),
-                allowed: Policy::ALL.map(Policy::name).join(", "),
-            })
+        Policy::parse_name(s)
     }
 }
 

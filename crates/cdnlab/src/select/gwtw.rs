@@ -13,6 +13,7 @@
 use super::window::{ValueWindow, Window};
 use super::{Event, Load, Selector};
 use crate::Error;
+use crate::error::Named;
 use crate::rng::Rng;
 use rand::RngExt;
 use smallvec::SmallVec;
@@ -91,17 +92,18 @@ impl Probe {
     }
 }
 
+impl Named for Probe {
+    const WHAT: &'static str = "probe rule";
+    const ALL: &'static [Probe] = &Probe::ALL;
+    fn name(self) -> &'static str {
+        Probe::name(self)
+    }
+}
+
 impl std::str::FromStr for Probe {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        Probe::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| Error::Unknown {
-                what: "probe rule",
-                name: s.into(),
-                allowed: Probe::ALL.map(Probe::name).join(", "),
-            })
+        Probe::parse_name(s)
     }
 }
 
@@ -116,17 +118,18 @@ impl Retrial {
     }
 }
 
+impl Named for Retrial {
+    const WHAT: &'static str = "re-trial rule";
+    const ALL: &'static [Retrial] = &Retrial::ALL;
+    fn name(self) -> &'static str {
+        Retrial::name(self)
+    }
+}
+
 impl std::str::FromStr for Retrial {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        Retrial::ALL
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| Error::Unknown {
-                what: "re-trial rule",
-                name: s.into(),
-                allowed: Retrial::ALL.map(Retrial::name).join(", "),
-            })
+        Retrial::parse_name(s)
     }
 }
 
