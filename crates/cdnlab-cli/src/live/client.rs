@@ -1,0 +1,73 @@
+//! `cdnlab live client`.
+
+use super::*;
+use crate::error::{CliError, Result};
+use crate::output::outln;
+use cdnlab_live::client::{Users, UsersConfig};
+use clap::Args;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub(super) struct ClientArgs {
+    /// Edge addresses, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    edges: Vec<SocketAddr>,
+    /// Users.
+    #[arg(long, default_value_t = 16)]
+    users: usize,
+    /// Candidate edges per user.
+    #[arg(long, default_value_t = 2)]
+    k: usize,
+    /// Seconds to run.
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    /// Print the final per-user states as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    user: UserArgs,
+}
+
+pub(super) async fn run_client(a: &ClientArgs) -> Result<()> {
+    let duration = seconds("duration", a.duration)?;
+    let u = &a.user;
+    let users = Users::start(UsersConfig {
+        edges: a.edges.clone(),
+        users: a.users,
+        k: a.k,
+        gwtw: u.gwtw(),
+        objects_per_user: u.objects_per_user,
+        alpha: u.alpha,
+        measure: u.model(),
+        interval: u.interval(),
+        timeout: Duration::from_secs(5),
+        seed: u.seed,
+    })
+    .map_err(live_err)?;
+    let t0 = tokio::time::Instant::now();
+    let mut next = Duration::from_secs(1);
+    while next <= duration {
+        tokio::time::sleep_until(t0 + next).await;
+        let s = users.snapshot();
+        let n = s.len() as f64;
+        outln!(
+            "t {:>5.1} s  at best {:.3}  settled {:.3}  requests {}  failures {}",
+            next.as_secs_f64(),
+            s.iter().filter(|u| u.at_best).count() as f64 / n,
+            s.iter().filter(|u| u.settled.is_some()).count() as f64 / n,
+            s.iter().map(|u| u.requests).sum::<u64>(),
+            s.iter().map(|u| u.failures).sum::<u64>()
+        );
+        next += Duration::from_secs(1);
+    }
+    let last = users.snapshot();
+    users.stop().await;
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&last).map_err(|e| CliError::Failed(e.to_string()))?
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,401 @@
+//! `cdnlab live demo`: the GWTW demo, the DHT demo and the steering demo, with their outputs.
+
+use super::*;
+use crate::error::{CliError, Result};
+use crate::output::{self, outln, write_atomic};
+use crate::plot::{self, Chart, Series};
+use cdnlab::cache::Policy;
+use cdnlab_live::demo::{self, DemoConfig};
+use cdnlab_live::demo_dht::{self, DhtDemoConfig};
+use cdnlab_live::demo_steer::{self, SteerDemoConfig};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq)]
+pub(super) enum ScenarioArg {
+    /// GWTW users choosing among caching edges: k = 2 converges, k = 1 does not.
+    Gwtw,
+    /// Edges as a multi-hash DHT: a flash crowd replicated then de-replicated, a killed edge
+    /// repaired.
+    Dht,
+    /// The steering server on the reference metros: optimal allocation vs nearest server.
+    Steering,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct DemoArgs {
+    /// What to show.
+    #[arg(long, value_enum, default_value = "gwtw")]
+    scenario: ScenarioArg,
+    /// Edges.
+    #[arg(long, default_value_t = 8)]
+    edges: usize,
+    /// Users.
+    #[arg(long, default_value_t = 16)]
+    users: usize,
+    /// Candidate edges per user; several (comma-separated) run in turn.
+    #[arg(long, value_delimiter = ',', default_value = "2,1")]
+    k: Vec<usize>,
+    /// Users an edge serves at the best value: catalogues its cache holds (web), or streams at
+    /// --rate its bandwidth carries (video).
+    #[arg(long, default_value_t = 3)]
+    users_per_edge: usize,
+    /// Bytes per object.
+    #[arg(long, default_value_t = 1024)]
+    object_size: u32,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    /// Steering demo: the reference capacities and demands are divided by this.
+    #[arg(long, default_value_t = 2)]
+    scale: i64,
+    /// Steering demo: the steering server's reporting window in the shift runs, milliseconds.
+    #[arg(long, default_value_t = 4000)]
+    window_ms: u64,
+    /// Kill edge --kill-edge this many seconds into each run.
+    #[arg(long)]
+    kill_at: Option<f64>,
+    /// The edge to kill (index from 0).
+    #[arg(long, default_value_t = 0)]
+    kill_edge: usize,
+    /// Output folder.
+    #[arg(long, default_value = "out/live-demo")]
+    out: PathBuf,
+    #[command(flatten)]
+    user: UserArgs,
+}
+
+pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
+    match a.scenario {
+        ScenarioArg::Dht => return run_dht_demo(a).await,
+        ScenarioArg::Steering => return run_steering_demo(a).await,
+        ScenarioArg::Gwtw => {}
+    }
+    let duration = seconds("duration", a.duration)?;
+    if a.k.is_empty() {
+        return Err(CliError::Usage("--k: at least one k is needed".into()));
+    }
+    let u = &a.user;
+    let model = u.model();
+    let kill = a
+        .kill_at
+        .map(|s| seconds("kill-at", s).map(|d| (d, a.kill_edge)))
+        .transpose()?;
+    output::ensure_dir(&a.out)?;
+    let mut runs = Vec::new();
+    for &k in &a.k {
+        let cfg = DemoConfig {
+            edges: a.edges,
+            users: a.users,
+            k,
+            users_per_edge: a.users_per_edge,
+            objects_per_user: u.objects_per_user,
+            object_size: a.object_size,
+            alpha: u.alpha,
+            gwtw: u.gwtw(),
+            model,
+            policy: Policy::Lru,
+            interval: u.interval(),
+            duration,
+            sample_every: Duration::from_millis(250),
+            seed: u.seed,
+            kill,
+        };
+        cfg.validate()?;
+        let bar = ProgressBar::new(duration.as_millis() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {msg}")
+                .expect("valid template"),
+        );
+        bar.set_prefix(format!("k = {k}"));
+        let out = demo::run(&cfg, |s| {
+            bar.set_position((s.t * 1000.0) as u64);
+            bar.set_message(format!(
+                "at best {:.2}, settled {:.2}",
+                s.at_best, s.settled
+            ));
+        })
+        .await
+        .map_err(live_err)?;
+        bar.finish_and_clear();
+        let last = out.timeline.last().map_or(0.0, |s| s.at_best);
+        outln!(
+            "k = {k}: {} of users at the best value at the end; {}; an optimum {}",
+            format!("{:.0}%", last * 100.0),
+            out.converged_at
+                .map_or("no final convergence".into(), |t| format!(
+                    "all at the best from {t:.1} s on"
+                )),
+            if out.feasible {
+                "exists"
+            } else {
+                "does not exist (some edge is overloaded)"
+            }
+        );
+        runs.push((k, out));
+    }
+    // Timeline CSV, summary JSON, plot.
+    let mut csv = String::from("k,t,at_best,settled,requests,failures\n");
+    for (k, out) in &runs {
+        for s in &out.timeline {
+            csv.push_str(&format!(
+                "{k},{:.3},{},{},{},{}\n",
+                s.t, s.at_best, s.settled, s.requests, s.failures
+            ));
+        }
+    }
+    write_atomic(&a.out.join("timeline.csv"), csv.as_bytes())?;
+    let summary: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|(k, out)| {
+            serde_json::json!({
+                "k": k,
+                "feasible": out.feasible,
+                "converged_at": out.converged_at,
+                "final_at_best": out.timeline.last().map(|s| s.at_best),
+                "edges": out.edges,
+                "users": out.users,
+            })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({
+        "edges": a.edges, "users": a.users, "users_per_edge": a.users_per_edge,
+        "objects_per_user": u.objects_per_user, "object_size": a.object_size,
+        "tau": u.tau, "q": u.q, "alpha": u.alpha, "seed": u.seed,
+        "model": format!("{:?}", u.model).to_lowercase(), "duration": a.duration, "runs": summary,
+    }))
+    .map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("summary.json"), text.as_bytes())?;
+    let chart = Chart {
+        title: format!(
+            "Users at the best value over time ({} edges, {} users, {} per edge)",
+            a.edges, a.users, a.users_per_edge
+        ),
+        x_label: "seconds".into(),
+        y_label: "share of users at the best value".into(),
+        series: runs
+            .iter()
+            .enumerate()
+            .map(|(i, (k, out))| Series {
+                label: format!("k = {k}"),
+                points: out
+                    .timeline
+                    .iter()
+                    .map(|s| (s.t, s.at_best, f64::NAN))
+                    .collect(),
+                color: i,
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    write_atomic(&a.out.join("satisfied.svg"), plot::svg(&chart).as_bytes())?;
+    outln!(
+        "wrote {}, {} and {}",
+        a.out.join("summary.json").display(),
+        a.out.join("timeline.csv").display(),
+        a.out.join("satisfied.svg").display()
+    );
+    Ok(())
+}
+
+/// The DHT demo: the live crate's standard experiment (`DhtDemoConfig::standard`).
+pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
+    let duration = seconds("duration", a.duration)?;
+    let cfg = DhtDemoConfig::standard(duration, a.edges, a.user.seed);
+    cfg.validate()?;
+    output::ensure_dir(&a.out)?;
+    let bar = ProgressBar::new(duration.as_millis() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("dht [{elapsed_precise}] {wide_bar} {msg}")
+            .expect("valid template"),
+    );
+    let out = demo_dht::run(&cfg, |s| {
+        bar.set_position((s.t * 1000.0) as u64);
+        bar.set_message(format!(
+            "file 0: {} replicas (top {}), {:.2} probes/request",
+            s.hot_replicas, s.hot_top, s.probes_per_request
+        ));
+    })
+    .await
+    .map_err(live_err)?;
+    bar.finish_and_clear();
+    outln!(
+        "file 0: up to {} replicas in the crowd, {} at the end; {} replications, {} de-replications",
+        out.max_hot_replicas,
+        out.final_hot_replicas,
+        out.replications,
+        out.dereplications
+    );
+    outln!(
+        "{} requests, {:.2} probes per request, {} lost (three entries failed); edge killed: {}; gaps refilled {}, hand-overs {}",
+        out.requests,
+        out.probes_per_request,
+        out.lost,
+        out.killed
+            .map_or("none (no middle replica)".into(), |(n, i)| format!(
+                "{n} (held replica {i})"
+            )),
+        out.gaps_filled,
+        out.handovers
+    );
+    let mut csv = String::from("t,hot_replicas,hot_top,probes_per_request,requests,lost\n");
+    for s in &out.timeline {
+        csv.push_str(&format!(
+            "{:.3},{},{},{:.4},{},{}\n",
+            s.t, s.hot_replicas, s.hot_top, s.probes_per_request, s.requests, s.lost
+        ));
+    }
+    write_atomic(&a.out.join("dht_timeline.csv"), csv.as_bytes())?;
+    let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("dht_summary.json"), text.as_bytes())?;
+    let line = |label: &str, color, dash, f: &dyn Fn(&demo_dht::DhtSample) -> f64| Series {
+        label: label.into(),
+        points: out.timeline.iter().map(|s| (s.t, f(s), f64::NAN)).collect(),
+        color,
+        dash,
+    };
+    let replicas = Chart {
+        title: format!(
+            "Flash crowd on file 0 ({} edges; crowd from {:.0} s to {:.0} s, an edge killed at {:.0} s)",
+            a.edges,
+            cfg.crowd_start.as_secs_f64(),
+            cfg.crowd_end.as_secs_f64(),
+            cfg.kill_at.unwrap_or_default().as_secs_f64()
+        ),
+        x_label: "seconds".into(),
+        y_label: "replicas of file 0".into(),
+        series: vec![
+            line("replicas held", 0, 0, &|s| s.hot_replicas as f64),
+            line("highest index", 1, 1, &|s| f64::from(s.hot_top)),
+        ],
+        ..Chart::default()
+    };
+    write_atomic(
+        &a.out.join("dht_replicas.svg"),
+        plot::svg(&replicas).as_bytes(),
+    )?;
+    let probes = Chart {
+        title: "Probes per request (random binary search, replication and gap removal)".into(),
+        x_label: "seconds".into(),
+        y_label: "probes per request".into(),
+        series: vec![line("probes per request", 0, 0, &|s| s.probes_per_request)],
+        ..Chart::default()
+    };
+    write_atomic(&a.out.join("dht_probes.svg"), plot::svg(&probes).as_bytes())?;
+    outln!(
+        "wrote {} (dht_summary.json, dht_timeline.csv, dht_replicas.svg, dht_probes.svg)",
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// The steering demo: each of its four runs lasts --duration seconds, at rho = 0.9 with 2 s
+/// streams, on the reference instance divided by --scale.
+pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
+    let cfg = SteerDemoConfig {
+        rho: 0.9,
+        holding: Duration::from_secs(2),
+        phase: seconds("duration", a.duration)?,
+        scale: a.scale,
+        window: Duration::from_millis(a.window_ms),
+        seed: a.user.seed,
+    };
+    output::ensure_dir(&a.out)?;
+    eprintln!(
+        "steering demo: optimal allocation, nearest server, then a demand shift with and without re-allocation, {:.0} s each",
+        a.duration
+    );
+    let out = demo_steer::run(&cfg, |r| {
+        eprintln!(
+            "  {}: blocking {:.3} ({} of {} arrivals)",
+            r.policy, r.blocking, r.blocked, r.arrivals
+        );
+    })
+    .await
+    .map_err(live_err)?;
+    for r in &out.results {
+        outln!(
+            "{}: blocking {:.3} ({} of {} arrivals); final third {:.3}; re-allocations {}{}",
+            r.policy,
+            r.blocking,
+            r.blocked,
+            r.arrivals,
+            r.final_third,
+            r.resolves,
+            if r.resolves > 0 {
+                format!(" (last solve {:.0} µs)", r.solve_seconds * 1e6)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("steering_summary.json"), text.as_bytes())?;
+    let chart = Chart {
+        title: format!(
+            "Blocking per population: optimal allocation vs nearest server (rho 0.9, R15 / {})",
+            a.scale
+        ),
+        x_label: format!("population ({})", out.populations.join(", ")),
+        y_label: "blocked streams".into(),
+        series: out
+            .results
+            .iter()
+            .take(2)
+            .enumerate()
+            .map(|(c, r)| Series {
+                label: format!("{} ({:.3} overall)", r.policy, r.blocking),
+                points: r
+                    .per_population
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| ((i + 1) as f64, b, f64::NAN))
+                    .collect(),
+                color: c,
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    write_atomic(
+        &a.out.join("steering_blocking.svg"),
+        plot::svg(&chart).as_bytes(),
+    )?;
+    let shift = Chart {
+        title: format!(
+            "Blocking per second, demand shift at {:.0} s (legend: blocking in the final third)",
+            a.duration / 3.0
+        ),
+        x_label: "seconds".into(),
+        y_label: "blocked streams".into(),
+        series: out
+            .results
+            .iter()
+            .skip(2)
+            .enumerate()
+            .map(|(c, r)| Series {
+                label: format!(
+                    "{} {:.3}",
+                    r.policy.trim_start_matches("shift, "),
+                    r.final_third
+                ),
+                points: r.timeline.iter().map(|&(t, b)| (t, b, f64::NAN)).collect(),
+                color: c,
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    write_atomic(
+        &a.out.join("steering_shift.svg"),
+        plot::svg(&shift).as_bytes(),
+    )?;
+    outln!(
+        "wrote {} (steering_summary.json, steering_blocking.svg, steering_shift.svg)",
+        a.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! `cdnlab live edge`.
+
+use super::*;
+use crate::error::{CliError, Result};
+use cdnlab::cache::Policy;
+use cdnlab_live::dht::{self, DhtConfig};
+use cdnlab_live::edge::{self, EdgeConfig};
+use cdnlab_live::ring::RingFile;
+use cdnlab_live::steer::Topology;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub(super) struct EdgeArgs {
+    /// The origin's address.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    origin: SocketAddr,
+    /// Address to listen on (with --ring: the ring file's address of --id).
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    listen: SocketAddr,
+    /// Join a DHT of edges (multi-hash replication) described by this ring file.
+    #[arg(long, requires = "id")]
+    ring: Option<PathBuf>,
+    /// This edge's id in the ring file.
+    #[arg(long)]
+    id: Option<u32>,
+    /// DHT: a replica's counting window, milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    window_ms: u64,
+    /// DHT: requests per second a replica takes before it replicates.
+    #[arg(long, default_value_t = 100.0)]
+    c_high: f64,
+    /// DHT: de-replication hysteresis, in (0, 1).
+    #[arg(long, default_value_t = 0.75)]
+    gamma: f64,
+    /// DHT: period of random gap removal, milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    rgr_period_ms: u64,
+    /// Admit per population, with thresholds from a steering server: the topology file whose
+    /// secret the steering server installs them with.
+    #[arg(long, conflicts_with = "ring")]
+    admission: Option<PathBuf>,
+    /// Pace every response at this many bytes per second (a stream's bit rate).
+    #[arg(long)]
+    stream_rate: Option<u64>,
+    /// Eviction policy: lru, fifo, lfu, s3fifo or sieve (the library's registry).
+    #[arg(long, default_value = "lru")]
+    policy: Policy,
+    /// Cache capacity in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    capacity: u64,
+    /// Total sending rate in bytes per second (default: unshaped).
+    #[arg(long)]
+    bandwidth: Option<u64>,
+    /// Milliseconds to wait for the origin's whole answer before answering 504.
+    #[arg(long, default_value_t = 5000)]
+    origin_timeout_ms: u64,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
+    if let (Some(path), Some(id)) = (&a.ring, a.id) {
+        let ring = RingFile::load(path).map_err(CliError::Failed)?;
+        let cfg = DhtConfig {
+            ring,
+            id,
+            origin: a.origin,
+            window: Duration::from_millis(a.window_ms),
+            c_high: a.c_high,
+            gamma: a.gamma,
+            rgr_period: Duration::from_millis(a.rgr_period_ms),
+            timeout: Duration::from_millis(a.origin_timeout_ms),
+            seed: u64::from(id),
+            limits: a.limits.limits(),
+        };
+        let e = dht::start(cfg).await.map_err(live_err)?;
+        eprintln!(
+            "DHT edge {id} on http://{}/content/{{id}} ({}; /health, /metrics)",
+            e.server.addr,
+            path.display()
+        );
+        wait(a.duration).await?;
+        e.stop().await;
+        return Ok(());
+    }
+    let cfg = EdgeConfig {
+        origin: a.origin,
+        policy: a.policy,
+        capacity: a.capacity,
+        bandwidth: a.bandwidth,
+        origin_timeout: Duration::from_millis(a.origin_timeout_ms),
+        limits: a.limits.limits(),
+        admission: a
+            .admission
+            .as_ref()
+            .map(|p| Topology::load(p).map(|t| t.secret))
+            .transpose()
+            .map_err(CliError::Failed)?,
+        stream_rate: a.stream_rate,
+    };
+    let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
+    eprintln!(
+        "edge on http://{}/content/{{id}} in front of {} ({:?}, {} bytes; /health, /metrics)",
+        e.server.addr, a.origin, a.policy, a.capacity
+    );
+    wait(a.duration).await?;
+    e.server.stop().await;
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! `cdnlab live ...`: the servers and clients of `cdnlab-live` from the command line. Servers
+//! bind 127.0.0.1 by default and run until Ctrl-C or `--duration`; the demo runs an origin,
+//! edges and users on loopback for a fixed time per k and writes a summary and a plot.
+
+use crate::error::{CliError, Result};
+use cdnlab::select::gwtw::{self, GwtwConfig, Probe, Retrial};
+use cdnlab_live::client::Measure;
+use cdnlab_live::server::Limits;
+use clap::{Args, Subcommand, ValueEnum};
+use std::time::Duration;
+
+mod client;
+mod demo;
+mod edge;
+mod origin;
+mod steer;
+
+use client::{ClientArgs, run_client};
+use demo::{DemoArgs, run_demo};
+use edge::{EdgeArgs, run_edge};
+use origin::{OriginArgs, run_origin};
+use steer::{SteerArgs, run_steer};
+
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    #[command(subcommand)]
+    command: LiveCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum LiveCommand {
+    /// Serve a synthetic catalogue at /content/{id}, with optional latency and failures.
+    Origin(OriginArgs),
+    /// A caching reverse proxy in front of an origin (Cache-Status, /metrics, /health).
+    Edge(EdgeArgs),
+    /// GWTW users against candidate edges; prints the share of users at the best value.
+    Client(ClientArgs),
+    /// An origin, N edges and M users on loopback, for each k in turn; summary, CSV and SVG.
+    Demo(DemoArgs),
+    /// The steering server: optimal allocation over a metro topology, admission thresholds on
+    /// the edges, content-steering manifests at /steering/{population}.
+    Steer(SteerArgs),
+}
+
+/// Connection limits of a server.
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Connections served at once; more get 503.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Milliseconds a client has to send a request's head.
+    #[arg(long, default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// Largest request head in bytes (8192 to 1048576).
+    #[arg(long, default_value_t = 16384)]
+    max_header_bytes: usize,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_millis(self.header_timeout_ms),
+            max_header_bytes: self.max_header_bytes,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq)]
+enum ModelArg {
+    /// Hit rate, from Cache-Status.
+    Web,
+    /// Delivered throughput against --rate.
+    Video,
+}
+
+/// What users do (shared by `client` and `demo`).
+#[derive(Debug, Args)]
+struct UserArgs {
+    /// Window length, outcomes per candidate (the simulator's default).
+    #[arg(long, default_value_t = gwtw::DEFAULT_TAU)]
+    tau: usize,
+    /// Re-trial probability per shortfall observation.
+    #[arg(long, default_value_t = gwtw::DEFAULT_Q)]
+    q: f64,
+    /// Where trial requests go: all (every candidate) or round-robin.
+    #[arg(long, default_value = "all")]
+    probe: Probe,
+    /// When a settled user measures again: on-shortfall (the paper's rule), never, or move
+    /// (E9, cdnlab's variant: to another candidate without a trial).
+    #[arg(long, default_value = "on-shortfall")]
+    retrial: Retrial,
+    /// Objects in each user's own catalogue, N.
+    #[arg(long, default_value_t = 10)]
+    objects_per_user: u64,
+    /// Zipf exponent of each user's requests.
+    #[arg(long, default_value_t = 0.8)]
+    alpha: f64,
+    /// What users measure.
+    #[arg(long, value_enum, default_value = "web")]
+    model: ModelArg,
+    /// Video: bytes per second each user wants.
+    #[arg(long, default_value_t = 256_000.0)]
+    rate: f64,
+    /// Video: a throughput within this share of --rate counts as the full rate.
+    #[arg(long, default_value_t = 0.1)]
+    tolerance: f64,
+    /// Milliseconds between a user's requests (default: 10 for web; 1 for video, whose users
+    /// stream back to back, so that each gets its share of the edge's bandwidth).
+    #[arg(long)]
+    interval_ms: Option<u64>,
+    /// Seed of candidates and requests.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl UserArgs {
+    fn interval(&self) -> Duration {
+        let default = if self.model == ModelArg::Video { 1 } else { 10 };
+        Duration::from_millis(self.interval_ms.unwrap_or(default))
+    }
+
+    fn gwtw(&self) -> GwtwConfig {
+        GwtwConfig {
+            tau: self.tau,
+            probe: self.probe,
+            retrial: self.retrial,
+            q: self.q,
+            best: 1.0,
+        }
+    }
+
+    fn model(&self) -> Measure {
+        match self.model {
+            ModelArg::Web => Measure::Web,
+            ModelArg::Video => Measure::Video {
+                rate: self.rate,
+                tolerance: self.tolerance,
+            },
+        }
+    }
+}
+
+pub fn run(a: &LiveArgs) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(async {
+        match &a.command {
+            LiveCommand::Origin(o) => run_origin(o).await,
+            LiveCommand::Edge(e) => run_edge(e).await,
+            LiveCommand::Client(c) => run_client(c).await,
+            LiveCommand::Demo(d) => run_demo(d).await,
+            LiveCommand::Steer(st) => run_steer(st).await,
+        }
+    })
+}
+
+fn live_err(e: cdnlab_live::Error) -> CliError {
+    CliError::Failed(e.to_string())
+}
+
+fn seconds(what: &str, s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| CliError::Usage(format!("--{what} {s}: a number of seconds > 0 is allowed")))
+}
+
+/// Runs until Ctrl-C, or for `duration` seconds.
+async fn wait(duration: Option<f64>) -> Result<()> {
+    match duration {
+        Some(s) => tokio::time::sleep(seconds("duration", s)?).await,
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! `cdnlab live origin`.
+
+use super::*;
+use crate::error::Result;
+use cdnlab_live::catalogue::Catalogue;
+use cdnlab_live::origin::{self, OriginConfig};
+use clap::Args;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub(super) struct OriginArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Objects in the catalogue (ids 0..objects).
+    #[arg(long, default_value_t = 100_000)]
+    objects: u64,
+    /// Smallest object, bytes.
+    #[arg(long, default_value_t = 1024)]
+    min_size: u32,
+    /// Largest object, bytes (sizes are uniform in between, per object).
+    #[arg(long, default_value_t = 1024)]
+    max_size: u32,
+    /// Seed of sizes and bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Milliseconds added before every answer.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Share of content requests answered 503 instead (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    error_share: f64,
+    /// Answer 503 to everything.
+    #[arg(long)]
+    down: bool,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
+    let catalogue = Catalogue::new(a.objects, a.min_size, a.max_size, a.seed)?;
+    let cfg = OriginConfig {
+        catalogue,
+        latency: Duration::from_millis(a.latency_ms),
+        error_share: a.error_share,
+        down: a.down,
+        limits: a.limits.limits(),
+    };
+    let o = origin::start(a.listen, cfg).await.map_err(live_err)?;
+    eprintln!(
+        "origin on http://{}/content/{{id}} ({} objects; /health, /metrics)",
+        o.server.addr, a.objects
+    );
+    wait(a.duration).await?;
+    o.server.stop().await;
+    Ok(())
+}

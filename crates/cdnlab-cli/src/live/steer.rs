@@ -1,0 +1,56 @@
+//! `cdnlab live steer`.
+
+use super::*;
+use crate::error::{CliError, Result};
+use cdnlab_live::steer::{self, SteerConfig, Topology};
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub(super) struct SteerArgs {
+    /// The topology file (metros, links, edges with capacities, populations, secret).
+    #[arg(long)]
+    topology: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    listen: SocketAddr,
+    /// Seconds a manifest stays valid (its TTL).
+    #[arg(long, default_value_t = 10)]
+    ttl: u32,
+    /// Reporting window, milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    window_ms: u64,
+    /// Blocking in a window above which the allocation is re-solved.
+    #[arg(long, default_value_t = 0.05)]
+    b_max: f64,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
+    let topology = Topology::load(&a.topology).map_err(CliError::Failed)?;
+    let s = steer::start(SteerConfig {
+        topology,
+        listen: a.listen,
+        ttl: a.ttl,
+        window: Duration::from_millis(a.window_ms),
+        b_max: a.b_max,
+        timeout: Duration::from_secs(5),
+        limits: a.limits.limits(),
+    })
+    .await
+    .map_err(live_err)?;
+    eprintln!(
+        "steering on http://{}/steering/{{population}} ({}; /allocation, /metrics)",
+        s.server.addr,
+        a.topology.display()
+    );
+    wait(a.duration).await?;
+    s.stop().await;
+    Ok(())
+}
