@@ -137,16 +137,19 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
         runs.push((k, out));
     }
     // Timeline CSV, summary JSON, plot.
-    let mut csv = String::from("k,t,at_best,settled,requests,failures\n");
-    for (k, out) in &runs {
-        for s in &out.timeline {
-            csv.push_str(&format!(
-                "{k},{:.3},{},{},{},{}\n",
-                s.t, s.at_best, s.settled, s.requests, s.failures
-            ));
-        }
-    }
-    write_atomic(&a.out.join("timeline.csv"), csv.as_bytes())?;
+    let mut w = Written::new(&a.out);
+    w.csv(
+        "timeline.csv",
+        "k,t,at_best,settled,requests,failures",
+        runs.iter().flat_map(|(k, out)| {
+            out.timeline.iter().map(move |s| {
+                format!(
+                    "{k},{:.3},{},{},{},{}",
+                    s.t, s.at_best, s.settled, s.requests, s.failures
+                )
+            })
+        }),
+    )?;
     let summary: Vec<serde_json::Value> = runs
         .iter()
         .map(|(k, out)| {
@@ -160,14 +163,16 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
             })
         })
         .collect();
-    let text = serde_json::to_string_pretty(&serde_json::json!({
-        "edges": a.edges, "users": a.users, "users_per_edge": a.users_per_edge,
-        "objects_per_user": u.objects_per_user, "object_size": a.object_size,
-        "tau": u.tau, "q": u.q, "alpha": u.alpha, "seed": u.seed,
-        "model": format!("{:?}", u.model).to_lowercase(), "duration": a.duration, "runs": summary,
-    }))
-    .map_err(|e| CliError::Failed(e.to_string()))?;
-    write_atomic(&a.out.join("summary.json"), text.as_bytes())?;
+    w.json(
+        "summary.json",
+        &serde_json::json!({
+            "edges": a.edges, "users": a.users, "users_per_edge": a.users_per_edge,
+            "objects_per_user": u.objects_per_user, "object_size": a.object_size,
+            "tau": u.tau, "q": u.q, "probe": u.probe.name(), "retrial": u.retrial.name(),
+            "alpha": u.alpha, "seed": u.seed,
+            "model": format!("{:?}", u.model).to_lowercase(), "duration": a.duration, "runs": summary,
+        }),
+    )?;
     let chart = Chart {
         title: format!(
             "Users at the best value over time ({} edges, {} users, {} per edge)",
@@ -191,13 +196,8 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
             .collect(),
         ..Chart::default()
     };
-    write_atomic(&a.out.join("satisfied.svg"), plot::svg(&chart).as_bytes())?;
-    outln!(
-        "wrote {}, {} and {}",
-        a.out.join("summary.json").display(),
-        a.out.join("timeline.csv").display(),
-        a.out.join("satisfied.svg").display()
-    );
+    w.svg("satisfied.svg", &chart)?;
+    w.done();
     Ok(())
 }
 
@@ -241,16 +241,18 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
         out.gaps_filled,
         out.handovers
     );
-    let mut csv = String::from("t,hot_replicas,hot_top,probes_per_request,requests,lost\n");
-    for s in &out.timeline {
-        csv.push_str(&format!(
-            "{:.3},{},{},{:.4},{},{}\n",
-            s.t, s.hot_replicas, s.hot_top, s.probes_per_request, s.requests, s.lost
-        ));
-    }
-    write_atomic(&a.out.join("dht_timeline.csv"), csv.as_bytes())?;
-    let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
-    write_atomic(&a.out.join("dht_summary.json"), text.as_bytes())?;
+    let mut w = Written::new(&a.out);
+    w.json("dht_summary.json", &out)?;
+    w.csv(
+        "dht_timeline.csv",
+        "t,hot_replicas,hot_top,probes_per_request,requests,lost",
+        out.timeline.iter().map(|s| {
+            format!(
+                "{:.3},{},{},{:.4},{},{}",
+                s.t, s.hot_replicas, s.hot_top, s.probes_per_request, s.requests, s.lost
+            )
+        }),
+    )?;
     let line = |label: &str, color, dash, f: &dyn Fn(&demo_dht::DhtSample) -> f64| Series {
         label: label.into(),
         points: out.timeline.iter().map(|s| (s.t, f(s), f64::NAN)).collect(),
@@ -273,10 +275,7 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
         ],
         ..Chart::default()
     };
-    write_atomic(
-        &a.out.join("dht_replicas.svg"),
-        plot::svg(&replicas).as_bytes(),
-    )?;
+    w.svg("dht_replicas.svg", &replicas)?;
     let probes = Chart {
         title: "Probes per request (random binary search, replication and gap removal)".into(),
         x_label: "seconds".into(),
@@ -284,11 +283,8 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
         series: vec![line("probes per request", 0, 0, &|s| s.probes_per_request)],
         ..Chart::default()
     };
-    write_atomic(&a.out.join("dht_probes.svg"), plot::svg(&probes).as_bytes())?;
-    outln!(
-        "wrote {} (dht_summary.json, dht_timeline.csv, dht_replicas.svg, dht_probes.svg)",
-        a.out.display()
-    );
+    w.svg("dht_probes.svg", &probes)?;
+    w.done();
     Ok(())
 }
 
@@ -332,8 +328,8 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             }
         );
     }
-    let text = serde_json::to_string_pretty(&out).map_err(|e| CliError::Failed(e.to_string()))?;
-    write_atomic(&a.out.join("steering_summary.json"), text.as_bytes())?;
+    let mut w = Written::new(&a.out);
+    w.json("steering_summary.json", &out)?;
     let chart = Chart {
         title: format!(
             "Blocking per population: optimal allocation vs nearest server (rho 0.9, R15 / {})",
@@ -360,10 +356,7 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             .collect(),
         ..Chart::default()
     };
-    write_atomic(
-        &a.out.join("steering_blocking.svg"),
-        plot::svg(&chart).as_bytes(),
-    )?;
+    w.svg("steering_blocking.svg", &chart)?;
     let shift = Chart {
         title: format!(
             "Blocking per second, demand shift at {:.0} s (legend: blocking in the final third)",
@@ -389,13 +382,60 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             .collect(),
         ..Chart::default()
     };
-    write_atomic(
-        &a.out.join("steering_shift.svg"),
-        plot::svg(&shift).as_bytes(),
-    )?;
-    outln!(
-        "wrote {} (steering_summary.json, steering_blocking.svg, steering_shift.svg)",
-        a.out.display()
-    );
+    w.svg("steering_shift.svg", &shift)?;
+    w.done();
     Ok(())
+}
+
+/// What a demo writes into its output directory: the summary (JSON), the timeline (CSV) and the
+/// plots (SVG), each written atomically, then one line naming them. Shared by the three demos.
+struct Written<'a> {
+    dir: &'a std::path::Path,
+    files: Vec<String>,
+}
+
+impl<'a> Written<'a> {
+    fn new(dir: &'a std::path::Path) -> Self {
+        Written {
+            dir,
+            files: Vec::new(),
+        }
+    }
+
+    fn bytes(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        write_atomic(&self.dir.join(name), data)?;
+        self.files.push(name.to_string());
+        Ok(())
+    }
+
+    /// A summary, pretty JSON.
+    fn json(&mut self, name: &str, v: &impl serde::Serialize) -> Result<()> {
+        let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Failed(e.to_string()))?;
+        self.bytes(name, text.as_bytes())
+    }
+
+    /// A timeline: a header line, then the rows.
+    fn csv(
+        &mut self,
+        name: &str,
+        header: &str,
+        rows: impl IntoIterator<Item = String>,
+    ) -> Result<()> {
+        let mut text = format!("{header}\n");
+        for r in rows {
+            text.push_str(&r);
+            text.push('\n');
+        }
+        self.bytes(name, text.as_bytes())
+    }
+
+    /// A plot.
+    fn svg(&mut self, name: &str, chart: &Chart) -> Result<()> {
+        self.bytes(name, plot::svg(chart).as_bytes())
+    }
+
+    /// Says what was written.
+    fn done(self) {
+        outln!("wrote {} ({})", self.dir.display(), self.files.join(", "));
+    }
 }
