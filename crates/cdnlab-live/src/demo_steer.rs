@@ -37,6 +37,21 @@ pub struct SteerDemoConfig {
     pub seed: u64,
 }
 
+impl SteerDemoConfig {
+    /// The demo's experiment (`cdnlab live demo --scenario steering`): rho = 0.9 with streams of
+    /// 2 s, each policy for `phase`, on the reference instance divided by `scale`.
+    pub fn standard(phase: Duration, scale: i64, window: Duration, seed: u64) -> Self {
+        SteerDemoConfig {
+            rho: 0.9,
+            holding: Duration::from_secs(2),
+            phase,
+            scale,
+            window,
+            seed,
+        }
+    }
+}
+
 /// Blocking of one policy.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PolicyResult {

@@ -291,14 +291,12 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
 /// The steering demo: each of its four runs lasts --duration seconds, at rho = 0.9 with 2 s
 /// streams, on the reference instance divided by --scale.
 pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
-    let cfg = SteerDemoConfig {
-        rho: 0.9,
-        holding: Duration::from_secs(2),
-        phase: seconds("duration", a.duration)?,
-        scale: a.scale,
-        window: Duration::from_millis(a.window_ms),
-        seed: a.user.seed,
-    };
+    let cfg = SteerDemoConfig::standard(
+        seconds("duration", a.duration)?,
+        a.scale,
+        Duration::from_millis(a.window_ms),
+        a.user.seed,
+    );
     output::ensure_dir(&a.out)?;
     eprintln!(
         "steering demo: optimal allocation, nearest server, then a demand shift with and without re-allocation, {:.0} s each",
