@@ -6,6 +6,13 @@
 //! (so range errors name the parameter and the allowed values before anything runs), and calls
 //! [`Experiment::run`] with that replication's own RNG stream. The [`registry`] maps scenario
 //! names to experiments; later models register here and the runner stays as it is.
+//!
+//! | folder | paper | experiments | rules it drives (written once, in the library) |
+//! |---|---|---|---|
+//! | `gwtw/` | Go-With-The-Winner | `gwtw`, `gwtw-orient` | `select::gwtw`, `select::matching` |
+//! | `multihash/` | multi-hash DHT CDN | `multihash`, `rbs` (`rbs.rs`) | `dht::search`, `dht::replication`, `dht::repair`, `dht::store` |
+//! | `transport/` | optimal allocation for streaming | `stream`, `paths`, `solver` | `alloc::admission`, `alloc::topology`, `alloc::simplex` |
+//! | `lru_che.rs` | the cache model | `lru-che` | `cache` |
 
 pub mod gwtw;
 pub mod lru_che;

@@ -6,8 +6,10 @@
 //! capacity) and are served one after another in arrival order against the current replica
 //! state; at each window's end come, in this order, replication and de-replication decided from
 //! the window's per-replica counts, the scheduled crash, and (after the crash) one round of
-//! repair. A flash crowd changes the arrival rate from one window to another. Replica state changes only at window ends, so arrival times inside
-//! a window do not change any outcome and are not drawn.
+//! repair. A flash crowd changes the arrival rate from one window to another. Replica state
+//! changes only at window ends, so arrival times inside a window do not change any outcome and
+//! are not drawn. The window-end rule is `dht::replication`'s ([`window_end`]), the repair round
+//! `dht::repair`'s; `rbs.rs` holds the single-file experiment `rbs` (X1, X2, gaps).
 
 pub mod experiment;
 pub mod rbs;
