@@ -23,7 +23,7 @@ use crate::Error;
 use crate::catalogue::parse_id;
 use crate::metrics::Metrics;
 use crate::ring::RingFile;
-use crate::server::{self, Limits, Running};
+use crate::server::{self, Limits, Running, SECRET};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -44,9 +44,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, watch};
 use tokio::task::JoinHandle;
-
-/// The header carrying the ring's secret on internal calls.
-pub const SECRET: &str = "x-cdnlab-secret";
 
 /// How a DHT edge behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -454,8 +451,7 @@ impl DhtState {
     }
 
     fn authorised(&self, h: &HeaderMap) -> bool {
-        h.get(SECRET)
-            .is_some_and(|v| self.cfg.ring.secret_matches(v.as_bytes()))
+        server::has_secret(h, &self.cfg.ring.secret)
     }
 
     fn next_rng(&self) -> Rng {

@@ -246,10 +246,10 @@ struct Install {
 impl EdgeState {
     /// Whether the request carries the admission secret.
     fn authorised(&self, h: &HeaderMap) -> bool {
-        match (&self.cfg.admission, h.get(crate::dht::SECRET)) {
-            (Some(want), Some(got)) => crate::ring::same_secret(want.as_bytes(), got.as_bytes()),
-            _ => false,
-        }
+        self.cfg
+            .admission
+            .as_ref()
+            .is_some_and(|want| crate::server::has_secret(h, want))
     }
 
     /// Admits a stream of `population`, or says why not.

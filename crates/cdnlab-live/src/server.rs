@@ -21,6 +21,16 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+/// The header carrying a shared secret on internal calls (DHT edges, admission thresholds, the
+/// steering server's reports).
+pub const SECRET: &str = "x-cdnlab-secret";
+
+/// Whether the request carries `want` in [`SECRET`] (compared in constant time).
+pub fn has_secret(h: &axum::http::HeaderMap, want: &str) -> bool {
+    h.get(SECRET)
+        .is_some_and(|v| crate::ring::same_secret(want.as_bytes(), v.as_bytes()))
+}
+
 /// Limits on a server's connections and requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {

@@ -18,8 +18,8 @@
 //! blocking per population, re-solves and the solve time.
 
 use crate::Error;
-use crate::dht::SECRET;
 use crate::edge::Share;
+use crate::server::SECRET;
 use crate::server::{self, Limits, Running};
 use axum::Router;
 use axum::extract::{Path, State};

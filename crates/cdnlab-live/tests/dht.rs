@@ -2,9 +2,10 @@
 //! under concurrency, the internal endpoints' secret, and a killed edge's gaps repaired.
 
 mod common;
-use cdnlab_live::dht::{self, DhtConfig, DhtEdge, SECRET};
+use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
 use cdnlab_live::ring::RingFile;
 use cdnlab_live::server::Limits;
+use cdnlab_live::server::SECRET;
 use common::*;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
