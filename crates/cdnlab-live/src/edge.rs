@@ -262,8 +262,7 @@ impl EdgeState {
         let s = shares.get_mut(p).ok_or(Refusal::Unknown)?;
         // The library's threshold rule at one server (the steering server sized the
         // thresholds within this edge's capacity).
-        let (active, limit) = (s.active.min(i64::MAX as u64), s.limit.min(i64::MAX as u64));
-        if !admission::under_threshold(active as i64, limit as i64, 0, 1) {
+        if !admission::under_threshold(s.active, s.limit) {
             s.blocked += 1;
             return Err(Refusal::OverShare);
         }

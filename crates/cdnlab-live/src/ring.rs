@@ -89,11 +89,6 @@ impl RingFile {
             edges,
         })
     }
-
-    /// Whether `given` is the secret.
-    pub fn secret_matches(&self, given: &[u8]) -> bool {
-        same_secret(self.secret.as_bytes(), given)
-    }
 }
 
 /// Whether two secrets are equal, compared in constant time (no early exit that would tell an
@@ -119,8 +114,11 @@ mod tests {
                 "127.0.0.1:2".parse().unwrap()
             ]
         );
-        assert!(r.secret_matches(b"0123456789abcdef"));
-        assert!(!r.secret_matches(b"0123456789abcdeX") && !r.secret_matches(b""));
+        assert!(same_secret(r.secret.as_bytes(), b"0123456789abcdef"));
+        assert!(
+            !same_secret(r.secret.as_bytes(), b"0123456789abcdeX")
+                && !same_secret(r.secret.as_bytes(), b"")
+        );
     }
 
     #[test]

@@ -307,8 +307,7 @@ fn solve(
     let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
     let rows = admission::demand_rows(demand, capacity.iter().sum());
     let p = Problem::new(rows, capacity, t.costs())?;
-    let (a, b) = admission::allocate(admission::Method::Optimal, &p, basis)?;
-    let b = b.expect("the optimal method gives a basis");
+    let (a, b) = admission::optimal(&p, basis)?;
     Ok((a.dense(p.rows(), p.cols()), b))
 }
 

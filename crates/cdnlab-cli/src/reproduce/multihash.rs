@@ -130,8 +130,8 @@ pub fn registry() -> Vec<Reproduction> {
                     origin at the end of the window in which a request misses. The runs go on \
                     100 windows after the crash: a gap just below the top of the hottest file \
                     (about 150 replicas) is found with probability (n - g) / (n - 1) per round, \
-                    so a run's last gap can take tens of rounds (the slowest of 15 runs at \
-                    fail_fraction 0.4 took 50); the repair claim is checked per run.",
+                    so a run's last gap can take tens of rounds (the slowest quick run took \
+                    29); the repair claim is checked per run.",
             claims: x5,
         },
         Reproduction {

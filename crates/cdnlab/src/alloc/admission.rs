@@ -38,15 +38,21 @@ pub fn allocate(
 ) -> Result<(Allocation, Option<Basis>), Error> {
     Ok(match method {
         Method::Optimal => {
-            let s = match basis {
-                Some(b) => simplex::solve_warm(p, b)?,
-                None => simplex::solve(p)?,
-            };
-            (s.allocation, Some(s.basis))
+            let (a, b) = optimal(p, basis)?;
+            (a, Some(b))
         }
         Method::Northwest => (initial::northwest(p)?, None),
         Method::Vogel => (initial::vogel(p)?, None),
     })
+}
+
+/// The optimal allocation of `p` and its basis, warm from `basis` when given (a re-allocation).
+pub fn optimal(p: &Problem, basis: Option<&Basis>) -> Result<(Allocation, Basis), Error> {
+    let s = match basis {
+        Some(b) => simplex::solve_warm(p, b)?,
+        None => simplex::solve(p)?,
+    };
+    Ok((s.allocation, s.basis))
 }
 
 /// The problem's rows for a demand estimate: each population at least 1 (so that every
@@ -67,11 +73,11 @@ pub fn reallocation(arrivals: &[u64], blocked: &[u64], b_max: f64) -> Option<Vec
     over.then(|| arrivals.iter().map(|&a| a as i64 + 1).collect())
 }
 
-/// Whether a server admits one more stream of a population under its threshold: fewer than
-/// `threshold` of its streams there, and a free slot (`load` < `capacity`).
+/// Whether a population's share at a server admits one more of its streams: fewer than
+/// `threshold` of them there. (The server must also have a free slot.)
 #[inline]
-pub fn under_threshold(streams: i64, threshold: i64, load: i64, capacity: i64) -> bool {
-    streams < threshold && load < capacity
+pub fn under_threshold<T: PartialOrd>(streams: T, threshold: T) -> bool {
+    streams < threshold
 }
 
 /// CP-1's pick within a cluster, among the servers under their threshold with room.
@@ -174,7 +180,7 @@ impl Admission {
         let open = cluster
             .iter()
             .copied()
-            .filter(|&j| under_threshold(n[j], t[j], load[j], capacity[j]));
+            .filter(|&j| under_threshold(n[j], t[j]) && load[j] < capacity[j]);
         let pick = match self.choice {
             Choice::Residual => open.max_by_key(|&j| (t[j] - n[j], Reverse(j))),
             // (T_a - n_a) / T_a against (T_b - n_b) / T_b, exactly in integers.

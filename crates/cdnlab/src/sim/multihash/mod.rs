@@ -850,30 +850,16 @@ pub fn run_with(
         0.0
     };
     out.repair_rounds = repaired_at.unwrap_or(cfg.horizon.saturating_sub(cfg.fail_at));
-    out.messages_per_replication = if sim.created > 0 {
-        sim.replication_messages as f64 / sim.created as f64
-    } else {
-        0.0
-    };
-    out.repair_messages_per_round = if sim.repair_rounds > 0 {
-        sim.repair_messages as f64 / sim.repair_rounds as f64
-    } else {
-        0.0
-    };
+    // Messages per replica created and per repair round (0 when there were none).
+    let per = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
+    out.messages_per_replication = per(sim.replication_messages, sim.created);
+    out.repair_messages_per_round = per(sim.repair_messages, sim.repair_rounds);
+    out.replication_formula = per(sim.replication_formula, sim.created);
+    out.repair_formula = per(sim.repair_formula, sim.repair_rounds);
     if !sim.prefix_moments.is_empty() {
         out.probes_expected = sim.probe_moments.0 / requests.max(1) as f64;
         out.probes_se = sim.probe_moments.1.sqrt() / requests.max(1) as f64;
     }
-    out.replication_formula = if sim.created > 0 {
-        sim.replication_formula as f64 / sim.created as f64
-    } else {
-        0.0
-    };
-    out.repair_formula = if sim.repair_rounds > 0 {
-        sim.repair_formula as f64 / sim.repair_rounds as f64
-    } else {
-        0.0
-    };
     out.create_refused = sim.create_refused;
     let samples = 500u64;
     out.chord_hops = (0..samples)

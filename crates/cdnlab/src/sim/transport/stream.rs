@@ -10,7 +10,9 @@
 use crate::Error;
 use crate::alloc::Problem;
 pub use crate::alloc::admission::Choice;
-use crate::alloc::admission::{Admission, Admit, Method, allocate, demand_rows, reallocation};
+use crate::alloc::admission::{
+    Admission, Admit, Method, allocate, demand_rows, optimal, reallocation,
+};
 use crate::alloc::erlang::erlang_b;
 use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
@@ -467,9 +469,9 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 policy,
             ) {
                 let prob = problem(cfg, &demand_rows(&est, capacity.iter().sum()))?;
-                let (a, b) = allocate(Method::Optimal, &prob, basis.as_ref())?;
+                let (a, b) = optimal(&prob, basis.as_ref())?;
                 adm.install(&a);
-                basis = b;
+                basis = Some(b);
                 reallocations += 1;
             }
             win_arr.fill(0);
