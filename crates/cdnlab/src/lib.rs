@@ -63,4 +63,4 @@ pub mod sim;
 pub mod stats;
 pub mod workload;
 
-pub use error::Error;
+pub use error::{Error, Named};

@@ -92,6 +92,12 @@ pub enum Choice {
     Nearest,
 }
 
+crate::registry!(Choice, "CP-1 choice", [
+    Choice::Residual => "residual",
+    Choice::Fraction => "fraction",
+    Choice::Nearest => "nearest",
+]);
+
 /// How a CP-1 stream was admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admit {

@@ -25,7 +25,6 @@ pub mod sieve;
 pub mod slots;
 
 use crate::Error;
-use crate::error::Named;
 use crate::workload::Request;
 
 /// What a capacity counts.
@@ -35,23 +34,7 @@ pub enum Unit {
     Bytes,
 }
 
-impl Named for Unit {
-    const WHAT: &'static str = "size unit";
-    const ALL: &'static [Unit] = &[Unit::Objects, Unit::Bytes];
-    fn name(self) -> &'static str {
-        match self {
-            Unit::Objects => "objects",
-            Unit::Bytes => "bytes",
-        }
-    }
-}
-
-impl std::str::FromStr for Unit {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Unit::parse_name(s)
-    }
-}
+crate::registry!(Unit, "size unit", [Unit::Objects => "objects", Unit::Bytes => "bytes"]);
 
 /// A cache capacity: `amount` objects or bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,26 +160,6 @@ pub enum Policy {
 }
 
 impl Policy {
-    /// Every policy, in registry order.
-    pub const ALL: [Policy; 5] = [
-        Policy::Lru,
-        Policy::Fifo,
-        Policy::Lfu,
-        Policy::S3Fifo,
-        Policy::Sieve,
-    ];
-
-    /// The registry name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Lru => "lru",
-            Policy::Fifo => "fifo",
-            Policy::Lfu => "lfu",
-            Policy::S3Fifo => "s3fifo",
-            Policy::Sieve => "sieve",
-        }
-    }
-
     /// Builds an empty cache of this policy.
     pub fn build(self, cap: Capacity) -> Box<dyn Cache + Send> {
         match self {
@@ -209,20 +172,13 @@ impl Policy {
     }
 }
 
-impl Named for Policy {
-    const WHAT: &'static str = "cache policy";
-    const ALL: &'static [Policy] = &Policy::ALL;
-    fn name(self) -> &'static str {
-        Policy::name(self)
-    }
-}
-
-impl std::str::FromStr for Policy {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Policy::parse_name(s)
-    }
-}
+crate::registry!(Policy, "cache policy", [
+    Policy::Lru => "lru",
+    Policy::Fifo => "fifo",
+    Policy::Lfu => "lfu",
+    Policy::S3Fifo => "s3fifo",
+    Policy::Sieve => "sieve",
+]);
 
 #[cfg(test)]
 mod tests;

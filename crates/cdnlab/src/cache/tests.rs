@@ -3,6 +3,7 @@
 //! pseudocode) for the others, on random request sequences with object and byte capacities.
 
 use super::*;
+use crate::Named;
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
@@ -233,7 +234,7 @@ proptest! {
     fn policies_match_naive_models(reqs in requests(), cap in 1u64..40, bytes in any::<bool>()) {
         let unit = if bytes { Unit::Bytes } else { Unit::Objects };
         let capacity = Capacity::new(cap, unit).unwrap();
-        for p in Policy::ALL {
+        for &p in Policy::ALL {
             let mut ours = p.build(capacity);
             let mut naive = model(p, cap);
             for (i, &(id, size)) in reqs.iter().enumerate() {
@@ -256,7 +257,7 @@ proptest! {
                                               bytes in any::<bool>()) {
         let unit = if bytes { Unit::Bytes } else { Unit::Objects };
         let capacity = Capacity::new(cap, unit).unwrap();
-        for p in Policy::ALL {
+        for &p in Policy::ALL {
             let mut c = p.build(capacity);
             c.log_evictions();
             let mut held = std::collections::BTreeSet::new();
@@ -311,7 +312,7 @@ fn lru_bank_refuses_bad_capacities() {
 
 #[test]
 fn oversized_objects_are_not_admitted() {
-    for p in Policy::ALL {
+    for &p in Policy::ALL {
         let mut c = p.build(Capacity::new(10, Unit::Bytes).unwrap());
         assert!(!c.access(1, 11));
         assert!(!c.contains(1), "{}", p.name());
@@ -323,7 +324,7 @@ fn oversized_objects_are_not_admitted() {
 
 #[test]
 fn registry_names_roundtrip_and_refuse_unknown() {
-    for p in Policy::ALL {
+    for &p in Policy::ALL {
         assert_eq!(p.name().parse::<Policy>().unwrap(), p);
     }
     let e = "arc".parse::<Policy>().unwrap_err().to_string();

@@ -8,6 +8,77 @@ use super::ring::Ring;
 use crate::Error;
 use crate::rng::splitmix64;
 
+/// A production placement without replication: where a request for file `f` goes. The
+/// simulator's baseline policies are these, built for a ring and rebuilt when nodes crash.
+pub trait Placement: Send {
+    /// The node serving `f` given this window's requests per node and their total (`None`
+    /// when no live node can).
+    fn node(&self, ring: &Ring, f: u64, load: &[u32], total: u64) -> Option<u32>;
+
+    /// Whether the node must hold f's home copy (replica 1) to serve it: true for plain
+    /// consistent hashing, which the simulator models as multi-hash with K = 1, so a crash
+    /// loses the copy until the origin restores it; the others model routing only.
+    fn stores_home(&self) -> bool {
+        false
+    }
+
+    /// Recomputes what depends on the live nodes, after crashes.
+    fn rebuild(&mut self, _ring: &Ring) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// Plain consistent hashing: the ring's owner of h_1(f).
+#[derive(Debug, Clone, Copy)]
+pub struct SingleHash;
+
+impl Placement for SingleHash {
+    fn node(&self, ring: &Ring, f: u64, _load: &[u32], _total: u64) -> Option<u32> {
+        ring.owner(position_of(file_key(f), 1))
+    }
+    fn stores_home(&self) -> bool {
+        true
+    }
+}
+
+/// [`bounded_load`] with its factor.
+#[derive(Debug, Clone, Copy)]
+pub struct BoundedLoad {
+    pub factor: f64,
+}
+
+impl Placement for BoundedLoad {
+    fn node(&self, ring: &Ring, f: u64, load: &[u32], total: u64) -> Option<u32> {
+        bounded_load(ring, f, self.factor, load, total)
+    }
+}
+
+/// [`rendezvous`] for files 0..files, tabulated (the argmax over nodes is too slow per request).
+#[derive(Debug, Clone)]
+pub struct Rendezvous {
+    table: Vec<u32>,
+}
+
+impl Rendezvous {
+    pub fn new(ring: &Ring, files: u32) -> Result<Self, Error> {
+        let table = (0..files)
+            .map(|f| rendezvous(ring, u64::from(f)))
+            .collect::<Option<Vec<u32>>>()
+            .ok_or_else(|| Error::param("nodes", 0, "at least one live node"))?;
+        Ok(Rendezvous { table })
+    }
+}
+
+impl Placement for Rendezvous {
+    fn node(&self, _ring: &Ring, f: u64, _load: &[u32], _total: u64) -> Option<u32> {
+        self.table.get(f as usize).copied()
+    }
+    fn rebuild(&mut self, ring: &Ring) -> Result<(), Error> {
+        *self = Rendezvous::new(ring, self.table.len() as u32)?;
+        Ok(())
+    }
+}
+
 /// Consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam): a request goes to
 /// the first node clockwise from h_1(f) whose load is below ceil(factor x (total + 1) / live),
 /// where total counts the requests of the current window.
@@ -86,6 +157,16 @@ impl Maglev {
     #[inline]
     pub fn node(&self, f: u64) -> u32 {
         self.table[(file_key(f) % self.table.len() as u64) as usize]
+    }
+}
+
+impl Placement for Maglev {
+    fn node(&self, _ring: &Ring, f: u64, _load: &[u32], _total: u64) -> Option<u32> {
+        Some(Maglev::node(self, f))
+    }
+    fn rebuild(&mut self, ring: &Ring) -> Result<(), Error> {
+        *self = Maglev::new(ring, self.table.len() as u64)?;
+        Ok(())
     }
 }
 

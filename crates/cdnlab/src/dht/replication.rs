@@ -33,6 +33,12 @@ pub enum Growth {
     Jump,
 }
 
+crate::registry!(Growth, "growth rule", [
+    Growth::One => "one",
+    Growth::Double => "double",
+    Growth::Jump => "jump",
+]);
+
 /// The parameters of the window-end rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rules {

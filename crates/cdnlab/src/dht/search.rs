@@ -17,10 +17,11 @@ pub enum Strategy {
     Oracle,
 }
 
-impl Strategy {
-    /// Every strategy, in the order of the comparison.
-    pub const ALL: [Strategy; 3] = [Strategy::Rbs, Strategy::BinaryThenPick, Strategy::Oracle];
-}
+crate::registry!(Strategy, "search strategy", [
+    Strategy::Rbs => "rbs",
+    Strategy::BinaryThenPick => "binary",
+    Strategy::Oracle => "oracle",
+]);
 
 /// The outcome of one lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,6 @@
 use super::window::{ValueWindow, Window};
 use super::{Event, Load, Selector};
 use crate::Error;
-use crate::error::Named;
 use crate::rng::Rng;
 use rand::RngExt;
 use smallvec::SmallVec;
@@ -81,57 +80,12 @@ impl Default for GwtwConfig {
     }
 }
 
-impl Probe {
-    /// Every probe rule, in registry order (the first is the default), and their names.
-    pub const ALL: [Probe; 2] = [Probe::All, Probe::RoundRobin];
-    pub const NAMES: [&'static str; 2] = ["all", "round-robin"];
-
-    /// The registry name.
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-impl Named for Probe {
-    const WHAT: &'static str = "probe rule";
-    const ALL: &'static [Probe] = &Probe::ALL;
-    fn name(self) -> &'static str {
-        Probe::name(self)
-    }
-}
-
-impl std::str::FromStr for Probe {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Probe::parse_name(s)
-    }
-}
-
-impl Retrial {
-    /// Every re-trial rule, in registry order (the first is the default), and their names.
-    pub const ALL: [Retrial; 3] = [Retrial::OnShortfall, Retrial::Never, Retrial::Move];
-    pub const NAMES: [&'static str; 3] = ["on-shortfall", "never", "move"];
-
-    /// The registry name.
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-impl Named for Retrial {
-    const WHAT: &'static str = "re-trial rule";
-    const ALL: &'static [Retrial] = &Retrial::ALL;
-    fn name(self) -> &'static str {
-        Retrial::name(self)
-    }
-}
-
-impl std::str::FromStr for Retrial {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Retrial::parse_name(s)
-    }
-}
+crate::registry!(Probe, "probe rule", [Probe::All => "all", Probe::RoundRobin => "round-robin"]);
+crate::registry!(Retrial, "re-trial rule", [
+    Retrial::OnShortfall => "on-shortfall",
+    Retrial::Never => "never",
+    Retrial::Move => "move",
+]);
 
 impl GwtwConfig {
     /// Checks the ranges.

@@ -228,6 +228,18 @@ impl Params {
             v => panic!("parameter `{name}` is {v:?}, not text"),
         }
     }
+
+    /// A choice parameter read as its registry's member (declare it with `T::NAMES` as the
+    /// choices, so loading has already checked the name; the error is for hand-built sets).
+    pub fn named<T: crate::Named>(&self, name: &str) -> Result<T, crate::Error> {
+        T::parse_name(self.text(name)).map_err(|_| {
+            crate::Error::param(
+                name,
+                self.text(name),
+                format!("one of {}", T::NAMES.join(", ")),
+            )
+        })
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::{Config, Model, Outcome, Policy};
 use crate::Error;
+use crate::Named;
 use crate::rng::Rng;
 use crate::select::gwtw::{self, GwtwConfig, Probe, Retrial};
 use crate::sim::Experiment;
@@ -16,11 +17,7 @@ const PARAMS: &[ParamSpec] = &[
         &["web", "video"],
         "service: web (LRU hit rate) or video (bit rate)",
     ),
-    ParamSpec::choice(
-        "policy",
-        &["gwtw", "p2c", "oracle"],
-        "how users pick servers",
-    ),
+    ParamSpec::choice("policy", Policy::NAMES, "how users pick servers"),
     ParamSpec::int("servers", 1, 1_000_000, 200, "number of servers n"),
     ParamSpec::float(
         "load",
@@ -43,10 +40,10 @@ const PARAMS: &[ParamSpec] = &[
         gwtw::DEFAULT_TAU as i64,
         "history window: outcomes per candidate",
     ),
-    ParamSpec::choice("probe", &Probe::NAMES, "where trial requests go"),
+    ParamSpec::choice("probe", Probe::NAMES, "where trial requests go"),
     ParamSpec::choice(
         "retrial",
-        &Retrial::NAMES,
+        Retrial::NAMES,
         "when a settled user measures again (move: E9, cdnlab's variant: to another candidate without a trial)",
     ),
     ParamSpec::float(
@@ -157,16 +154,12 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         servers,
         users: users.min(f64::from(u32::MAX)) as u32,
         k: p.int("k") as u32,
-        policy: match p.text("policy") {
-            "gwtw" => Policy::Gwtw,
-            "p2c" => Policy::P2c,
-            _ => Policy::Oracle,
-        },
+        policy: p.named("policy")?,
         gwtw: GwtwConfig {
             tau: p.int("tau") as usize,
             // The parameter's choices are the registry's names, checked on load.
-            probe: p.text("probe").parse()?,
-            retrial: p.text("retrial").parse()?,
+            probe: p.named("probe")?,
+            retrial: p.named("retrial")?,
             q: p.float("q"),
             best: if best > 0.0 { best } else { 1.0 },
         },

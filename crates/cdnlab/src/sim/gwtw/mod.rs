@@ -37,6 +37,12 @@ pub enum Policy {
     Oracle,
 }
 
+crate::registry!(Policy, "user policy", [
+    Policy::Gwtw => "gwtw",
+    Policy::P2c => "p2c",
+    Policy::Oracle => "oracle",
+]);
+
 /// The service a server gives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Model {

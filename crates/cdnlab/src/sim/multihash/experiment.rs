@@ -1,11 +1,11 @@
 //! The `multihash` experiment: one run of the DHT CDN per replication.
 
 use super::{Config, Growth, Outcome, Policy, Repair};
-use crate::Error;
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
 use crate::sim::Experiment;
 use crate::sim::params::{ParamSpec, Params};
+use crate::{Error, Named};
 
 /// The experiment.
 pub struct MultihashExperiment;
@@ -13,13 +13,7 @@ pub struct MultihashExperiment;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice(
         "policy",
-        &[
-            "multihash",
-            "single-hash",
-            "bounded-load",
-            "rendezvous",
-            "maglev",
-        ],
+        Policy::NAMES,
         "where requests go: multi-hash replicas, or a production baseline without replication",
     ),
     ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N"),
@@ -68,14 +62,10 @@ const PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::choice(
         "growth",
-        &["one", "double", "jump"],
+        Growth::NAMES,
         "replicas added per overloaded window",
     ),
-    ParamSpec::choice(
-        "strategy",
-        &["rbs", "binary", "oracle"],
-        "how a request finds a replica",
-    ),
+    ParamSpec::choice("strategy", Strategy::NAMES, "how a request finds a replica"),
     ParamSpec::float(
         "balance",
         1.0,
@@ -99,7 +89,7 @@ const PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::choice(
         "repair",
-        &["rgr", "neighbour", "request", "migrate", "none"],
+        Repair::NAMES,
         "how gaps are found and filled after a crash",
     ),
     ParamSpec::float(
@@ -176,33 +166,13 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         gamma: p.float("gamma"),
         shrink: p.values()["shrink"] == crate::sim::Value::Bool(true),
         window: p.float("window"),
-        growth: match p.text("growth") {
-            "one" => Growth::One,
-            "double" => Growth::Double,
-            _ => Growth::Jump,
-        },
-        strategy: match p.text("strategy") {
-            "rbs" => Strategy::Rbs,
-            "binary" => Strategy::BinaryThenPick,
-            _ => Strategy::Oracle,
-        },
-        policy: match p.text("policy") {
-            "multihash" => Policy::MultiHash,
-            "single-hash" => Policy::SingleHash,
-            "bounded-load" => Policy::BoundedLoad,
-            "rendezvous" => Policy::Rendezvous,
-            _ => Policy::Maglev,
-        },
+        growth: p.named("growth")?,
+        strategy: p.named("strategy")?,
+        policy: p.named("policy")?,
         balance: p.float("balance"),
         fail_fraction: p.float("fail_fraction"),
         fail_at: p.int("fail_at") as u32,
-        repair: match p.text("repair") {
-            "rgr" => Repair::Rgr,
-            "neighbour" => Repair::Neighbour,
-            "request" => Repair::Request,
-            "migrate" => Repair::Migrate,
-            _ => Repair::None,
-        },
+        repair: p.named("repair")?,
         flash: p.float("flash"),
         flash_start: p.int("flash_start") as u32,
         flash_end: p.int("flash_end") as u32,

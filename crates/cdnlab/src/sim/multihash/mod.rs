@@ -16,8 +16,8 @@ pub mod rbs;
 
 use crate::Error;
 use crate::dht::analysis;
-use crate::dht::baselines::{self, Maglev};
-use crate::dht::hash::{file_key, position_of};
+use crate::dht::baselines::{self, Maglev, Placement};
+use crate::dht::hash::file_key;
 use crate::dht::repair;
 pub use crate::dht::replication::Growth;
 use crate::dht::replication::{Action, Rules, WindowEnd};
@@ -60,6 +60,22 @@ pub enum Repair {
     /// As RGR, but the top replica moves into the gap instead of a new copy.
     Migrate,
 }
+
+crate::registry!(Policy, "DHT placement policy", [
+    Policy::MultiHash => "multihash",
+    Policy::SingleHash => "single-hash",
+    Policy::BoundedLoad => "bounded-load",
+    Policy::Rendezvous => "rendezvous",
+    Policy::Maglev => "maglev",
+]);
+// `none` is listed last: the scenario default is RGR.
+crate::registry!(Repair, "repair rule", [
+    Repair::Rgr => "rgr",
+    Repair::Neighbour => "neighbour",
+    Repair::Request => "request",
+    Repair::Migrate => "migrate",
+    Repair::None => "none",
+]);
 
 /// One run's configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -221,9 +237,8 @@ struct Sim<'a> {
     cfg: &'a Config,
     ring: Ring,
     store: Store,
-    maglev: Option<Maglev>,
-    /// Rendezvous: each file's node (the argmax over live nodes, recomputed after a crash).
-    rendezvous: Vec<u32>,
+    /// The baseline's placement (`None` for multi-hash).
+    placement: Option<Box<dyn Placement>>,
     /// Files requested this window (each once), for the end-of-window pass.
     touched: Vec<u32>,
     /// Scratch of that pass.
@@ -258,8 +273,8 @@ impl Sim<'_> {
     /// Serves one request for file `f`.
     fn request(&mut self, f: u32, rng: &mut Rng) -> bool {
         let cfg = self.cfg;
-        let node = match cfg.policy {
-            Policy::MultiHash => {
+        let node = match &self.placement {
+            None => {
                 let key = file_key(u64::from(f));
                 let top = self.store.top(f);
                 let report = cfg.repair == Repair::Request;
@@ -302,28 +317,19 @@ impl Sim<'_> {
                     }
                 }
             }
-            Policy::SingleHash => {
+            Some(place) => {
                 self.probes += 1;
-                let node = self.ring.owner(position_of(file_key(u64::from(f)), 1));
-                node.filter(|&n| self.store.holds(f, 1, n))
-            }
-            Policy::BoundedLoad => {
-                self.probes += 1;
-                baselines::bounded_load(
+                let node = place.node(
                     &self.ring,
                     u64::from(f),
-                    cfg.balance,
                     &self.node_load,
                     self.window_requests,
-                )
-            }
-            Policy::Rendezvous => {
-                self.probes += 1;
-                Some(self.rendezvous[f as usize])
-            }
-            Policy::Maglev => {
-                self.probes += 1;
-                self.maglev.as_ref().map(|m| m.node(u64::from(f)))
+                );
+                if place.stores_home() {
+                    node.filter(|&n| self.store.holds(f, 1, n))
+                } else {
+                    node
+                }
             }
         };
         self.window_requests += 1;
@@ -636,28 +642,23 @@ pub fn run_with(
     let sampler = Sampler::new(Law::Zipf { alpha: cfg.alpha }, cfg.files as usize)?;
     let pmf = Law::Zipf { alpha: cfg.alpha }.pmf(cfg.files as usize)?;
     let lambda = cfg.load * f64::from(cfg.nodes);
-    let maglev = if cfg.policy == Policy::Maglev {
-        Some(Maglev::new(
+    let placement: Option<Box<dyn Placement>> = match cfg.policy {
+        Policy::MultiHash => None,
+        Policy::SingleHash => Some(Box::new(baselines::SingleHash)),
+        Policy::BoundedLoad => Some(Box::new(baselines::BoundedLoad {
+            factor: cfg.balance,
+        })),
+        Policy::Rendezvous => Some(Box::new(baselines::Rendezvous::new(&ring, cfg.files)?)),
+        Policy::Maglev => Some(Box::new(Maglev::new(
             &ring,
             baselines::prime_at_least(100 * u64::from(cfg.nodes)),
-        )?)
-    } else {
-        None
-    };
-    let rendezvous_table = |ring: &Ring| -> Vec<u32> {
-        if cfg.policy != Policy::Rendezvous {
-            return Vec::new();
-        }
-        (0..cfg.files)
-            .map(|f| baselines::rendezvous(ring, u64::from(f)).expect("a live node"))
-            .collect()
+        )?)),
     };
     let mut sim = Sim {
         cfg,
-        rendezvous: rendezvous_table(&ring),
+        placement,
         ring,
         store,
-        maglev,
         touched: Vec::new(),
         scratch: Scratch::default(),
         node_load: vec![0; cfg.nodes as usize],
@@ -776,12 +777,8 @@ pub fn run_with(
                 sim.ring.crash(pool[i])?;
                 sim.store.crash(pool[i]);
             }
-            sim.rendezvous = rendezvous_table(&sim.ring);
-            if let Some(m) = sim.maglev.as_mut() {
-                *m = Maglev::new(
-                    &sim.ring,
-                    baselines::prime_at_least(100 * u64::from(cfg.nodes)),
-                )?;
+            if let Some(p) = sim.placement.as_mut() {
+                p.rebuild(&sim.ring)?;
             }
             out.gaps_after_failure = sim.total_gaps();
             out.lost_files = (0..cfg.files)

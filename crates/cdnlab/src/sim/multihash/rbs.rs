@@ -3,6 +3,7 @@
 //! Experiments X1 and X2, and the checks of the serve probabilities with gaps.
 
 use crate::Error;
+use crate::Named;
 use crate::dht::search::{self, Strategy};
 use crate::dht::{analysis, repair};
 use crate::rng::Rng;
@@ -42,11 +43,7 @@ const PARAMS: &[ParamSpec] = &[
         2,
         "missing indices with gaps = random (below n)",
     ),
-    ParamSpec::choice(
-        "strategy",
-        &["rbs", "binary", "oracle"],
-        "how a request finds a replica",
-    ),
+    ParamSpec::choice("strategy", Strategy::NAMES, "how a request finds a replica"),
     ParamSpec::int("requests", 1, 1_000_000_000, 100_000, "lookups per run"),
     ParamSpec::int(
         "rounds_trials",
@@ -112,11 +109,7 @@ impl Experiment for RbsExperiment {
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         self.check(p)?;
         let (k, n) = (p.int("k") as u32, p.int("n") as u32);
-        let strategy = match p.text("strategy") {
-            "rbs" => Strategy::Rbs,
-            "binary" => Strategy::BinaryThenPick,
-            _ => Strategy::Oracle,
-        };
+        let strategy: Strategy = p.named("strategy")?;
         let mut used: Vec<bool> = (1..=k).map(|i| i <= n).collect();
         match p.text("gaps") {
             "single" => used[p.int("gap") as usize - 1] = false,

@@ -1,6 +1,7 @@
 //! Invariants of the simulated DHT CDN (spec `docs/spec/multihash.md`).
 
 use super::*;
+use crate::Named;
 
 fn small(growth: Growth) -> Config {
     Config {

@@ -8,6 +8,7 @@
 //! by (time, sequence), so ties resolve the same way in every run.
 
 use crate::Error;
+use crate::Named;
 use crate::alloc::Problem;
 pub use crate::alloc::admission::Choice;
 use crate::alloc::admission::{
@@ -36,13 +37,21 @@ pub enum Policy {
     Sharing,
 }
 
+crate::registry!(Policy, "allocation policy", [
+    Policy::Optimal => "optimal",
+    Policy::Nearest => "nearest",
+    Policy::Northwest => "northwest",
+    Policy::Vogel => "vogel",
+    Policy::Sharing => "sharing",
+]);
+
 /// The experiment.
 pub struct StreamExperiment;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice(
         "policy",
-        &["optimal", "nearest", "northwest", "vogel", "sharing"],
+        Policy::NAMES,
         "allocation: S0 optimal TP, S1 nearest, S3 NW-corner or Vogel, S4 full sharing",
     ),
     ParamSpec::choice(
@@ -52,7 +61,7 @@ const PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::choice(
         "choice",
-        &["residual", "fraction", "nearest"],
+        Choice::NAMES,
         "CP-1's pick within a cluster among the servers under their threshold: the most free threshold slots T_ij - n_ij (default), the largest free fraction (T_ij - n_ij) / T_ij (balances utilisation), or the nearest (a control)",
     ),
     ParamSpec::float(
@@ -210,13 +219,7 @@ impl Experiment for StreamExperiment {
     }
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         self.check(p)?;
-        let policy = match p.text("policy") {
-            "optimal" => Policy::Optimal,
-            "nearest" => Policy::Nearest,
-            "northwest" => Policy::Northwest,
-            "vogel" => Policy::Vogel,
-            _ => Policy::Sharing,
-        };
+        let policy: Policy = p.named("policy")?;
         let (hops, capacity, demand) = if p.text("topology") == "reference" {
             let demand = if p.text("profile") == "r1" { R1 } else { R15 };
             (hops(8, &LINKS), CAPACITY.to_vec(), demand.to_vec())
@@ -244,11 +247,7 @@ impl Experiment for StreamExperiment {
             }),
             tail: p.float("tail"),
             reserve: p.float("reserve"),
-            choice: match p.text("choice") {
-                "fraction" => Choice::Fraction,
-                "nearest" => Choice::Nearest,
-                _ => Choice::Residual,
-            },
+            choice: p.named("choice")?,
         };
         let r = simulate(&cfg, rng)?;
         let mut out = vec![
