@@ -4,6 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::output;
 use crate::output::outln;
+use cdnlab::Named;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use cdnlab::workload::trace::{self, CsvColumns};
 use clap::{Args, ValueEnum};

@@ -14,7 +14,6 @@ use cdnlab::select::gwtw::GwtwConfig;
 use cdnlab::select::matching;
 use serde::Serialize;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// A demo run.
@@ -269,10 +268,10 @@ fn report(e: &Edge, killed: bool) -> EdgeReport {
     let m = e.metrics();
     EdgeReport {
         addr: e.server.addr,
-        hits: m.hits.load(Relaxed),
-        misses: m.misses.load(Relaxed),
-        collapsed: m.collapsed.load(Relaxed),
-        bytes_sent: m.bytes_sent.load(Relaxed),
+        hits: m.hits.get(),
+        misses: m.misses.get(),
+        collapsed: m.collapsed.get(),
+        bytes_sent: m.bytes_sent.get(),
         killed,
         settled_users: 0,
     }

@@ -21,7 +21,7 @@
 
 use crate::Error;
 use crate::catalogue::parse_id;
-use crate::metrics::Metrics;
+use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::ring::RingFile;
 use crate::server::{self, Limits, Running, SECRET};
 use axum::Router;
@@ -434,9 +434,7 @@ impl DhtState {
             }
             None => return text(StatusCode::NOT_FOUND, "no such replica here"),
         };
-        self.metrics
-            .bytes_sent
-            .fetch_add(bytes.len() as u64, Relaxed);
+        self.metrics.bytes_sent.inc_by(bytes.len() as u64);
         (
             [
                 (header::CONTENT_TYPE, "application/octet-stream".to_string()),
@@ -580,74 +578,77 @@ async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
         (h.len() as f64, per)
     };
     let g = |a: &AtomicU64| a.load(Relaxed) as f64;
-    let text = s.metrics.render(&[
-        (
+    let mut extra = vec![
+        single(
             "cdnlab_dht_lookups_total",
             "Random binary searches run here.",
-            "counter",
+            Kind::COUNTER,
             g(&c.lookups),
         ),
-        (
+        single(
             "cdnlab_dht_probes_total",
             "Probes made here (searches, replication, gap removal).",
-            "counter",
+            Kind::COUNTER,
             g(&c.probes),
         ),
-        (
+        single(
             "cdnlab_dht_redirects_total",
             "Requests redirected to a replica on another edge.",
-            "counter",
+            Kind::COUNTER,
             g(&c.redirects),
         ),
-        (
+        single(
             "cdnlab_dht_replications_total",
             "Replicas created on behalf of overloaded replicas here.",
-            "counter",
+            Kind::COUNTER,
             g(&c.replications),
         ),
-        (
+        single(
             "cdnlab_dht_dereplications_total",
             "Top replicas that left this edge.",
-            "counter",
+            Kind::COUNTER,
             g(&c.dereplications),
         ),
-        (
+        single(
             "cdnlab_dht_gaps_found_total",
             "Missing replicas found by random gap removal.",
-            "counter",
+            Kind::COUNTER,
             g(&c.gaps_found),
         ),
-        (
+        single(
             "cdnlab_dht_gaps_filled_total",
             "Of those, refilled.",
-            "counter",
+            Kind::COUNTER,
             g(&c.gaps_filled),
         ),
-        (
+        single(
             "cdnlab_dht_handovers_total",
             "Replicas handed over to an edge that came back.",
-            "counter",
+            Kind::COUNTER,
             g(&c.handovers),
         ),
-        (
+        single(
             "cdnlab_dht_origin_fills_total",
             "Origin fetches to create replicas here.",
-            "counter",
+            Kind::COUNTER,
             g(&c.origin_fills),
         ),
-        (
+        single(
             "cdnlab_dht_replicas_held",
             "Replicas held here.",
-            "gauge",
+            Kind::GAUGE,
             held,
         ),
-    ]);
-    let mut text = text;
-    text.push_str("# HELP cdnlab_dht_file_replicas Replicas of a file held here (files with replicas beyond the home copy here); summed over the edges, replicas per file.\n# TYPE cdnlab_dht_file_replicas gauge\n");
-    for (f, n) in per_file {
-        text.push_str(&format!("cdnlab_dht_file_replicas{{file=\"{f}\"}} {n}\n"));
-    }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+    ];
+    extra.push(family(
+        "cdnlab_dht_file_replicas",
+        "Replicas of a file held here (files with replicas beyond the home copy here); summed over the edges, replicas per file.",
+        Kind::GAUGE,
+        per_file
+            .into_iter()
+            .map(|(f, n)| (vec![("file", f.to_string())], n as f64)),
+    ));
+    metrics::response(s.metrics.render(extra))
 }
 
 /// Windows, gap removal and the health of edges that are down, until stopped.

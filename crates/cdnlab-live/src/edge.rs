@@ -20,7 +20,7 @@
 
 use crate::Error;
 use crate::catalogue::{IdError, parse_id};
-use crate::metrics::Metrics;
+use crate::metrics::{self, Kind, Metrics, single};
 use crate::server::{self, Limits, Running};
 use crate::shaper::TokenBucket;
 use axum::Router;
@@ -35,7 +35,6 @@ use cdnlab::alloc::admission;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -353,7 +352,7 @@ struct InFlight<'a>(&'a Metrics);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Relaxed);
+        self.0.in_flight.dec();
     }
 }
 
@@ -363,7 +362,7 @@ async fn content(
     who: Result<Query<Who>, QueryRejection>,
 ) -> Response {
     let t = Instant::now();
-    s.metrics.in_flight.fetch_add(1, Relaxed);
+    s.metrics.in_flight.inc();
     let _guard = InFlight(&s.metrics);
     let population = who.ok().and_then(|Query(w)| w.population);
     let r = match s.admit(population.as_deref()) {
@@ -387,7 +386,7 @@ async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Respo
     };
     let cached = s.store.lock().expect("store lock").get(id);
     if let Some(body) = cached {
-        s.metrics.hits.fetch_add(1, Relaxed);
+        s.metrics.hits.inc();
         return s.send(body, "cdnlab; hit", stream);
     }
     // One fetch per object at a time: whoever runs the cell's initialiser fetches (if it is
@@ -414,9 +413,9 @@ async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Respo
         }
         // After the store has it, so that no request finds neither.
         s.inflight.lock().expect("inflight lock").remove(&id);
-        s.metrics.misses.fetch_add(1, Relaxed);
+        s.metrics.misses.inc();
     } else {
-        s.metrics.collapsed.fetch_add(1, Relaxed);
+        s.metrics.collapsed.inc();
     }
     match fetched {
         Fetched::Body(b) => {
@@ -461,7 +460,7 @@ fn failure(code: StatusCode, cache_status: String) -> Response {
 
 impl EdgeState {
     async fn fetch(&self, id: u64) -> Fetched {
-        self.metrics.origin_fetches.fetch_add(1, Relaxed);
+        self.metrics.origin_fetches.inc();
         let url = format!("{}{id}", self.origin_url);
         let r = match self
             .client
@@ -480,7 +479,7 @@ impl EdgeState {
             Err(_) => Fetched::Unreachable,
         };
         if !matches!(r, Fetched::Body(_) | Fetched::Status(404)) {
-            self.metrics.origin_errors.fetch_add(1, Relaxed);
+            self.metrics.origin_errors.inc();
         }
         r
     }
@@ -493,9 +492,7 @@ impl EdgeState {
         cache_status: &'static str,
         stream: Option<Admitted>,
     ) -> Response {
-        self.metrics
-            .bytes_sent
-            .fetch_add(body.len() as u64, Relaxed);
+        self.metrics.bytes_sent.inc_by(body.len() as u64);
         let len = body.len();
         let body = if self.shaper.is_some() || self.cfg.stream_rate.is_some() || stream.is_some() {
             let me = self.clone();
@@ -544,20 +541,24 @@ async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
         let st = s.store.lock().expect("store lock");
         (st.cache.len() as f64, st.cache.used() as f64)
     };
-    let text = s.metrics.render(&[
-        (
+    metrics::response(s.metrics.render(vec![
+        single(
             "cdnlab_cache_objects",
             "Objects in the cache.",
-            "gauge",
+            Kind::GAUGE,
             objects,
         ),
-        ("cdnlab_cache_bytes", "Bytes in the cache.", "gauge", used),
-        (
+        single(
+            "cdnlab_cache_bytes",
+            "Bytes in the cache.",
+            Kind::GAUGE,
+            used,
+        ),
+        single(
             "cdnlab_cache_capacity_bytes",
             "Cache capacity in bytes.",
-            "gauge",
+            Kind::GAUGE,
             s.cfg.capacity as f64,
         ),
-    ]);
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+    ]))
 }

@@ -13,7 +13,7 @@
 //! | steering | `steer.rs` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
 //! | ring file | `ring.rs` | the DHT's members, K, virtual nodes and the internal endpoints' secret |
 //! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
-//! | metrics | `metrics.rs` | per-server counters and a latency histogram, as Prometheus text |
+//! | metrics | `metrics.rs` | per-server counters and a latency histogram through the `prometheus` crate |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
 //! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
 //! | DHT demo | `demo_dht.rs` | DHT edges under a Zipf load with a flash crowd and a killed edge |

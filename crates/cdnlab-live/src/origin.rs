@@ -5,7 +5,7 @@
 
 use crate::Error;
 use crate::catalogue::{Catalogue, IdError, parse_id};
-use crate::metrics::Metrics;
+use crate::metrics::{self, Metrics};
 use crate::server::{self, Limits, Running};
 use axum::Router;
 use axum::extract::{Path, State};
@@ -123,7 +123,7 @@ async fn content(State(s): State<Arc<OriginState>>, Path(id): Path<String>) -> R
         match parse_id(&id, Some(s.cfg.catalogue.objects)) {
             Ok(id) => {
                 let body = s.cfg.catalogue.bytes(id);
-                s.metrics.bytes_sent.fetch_add(body.len() as u64, Relaxed);
+                s.metrics.bytes_sent.inc_by(body.len() as u64);
                 ([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response()
             }
             Err(IdError::Malformed) => (
@@ -147,9 +147,5 @@ async fn health(State(s): State<Arc<OriginState>>) -> Response {
 }
 
 async fn metrics(State(s): State<Arc<OriginState>>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        s.metrics.render(&[]),
-    )
-        .into_response()
+    metrics::response(s.metrics.render(Vec::new()))
 }

@@ -19,6 +19,7 @@
 
 use crate::Error;
 use crate::edge::Share;
+use crate::metrics::{self, Kind, family, single};
 use crate::server::SECRET;
 use crate::server::{self, Limits, Running};
 use axum::Router;
@@ -518,73 +519,60 @@ async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
 }
 
 async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
-    use std::fmt::Write;
     let t = &s.cfg.topology;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# HELP cdnlab_steer_blocking Blocking per population in the last window.\n# TYPE cdnlab_steer_blocking gauge"
-    );
-    for (p, b) in t
-        .populations
-        .iter()
-        .zip(s.blocking.lock().expect("blocking lock").iter())
-    {
-        let _ = writeln!(
-            out,
-            "cdnlab_steer_blocking{{population=\"{}\"}} {b}",
-            p.name
-        );
-    }
-    let _ = writeln!(
-        out,
-        "# HELP cdnlab_steer_threshold Streams of a population allowed at an edge.\n# TYPE cdnlab_steer_threshold gauge"
-    );
+    let blocking = s.blocking.lock().expect("blocking lock").clone();
     let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
     let n = t.servers.len();
-    for (i, p) in t.populations.iter().enumerate() {
-        for (j, e) in t.servers.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "cdnlab_steer_threshold{{population=\"{}\",edge=\"{}\"}} {}",
-                p.name,
-                e.name,
-                thresholds[i * n + j]
-            );
-        }
-    }
-    for (name, help, kind, v) in [
-        (
+    let families = [
+        family(
+            "cdnlab_steer_blocking",
+            "Blocking per population in the last window.",
+            Kind::GAUGE,
+            t.populations
+                .iter()
+                .zip(blocking)
+                .map(|(p, b)| (vec![("population", p.name.clone())], b)),
+        ),
+        family(
+            "cdnlab_steer_threshold",
+            "Streams of a population allowed at an edge.",
+            Kind::GAUGE,
+            t.populations.iter().enumerate().flat_map(|(i, p)| {
+                let thresholds = &thresholds;
+                t.servers.iter().enumerate().map(move |(j, e)| {
+                    (
+                        vec![("population", p.name.clone()), ("edge", e.name.clone())],
+                        thresholds[i * n + j] as f64,
+                    )
+                })
+            }),
+        ),
+        single(
             "cdnlab_steer_resolves_total",
             "Re-allocations made.",
-            "counter",
+            Kind::COUNTER,
             s.resolves.load(Relaxed) as f64,
         ),
-        (
+        single(
             "cdnlab_steer_report_errors_total",
             "Edge reports that could not be read.",
-            "counter",
+            Kind::COUNTER,
             s.report_errors.load(Relaxed) as f64,
         ),
-        (
+        single(
             "cdnlab_steer_install_errors_total",
             "Threshold installations that failed.",
-            "counter",
+            Kind::COUNTER,
             s.install_errors.load(Relaxed) as f64,
         ),
-        (
+        single(
             "cdnlab_steer_solve_seconds",
             "Time of the last solve.",
-            "gauge",
+            Kind::GAUGE,
             s.solve_micros.load(Relaxed) as f64 / 1e6,
         ),
-    ] {
-        let _ = writeln!(
-            out,
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
-        );
-    }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+    ];
+    metrics::response(metrics::encode(&families))
 }
 
 #[cfg(test)]

@@ -165,8 +165,8 @@ async fn a_hot_file_replicates_and_shrinks_back() {
     // Replicas per file, from the edges' metrics (summed over the edges), while still held.
     let mut from_metrics = 0u64;
     for a in &addrs {
-        let (_, _, m) = get(*a, "/metrics").await;
-        from_metrics += String::from_utf8_lossy(&m)
+        from_metrics += promtool_check(*a)
+            .await
             .lines()
             .find(|l| l.starts_with("cdnlab_dht_file_replicas{file=\"7\"}"))
             .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())

@@ -120,9 +120,9 @@ async fn eviction_keeps_bytes_and_policy_in_step() {
     let gone = (0..60).find(|id| !held.contains(id)).unwrap();
     let (_, cs, _) = get(e.server.addr, &format!("/content/{gone}")).await;
     assert_eq!(cs, "cdnlab; fwd=miss; stored");
-    let (_, _, m) = get(e.server.addr, "/metrics").await;
-    let m = String::from_utf8_lossy(&m).into_owned();
+    let m = promtool_check(e.server.addr).await;
     assert!(m.contains("cdnlab_cache_capacity_bytes 20000"), "{m}");
+    promtool_check(o.server.addr).await;
     e.server.stop().await;
     o.server.stop().await;
 }

@@ -69,6 +69,12 @@ async fn thresholds_manifests_and_reallocation() {
         .unwrap();
     // The optimum: pa has 10 at a and 20 at c; pc has 10 at c.
     assert_eq!(s.thresholds(), [10, 20, 0, 10]);
+    let m = promtool_check(s.server.addr).await;
+    assert!(
+        m.lines()
+            .any(|l| l == "cdnlab_steer_threshold{population=\"pa\",edge=\"c\"} 20"),
+        "{m}"
+    );
     let (_, at_a) = json(format!("http://{}/internal/admission", ea.server.addr)).await;
     let (_, at_c) = json(format!("http://{}/internal/admission", ec.server.addr)).await;
     assert_eq!(
@@ -142,8 +148,7 @@ async fn unreadable_reports_are_counted() {
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let (_, _, m) = get(s.server.addr, "/metrics").await;
-    let m = String::from_utf8_lossy(&m).into_owned();
+    let m = promtool_check(s.server.addr).await;
     let errors = |name: &str| {
         m.lines()
             .find(|l| l.starts_with(name))

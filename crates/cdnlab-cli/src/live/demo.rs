@@ -4,6 +4,7 @@ use super::*;
 use crate::error::{CliError, Result};
 use crate::output::{self, outln, write_atomic};
 use crate::plot::{self, Chart, Series};
+use cdnlab::Named;
 use cdnlab::cache::Policy;
 use cdnlab_live::demo::{self, DemoConfig};
 use cdnlab_live::demo_dht::{self, DhtDemoConfig};

@@ -88,3 +88,47 @@ pub fn status_of(text: &str) -> u16 {
         .and_then(|c| c.parse().ok())
         .unwrap_or(0)
 }
+
+/// Checks a server's `/metrics` with Prometheus's own `promtool check metrics` (Debian's
+/// `prometheus` package, which `.ci/run` installs): the exposition must parse and pass its
+/// lint (help text, `_total` counters, units). Returns the text.
+pub async fn promtool_check(addr: SocketAddr) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let r = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+        .get(format!("http://{addr}/metrics"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(
+        r.headers()["content-type"].to_str().unwrap(),
+        "text/plain; version=0.0.4"
+    );
+    let text = r.text().await.unwrap();
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool on PATH (apt-get install prometheus; .ci/run does)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed for {addr}: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
