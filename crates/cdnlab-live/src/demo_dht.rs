@@ -205,6 +205,7 @@ pub async fn run(
                 timeout: Duration::from_secs(2),
                 seed: cfg.seed,
                 limits: Limits::default(),
+                capacity: 64 << 20,
             })
             .await?,
         ));

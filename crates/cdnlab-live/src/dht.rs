@@ -21,6 +21,7 @@
 
 use crate::Error;
 use crate::catalogue::parse_id;
+use crate::flight::Flights;
 use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::ring::RingFile;
 use crate::server::{self, Limits, Running, SECRET};
@@ -30,6 +31,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
+use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use cdnlab::dht::hash::position;
 use cdnlab::dht::repair;
 use cdnlab::dht::replication::{Action, Growth, Rules, WindowEnd};
@@ -42,7 +44,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{OnceCell, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// How a DHT edge behaves.
@@ -64,6 +66,10 @@ pub struct DhtConfig {
     pub timeout: Duration,
     pub seed: u64,
     pub limits: Limits,
+    /// Bytes of home copies kept (least recently used evicted; a request for an evicted one
+    /// refetches it from the origin), and as many again for replicas above index 1 (a creation
+    /// beyond that is refused with 507: the file stays served by its lower indices).
+    pub capacity: u64,
 }
 
 impl DhtConfig {
@@ -89,6 +95,7 @@ impl DhtConfig {
         if !(self.gamma > 0.0 && self.gamma < 1.0) {
             return Err(E::param("gamma", self.gamma, "a number in (0, 1)"));
         }
+        Capacity::new(self.capacity, Unit::Bytes)?;
         self.limits.validate()
     }
 }
@@ -127,8 +134,14 @@ impl DhtCounters {
     }
 }
 
-/// A replica being created: its bytes once the origin has given them (None: it did not).
-type Creation = Arc<OnceCell<Option<Bytes>>>;
+/// What a CREATE_IF_ABSENT did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Created {
+    New,
+    Exists,
+    /// The origin gave the bytes but the capacity has no room for them.
+    NoRoom,
+}
 
 /// A replica held here: its bytes, the requests it served this window, and whether it has
 /// lived through a whole window (a replica created during one takes no window-end decision
@@ -139,12 +152,23 @@ struct Held {
     settled: bool,
 }
 
+/// What the replicas held here may take: home copies through an LRU cache of `capacity` bytes
+/// (the library's policy, which only keeps the accounting; the bytes are in `held`), and
+/// replicas above index 1 up to `capacity` bytes, counted here.
+struct Budget {
+    home: Box<dyn Cache + Send>,
+    evicted: Vec<u64>,
+    above: u64,
+}
+
 struct DhtState {
     cfg: DhtConfig,
     view: Mutex<Ring>,
+    /// Lock order: `held`, then `budget`.
     held: Mutex<HashMap<(u64, u32), Held>>,
+    budget: Mutex<Budget>,
     /// Replicas being created here (one origin fetch per replica at a time).
-    creating: Mutex<HashMap<(u64, u32), Creation>>,
+    creating: Flights<(u64, u32), Option<Bytes>>,
     client: reqwest::Client,
     rng: Mutex<Rng>,
     metrics: Metrics,
@@ -168,6 +192,11 @@ impl DhtEdge {
     /// The DHT counters.
     pub fn counters(&self) -> &DhtCounters {
         &self.state.counters
+    }
+
+    /// Bytes of the replicas held here.
+    pub fn held_bytes(&self) -> u64 {
+        self.state.held_bytes()
     }
 
     /// The replicas held here, as (file, index), sorted.
@@ -239,10 +268,17 @@ pub async fn start(cfg: DhtConfig) -> Result<DhtEdge, Error> {
         .build()
         .map_err(|e| Error::Client(e.to_string()))?;
     let addr = cfg.ring.edges[cfg.id as usize];
+    let mut home = Policy::Lru.build(Capacity::new(cfg.capacity, Unit::Bytes)?);
+    home.log_evictions();
     let state = Arc::new(DhtState {
         view: Mutex::new(ring),
         held: Mutex::new(HashMap::new()),
-        creating: Mutex::new(HashMap::new()),
+        budget: Mutex::new(Budget {
+            home,
+            evicted: Vec::new(),
+            above: 0,
+        }),
+        creating: Flights::default(),
         client,
         rng: Mutex::new(cdnlab::rng::stream(cfg.seed, u64::from(cfg.id), 0)),
         metrics: Metrics::default(),
@@ -290,6 +326,17 @@ impl DhtState {
         self.view.lock().expect("view lock").owner(position(f, i))
     }
 
+    /// Bytes of the replicas held here.
+    fn held_bytes(&self) -> u64 {
+        let held = self.held.lock().expect("held lock");
+        held.values().map(|h| h.bytes.len() as u64).sum()
+    }
+
+    /// Whether replica i of f is held here now (a home copy may be evicted).
+    fn held_here(&self, f: u64, i: u32) -> bool {
+        self.held.lock().expect("held lock").contains_key(&(f, i))
+    }
+
     fn holds(&self, f: u64, i: u32) -> bool {
         i == 1 || self.held.lock().expect("held lock").contains_key(&(f, i))
     }
@@ -335,7 +382,7 @@ impl DhtState {
                 return false;
             };
             if owner == self.cfg.id {
-                return self.create_here(f, i).await == Some(true);
+                return matches!(self.create_here(f, i).await, Some((Created::New, _)));
             }
             let url = format!("http://{}/internal/create/{f}/{i}", self.addr(owner));
             match self
@@ -353,45 +400,65 @@ impl DhtState {
         false
     }
 
-    /// CREATE_IF_ABSENT here: Some(true) created, Some(false) already there, None failed (the
-    /// origin could not be read). Concurrent calls for one replica share one origin fetch.
-    async fn create_here(&self, f: u64, i: u32) -> Option<bool> {
-        if self.held.lock().expect("held lock").contains_key(&(f, i)) {
-            return Some(false);
+    /// CREATE_IF_ABSENT here, with the replica's bytes: `None` if the origin did not give
+    /// them. Concurrent calls for one replica share one origin fetch.
+    async fn create_here(&self, f: u64, i: u32) -> Option<(Created, Bytes)> {
+        if let Some(h) = self.held.lock().expect("held lock").get(&(f, i)) {
+            return Some((Created::Exists, h.bytes.clone()));
         }
-        let cell = self
-            .creating
-            .lock()
-            .expect("creating lock")
-            .entry((f, i))
-            .or_default()
-            .clone();
-        let mut ran = false;
-        let bytes = cell
-            .get_or_init(|| {
-                ran = true;
-                self.fetch_origin(f)
-            })
-            .await
-            .clone();
-        if !ran {
-            return bytes.map(|_| false);
-        }
-        let created = match &bytes {
-            Some(b) => {
-                let mut held = self.held.lock().expect("held lock");
-                let fresh = !held.contains_key(&(f, i));
-                held.entry((f, i)).or_insert(Held {
-                    bytes: b.clone(),
+        // The call that runs the fetch keeps its flight until the replica is in `held`, so
+        // that no call finds neither.
+        let mut flight = self.creating.join((f, i));
+        let bytes = flight.result(|| self.fetch_origin(f)).await?;
+        let mut held = self.held.lock().expect("held lock");
+        let created = if held.contains_key(&(f, i)) {
+            Created::Exists
+        } else if !flight.ran() {
+            // Another call's fetch, which found no room (or whose replica already left).
+            Created::NoRoom
+        } else if self.admit(&mut held, f, i, bytes.len()) {
+            held.insert(
+                (f, i),
+                Held {
+                    bytes: bytes.clone(),
                     count: 0,
                     settled: false,
-                });
-                Some(fresh)
-            }
-            None => None,
+                },
+            );
+            Created::New
+        } else {
+            Created::NoRoom
         };
-        self.creating.lock().expect("creating lock").remove(&(f, i));
-        created
+        Some((created, bytes))
+    }
+
+    /// Takes room for a new replica i of f of `size` bytes, evicting home copies as the home
+    /// cache's policy says; false if there is none (`held` is locked by the caller).
+    fn admit(&self, held: &mut HashMap<(u64, u32), Held>, f: u64, i: u32, size: usize) -> bool {
+        let mut b = self.budget.lock().expect("budget lock");
+        if i > 1 {
+            let fits = b.above + size as u64 <= self.cfg.capacity;
+            if fits {
+                b.above += size as u64;
+            }
+            return fits;
+        }
+        let b = &mut *b;
+        b.home.access(f, u32::try_from(size).unwrap_or(u32::MAX));
+        b.home.drain_evictions(&mut b.evicted);
+        for e in b.evicted.drain(..) {
+            held.remove(&(e, 1));
+        }
+        b.home.contains(f)
+    }
+
+    /// Gives back the room of a replica that left (home copies stay in the cache's accounting
+    /// until it evicts them).
+    fn release(&self, i: u32, size: usize) {
+        if i > 1 {
+            let mut b = self.budget.lock().expect("budget lock");
+            b.above = b.above.saturating_sub(size as u64);
+        }
     }
 
     async fn fetch_origin(&self, f: u64) -> Option<Bytes> {
@@ -408,7 +475,8 @@ impl DhtState {
         r.bytes().await.ok()
     }
 
-    /// Serves replica i of f from here, filling the home copy from the origin on demand.
+    /// Serves replica i of f from here, filling the home copy from the origin on demand (and
+    /// keeping it if the home cache takes it).
     async fn serve_local(&self, f: u64, i: u32) -> Response {
         let found = {
             let mut held = self.held.lock().expect("held lock");
@@ -418,20 +486,25 @@ impl DhtState {
             })
         };
         let bytes = match found {
-            Some(b) => b,
-            None if i == 1 => {
-                if self.create_here(f, 1).await.is_none() {
-                    return text(StatusCode::BAD_GATEWAY, "the origin did not give the file");
+            Some(b) => {
+                if i == 1 {
+                    // A hit on the home copy: the cache's policy sees it.
+                    let mut budget = self.budget.lock().expect("budget lock");
+                    budget
+                        .home
+                        .access(f, u32::try_from(b.len()).unwrap_or(u32::MAX));
                 }
-                let mut held = self.held.lock().expect("held lock");
-                match held.get_mut(&(f, 1)) {
-                    Some(h) => {
-                        h.count += 1;
-                        h.bytes.clone()
-                    }
-                    None => return text(StatusCode::SERVICE_UNAVAILABLE, "replica moving; retry"),
-                }
+                b
             }
+            None if i == 1 => match self.create_here(f, 1).await {
+                None => return text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
+                Some((_, b)) => {
+                    if let Some(h) = self.held.lock().expect("held lock").get_mut(&(f, 1)) {
+                        h.count += 1;
+                    }
+                    b
+                }
+            },
             None => return text(StatusCode::NOT_FOUND, "no such replica here"),
         };
         self.metrics.bytes_sent.inc_by(bytes.len() as u64);
@@ -505,6 +578,13 @@ async fn replica(State(s): State<Arc<DhtState>>, Path((f, i)): Path<(String, Str
             StatusCode::BAD_REQUEST,
             "file id and replica index (1 to K)",
         ),
+        // Only the owner of h_1(f) fetches a home copy from the origin (so a scan of ids at
+        // one edge fills nothing there); other replicas exist only if created, which takes the
+        // secret.
+        Some((f, 1)) if !s.held_here(f, 1) && s.owner(f, 1) != Some(s.cfg.id) => text(
+            StatusCode::MISDIRECTED_REQUEST,
+            "this edge does not own that file's home copy; ask /content/{file} at any edge",
+        ),
         Some((f, i)) => s.serve_local(f, i).await,
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());
@@ -555,8 +635,12 @@ async fn create(
             "this edge does not own that replica's position",
         ),
         Some((f, i)) => match s.create_here(f, i).await {
-            Some(true) => text(StatusCode::CREATED, "created"),
-            Some(false) => text(StatusCode::OK, "exists"),
+            Some((Created::New, _)) => text(StatusCode::CREATED, "created"),
+            Some((Created::Exists, _)) => text(StatusCode::OK, "exists"),
+            Some((Created::NoRoom, _)) => text(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "no room for another replica here",
+            ),
             None => text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
         },
     }
@@ -577,6 +661,7 @@ async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
         per.retain(|f, _| replicated.contains(f));
         (h.len() as f64, per)
     };
+    let bytes = s.held_bytes() as f64;
     let g = |a: &AtomicU64| a.load(Relaxed) as f64;
     let mut extra = vec![
         single(
@@ -639,6 +724,18 @@ async fn metrics(State(s): State<Arc<DhtState>>) -> Response {
             Kind::GAUGE,
             held,
         ),
+        single(
+            "cdnlab_dht_held_bytes",
+            "Bytes of the replicas held here (home copies and above).",
+            Kind::GAUGE,
+            bytes,
+        ),
+        single(
+            "cdnlab_dht_capacity_bytes",
+            "Capacity for home copies, and as much again for replicas above index 1.",
+            Kind::GAUGE,
+            s.cfg.capacity as f64,
+        ),
     ];
     extra.push(family(
         "cdnlab_dht_file_replicas",
@@ -697,7 +794,8 @@ async fn end_window(s: &DhtState) {
 fn leave(s: &DhtState, leaving: &[(u64, u32)]) {
     let mut held = s.held.lock().expect("held lock");
     for k in leaving {
-        if held.remove(k).is_some() {
+        if let Some(h) = held.remove(k) {
+            s.release(k.1, h.bytes.len());
             s.counters.dereplications.fetch_add(1, Relaxed);
         }
     }
@@ -809,7 +907,9 @@ async fn health(s: &DhtState) {
         };
         for (f, i) in moving {
             if s.create_at_owner(f, i).await || s.probe(f, i).await {
-                s.held.lock().expect("held lock").remove(&(f, i));
+                if let Some(h) = s.held.lock().expect("held lock").remove(&(f, i)) {
+                    s.release(i, h.bytes.len());
+                }
                 s.counters.handovers.fetch_add(1, Relaxed);
             }
         }

@@ -20,6 +20,7 @@
 
 use crate::Error;
 use crate::catalogue::{IdError, parse_id};
+use crate::flight::Flights;
 use crate::metrics::{self, Kind, Metrics, single};
 use crate::server::{self, Limits, Running};
 use crate::shaper::TokenBucket;
@@ -37,7 +38,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::OnceCell;
 
 /// Chunk of a shaped body.
 const CHUNK: usize = 16 << 10;
@@ -136,7 +136,7 @@ struct EdgeState {
     cfg: EdgeConfig,
     origin_url: String,
     store: Mutex<Store>,
-    inflight: Mutex<HashMap<u64, Arc<OnceCell<Fetched>>>>,
+    inflight: Flights<u64, Fetched>,
     client: reqwest::Client,
     shaper: Option<TokenBucket>,
     metrics: Metrics,
@@ -209,7 +209,7 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
             objects: HashMap::new(),
             evicted: Vec::new(),
         }),
-        inflight: Mutex::new(HashMap::new()),
+        inflight: Flights::default(),
         client,
         shaper,
         metrics: Metrics::default(),
@@ -389,34 +389,22 @@ async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Respo
         s.metrics.hits.inc();
         return s.send(body, "cdnlab; hit", stream);
     }
-    // One fetch per object at a time: whoever runs the cell's initialiser fetches (if it is
-    // cancelled, the next waiter takes over), the others wait for its result.
-    let cell = s
-        .inflight
-        .lock()
-        .expect("inflight lock")
-        .entry(id)
-        .or_default()
-        .clone();
-    let mut fetched_here = false;
-    let fetched = cell
-        .get_or_init(|| {
-            fetched_here = true;
-            s.fetch(id)
-        })
-        .await
-        .clone();
+    // One fetch per object at a time (`flight`): whoever runs it stores the result, the
+    // others wait for it.
+    let mut flight = s.inflight.join(id);
+    let fetched = flight.result(|| s.fetch(id)).await;
+    let fetched_here = flight.ran();
     let mut stored = false;
     if fetched_here {
         if let Fetched::Body(b) = &fetched {
             stored = s.store.lock().expect("store lock").put(id, b);
         }
-        // After the store has it, so that no request finds neither.
-        s.inflight.lock().expect("inflight lock").remove(&id);
         s.metrics.misses.inc();
     } else {
         s.metrics.collapsed.inc();
     }
+    // After the store has it, so that no request finds neither.
+    drop(flight);
     match fetched {
         Fetched::Body(b) => {
             let status = match (fetched_here, stored) {
@@ -559,6 +547,12 @@ async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
             "Cache capacity in bytes.",
             Kind::GAUGE,
             s.cfg.capacity as f64,
+        ),
+        single(
+            "cdnlab_origin_fetches_in_flight",
+            "Origin fetches under way (one per object, shared by its concurrent misses).",
+            Kind::GAUGE,
+            s.inflight.len() as f64,
         ),
     ]))
 }

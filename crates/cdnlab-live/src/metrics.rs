@@ -182,12 +182,16 @@ pub fn single(name: &str, help: &str, kind: Kind, value: f64) -> MetricFamily {
     family(name, help, kind, [(Vec::new(), value)])
 }
 
-/// Prometheus text of `families`.
+/// Prometheus text of `families`; those without samples (a labelled family with no label set
+/// yet, such as per-file replicas before any replication) are left out, as the text format has
+/// no way to write them and the encoder refuses them.
 pub fn encode(families: &[MetricFamily]) -> String {
-    // The encoder refuses only malformed families (an empty one, a counter without a value),
-    // which `family` does not build; say so in the text rather than fail the scrape.
+    let mut families = families.to_vec();
+    families.retain(|f| !f.get_metric().is_empty());
+    // The encoder refuses nothing else that `family` builds; say so in the text rather than
+    // fail the scrape.
     TextEncoder::new()
-        .encode_to_string(families)
+        .encode_to_string(&families)
         .unwrap_or_else(|e| format!("# encoding failed: {e}\n"))
 }
 
@@ -216,7 +220,9 @@ mod tests {
                 Kind::COUNTER,
                 [(vec![("file", "a\"b".to_string())], 2.0)],
             ),
+            family("cdnlab_empty", "No samples yet.", Kind::GAUGE, []),
         ]);
+        assert!(!t.contains("cdnlab_empty"), "{t}");
         for line in [
             "# TYPE cdnlab_requests_total counter",
             "cdnlab_requests_total{code=\"200\"} 2",

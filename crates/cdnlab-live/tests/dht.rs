@@ -13,24 +13,6 @@ use std::time::Duration;
 
 const KEY: &str = "0123456789abcdef-test";
 
-/// Free loopback addresses for a ring. Taken below the ephemeral range (which starts at 32768),
-/// from a counter per test process, so that the port of an edge that is down is not handed to
-/// another test's socket meanwhile; each is checked free by binding it.
-async fn free_addrs(n: usize) -> Vec<SocketAddr> {
-    use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20_000 + (std::process::id() % 400) as u16 * 30;
-    let mut v = Vec::new();
-    while v.len() < n {
-        let port = base + NEXT.fetch_add(1, Relaxed) % 30;
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        if !v.contains(&addr) && tokio::net::TcpListener::bind(addr).await.is_ok() {
-            v.push(addr);
-        }
-    }
-    v
-}
-
 fn ring(addrs: &[SocketAddr], k: u32) -> RingFile {
     let edges: Vec<String> = addrs
         .iter()
@@ -56,6 +38,7 @@ fn config(ring: &RingFile, id: u32, origin: SocketAddr) -> DhtConfig {
         timeout: Duration::from_secs(2),
         seed: 1,
         limits: Limits::default(),
+        capacity: 1 << 20,
     }
 }
 

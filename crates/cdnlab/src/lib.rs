@@ -14,12 +14,16 @@
 //!   b-matching that finds an optimal assignment.
 //! - [`dht`]: the multi-hash DHT CDN: the hash family, the ring, random binary search, the
 //!   window-end replication rule and random gap removal (as step machines that the simulator and
-//!   the live edges both drive), the replica store, the spec's formulas, production baselines.
+//!   the live edges both drive), the replica store, the spec's formulas, and the production
+//!   baselines behind one [`dht::baselines::Placement`] trait.
 //! - [`alloc`]: optimal allocation for streaming: the Transportation Problem (network simplex,
 //!   warm starts, NW corner and Vogel), the metro topology, admission under thresholds (CP-1,
 //!   CP-2, slack sharing, re-allocation), Erlang-B.
 //! - [`stats`]: running moments, confidence intervals, line fits, binomial and Poisson tails.
-//! - [`error`]: the one error type, [`Error`].
+//! - [`error`]: the one error type, [`Error`], and [`Named`], the registry every named choice
+//!   (cache policy, probe rule, search strategy, allocation policy, ...) is declared with once:
+//!   its members, their names and `FromStr`. Experiments list `T::NAMES` as a parameter's
+//!   choices, so the allowed names, the parser and the error message cannot drift apart.
 //! - [`sim`]: experiments. An [`sim::Experiment`] declares its parameters (with ranges) and metrics
 //!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
 //!   scenario names to experiments, so the runner never names a concrete model.
@@ -49,6 +53,10 @@
 //! - Hot paths (one simulated request) allocate nothing: caches are flat arrays indexed by dense
 //!   slot ids, with a private open-addressing index from object id to slot.
 //! - Errors are typed ([`Error`]); bad input never panics.
+//! - Strategies the engines switch between per request are enums (GWTW's `Client`, the
+//!   multi-hash search [`dht::search::Strategy`]) or a small trait where their state differs
+//!   ([`dht::baselines::Placement`]); `bench/gwtw.sh` and `bench/multihash.sh` measure that the
+//!   request loops stay as fast.
 
 // Unsafe code only where a measured hot path needs it, each site allowed and justified.
 #![deny(unsafe_code)]

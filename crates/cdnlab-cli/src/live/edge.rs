@@ -48,7 +48,8 @@ pub(super) struct EdgeArgs {
     /// Eviction policy: lru, fifo, lfu, s3fifo or sieve (the library's registry).
     #[arg(long, default_value = "lru")]
     policy: Policy,
-    /// Cache capacity in bytes.
+    /// Cache capacity in bytes (with --ring: of home copies, least recently used evicted, and
+    /// as much again for replicas above index 1).
     #[arg(long, default_value_t = 64 << 20)]
     capacity: u64,
     /// Total sending rate in bytes per second (default: unshaped).
@@ -78,6 +79,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
             timeout: Duration::from_millis(a.origin_timeout_ms),
             seed: u64::from(id),
             limits: a.limits.limits(),
+            capacity: a.capacity,
         };
         let e = dht::start(cfg).await.map_err(live_err)?;
         eprintln!(

@@ -132,3 +132,21 @@ pub async fn promtool_check(addr: SocketAddr) -> String {
     );
     text
 }
+
+/// Free loopback addresses for a ring. Taken below the ephemeral range (which starts at 32768),
+/// from a counter per test process, so that the port of an edge that is down is not handed to
+/// another test's socket meanwhile; each is checked free by binding it.
+pub async fn free_addrs(n: usize) -> Vec<SocketAddr> {
+    use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 400) as u16 * 30;
+    let mut v = Vec::new();
+    while v.len() < n {
+        let port = base + NEXT.fetch_add(1, Relaxed) % 30;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        if !v.contains(&addr) && tokio::net::TcpListener::bind(addr).await.is_ok() {
+            v.push(addr);
+        }
+    }
+    v
+}

@@ -1,0 +1,173 @@
+//! The live servers attacked as a tester would, on loopback, bounded in time and count: each
+//! test repeats a finding of the hardening issue and asserts the fixed behaviour.
+
+mod common;
+use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
+use cdnlab_live::ring::RingFile;
+use cdnlab_live::server::Limits;
+use common::*;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+const KEY: &str = "0123456789abcdef-abuse";
+
+fn ring(addrs: &[SocketAddr]) -> RingFile {
+    let edges: Vec<String> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
+        .collect();
+    RingFile::parse(&format!(
+        r#"{{"secret": "{KEY}", "k": 8, "vnodes": 8, "edges": [{}]}}"#,
+        edges.join(",")
+    ))
+    .unwrap()
+}
+
+async fn dht_edges(origin: SocketAddr, n: usize, capacity: u64) -> Vec<DhtEdge> {
+    let addrs = free_addrs(n).await;
+    let r = ring(&addrs);
+    let mut v = Vec::new();
+    for id in 0..n as u32 {
+        v.push(
+            dht::start(DhtConfig {
+                ring: r.clone(),
+                id,
+                origin,
+                // Long windows and a high c_high: no replication during the scan.
+                window: Duration::from_secs(60),
+                c_high: 1e6,
+                gamma: 0.75,
+                rgr_period: Duration::from_secs(60),
+                timeout: Duration::from_secs(2),
+                seed: 1,
+                limits: Limits::default(),
+                capacity,
+            })
+            .await
+            .unwrap(),
+        );
+    }
+    v
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
+/// Finding 1: `GET /replica/{file}/1` at an edge that does not own the file's home position
+/// made it fetch and keep the file for good. Now it is refused with 421 and nothing is kept;
+/// replicas above 1 are never made by a client request; what an edge keeps of the home copies
+/// it owns stays within its capacity, and an evicted one is fetched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
+    let o = origin(origin_config()).await;
+    // Objects of 1000 to 4000 bytes: at most 20 fit in 40 kB.
+    let capacity = 40_000;
+    let edges = dht_edges(o.server.addr, 3, capacity).await;
+    let c = client();
+    let target = edges[0].server.addr;
+    let (mut misdirected, mut served) = (0, 0);
+    for f in 0..300u64 {
+        let r = c
+            .get(format!("http://{target}/replica/{f}/1"))
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            421 => misdirected += 1,
+            200 => served += 1,
+            s => panic!("file {f}: status {s}"),
+        }
+        let r = c
+            .get(format!("http://{target}/replica/{f}/2"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 404, "file {f}, index 2");
+    }
+    // Edge 0 owns about a third of the home positions.
+    assert!(misdirected > 100 && served > 50, "{misdirected} / {served}");
+    assert!(
+        edges[0].replicas().iter().all(|&(_, i)| i == 1),
+        "{:?}",
+        edges[0].replicas()
+    );
+    assert!(
+        edges[0].held_bytes() <= capacity,
+        "{} bytes held",
+        edges[0].held_bytes()
+    );
+    // The same scan through /content, the client-facing path, at every edge: each keeps
+    // home copies within its capacity, and every answer has the origin's bytes, also for
+    // files whose home copy was evicted meanwhile.
+    for f in 0..300u64 {
+        let entry = edges[f as usize % 3].server.addr;
+        let r = c
+            .get(format!("http://{entry}/content/{f}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "file {f}");
+        assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(f), "file {f}");
+    }
+    for e in &edges {
+        assert!(e.held_bytes() <= capacity, "{} bytes held", e.held_bytes());
+        let m = promtool_check(e.server.addr).await;
+        assert!(m.contains("cdnlab_dht_capacity_bytes 40000"), "{m}");
+    }
+    let r = c
+        .get(format!("http://{}/content/0", edges[1].server.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(0));
+    for e in edges {
+        e.stop().await;
+    }
+    o.server.stop().await;
+}
+
+/// Finding 6: a miss abandoned by its only client left its in-flight entry behind. Now the
+/// abandoned fetch removes it: after 200 aborted misses, no fetch is under way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_misses_leave_no_in_flight_entry() {
+    let mut oc = origin_config();
+    oc.latency = Duration::from_secs(2);
+    let o = origin(oc).await;
+    let e = edge(edge_config(o.server.addr)).await;
+    let impatient = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let tasks: Vec<_> = (0..200u64)
+        .map(|id| {
+            let (c, a) = (impatient.clone(), e.server.addr);
+            tokio::spawn(async move { c.get(format!("http://{a}/content/{id}")).send().await })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.unwrap().is_err(), "the origin answers after 2 s");
+    }
+    let gauge = |m: &str| {
+        m.lines()
+            .find(|l| l.starts_with("cdnlab_origin_fetches_in_flight "))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .unwrap()
+    };
+    // The server notices each closed connection and cancels its handler.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    let mut m = promtool_check(e.server.addr).await;
+    while gauge(&m) > 0.0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        m = promtool_check(e.server.addr).await;
+    }
+    assert_eq!(gauge(&m), 0.0, "{m}");
+    e.server.stop().await;
+    o.server.stop().await;
+}
