@@ -31,6 +31,21 @@ pub fn has_secret(h: &axum::http::HeaderMap, want: &str) -> bool {
         .is_some_and(|v| crate::ring::same_secret(want.as_bytes(), v.as_bytes()))
 }
 
+/// A response's body, or None if it is longer than `cap` bytes (read no further) or breaks off.
+pub async fn body_capped(mut r: reqwest::Response, cap: usize) -> Option<bytes::Bytes> {
+    if r.content_length().is_some_and(|n| n > cap as u64) {
+        return None;
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = r.chunk().await.ok()? {
+        if body.len() + chunk.len() > cap {
+            return None;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Some(body.freeze())
+}
+
 /// Limits on a server's connections and requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {

@@ -235,7 +235,17 @@ pub struct SteerConfig {
     pub b_max: f64,
     pub timeout: Duration,
     pub limits: Limits,
+    /// Every population's guaranteed share after any solve, as a fraction of an equal split
+    /// of the capacity (at least 1 stream each): a flood from one population cannot take
+    /// the others' whole share (`cdnlab::alloc::admission::demand_rows`).
+    pub min_share: f64,
 }
+
+/// The default of [`SteerConfig::min_share`].
+pub const DEFAULT_MIN_SHARE: f64 = 0.1;
+
+/// Largest report an edge may send (4096 populations of a few dozen bytes each fit).
+const MAX_REPORT_BYTES: usize = 4 << 20;
 
 /// The allocation in force.
 #[derive(Debug, Clone)]
@@ -298,15 +308,16 @@ impl Steer {
     }
 }
 
-/// Solves the allocation for `demand` (scaled to the total capacity; each at least 1 so that
-/// every population keeps a share), warm from `basis` if given.
+/// Solves the allocation for `demand` (scaled to the total capacity, every population at least
+/// its floor of `min_share`, so each keeps a share), warm from `basis` if given.
 fn solve(
     t: &Topology,
     demand: &[i64],
+    min_share: f64,
     basis: Option<&Basis>,
 ) -> Result<(Vec<i64>, Basis), cdnlab::Error> {
     let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
-    let rows = admission::demand_rows(demand, capacity.iter().sum());
+    let rows = admission::demand_rows(demand, capacity.iter().sum(), min_share);
     let p = Problem::new(rows, capacity, t.costs())?;
     let (a, b) = admission::optimal(&p, basis)?;
     Ok((a.dense(p.rows(), p.cols()), b))
@@ -324,7 +335,12 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
     let t = &cfg.topology;
     let demand: Vec<i64> = t.populations.iter().map(|p| p.demand).collect();
     let clock = Instant::now();
-    let (thresholds, basis) = solve(t, &demand, None)?;
+    if !(0.0..=1.0).contains(&cfg.min_share) {
+        return Err(
+            cdnlab::Error::param("min-share", cfg.min_share, "a fraction in [0, 1]").into(),
+        );
+    }
+    let (thresholds, basis) = solve(t, &demand, cfg.min_share, None)?;
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(cfg.timeout)
@@ -420,8 +436,11 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 .header(SECRET, &t.secret)
                 .send()
                 .await;
+            // Read at most MAX_REPORT_BYTES: an edge cannot make this server buffer more.
             let shares: Option<HashMap<String, Share>> = match report {
-                Ok(r) if r.status().is_success() => r.json().await.ok(),
+                Ok(r) if r.status().is_success() => server::body_capped(r, MAX_REPORT_BYTES)
+                    .await
+                    .and_then(|b| serde_json::from_slice(&b).ok()),
                 _ => None,
             };
             let Some(shares) = shares else {
@@ -440,8 +459,9 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 } else {
                     (now.admitted, now.blocked)
                 };
-                arrivals[i] += da + db;
-                blocked[i] += db;
+                // Saturating: an edge's counts may be anything.
+                arrivals[i] = arrivals[i].saturating_add(da.saturating_add(db));
+                blocked[i] = blocked[i].saturating_add(db);
                 seen[j].insert(p.name.clone(), (now.admitted, now.blocked));
             }
         }
@@ -455,7 +475,7 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
         if let Some(estimate) = admission::reallocation(&arrivals, &blocked, s.cfg.b_max) {
             let basis = s.plan.lock().expect("plan lock").basis.clone();
             let clock = Instant::now();
-            if let Ok((thresholds, basis)) = solve(t, &estimate, Some(&basis)) {
+            if let Ok((thresholds, basis)) = solve(t, &estimate, s.cfg.min_share, Some(&basis)) {
                 s.solve_micros
                     .store(clock.elapsed().as_micros() as u64, Relaxed);
                 *s.plan.lock().expect("plan lock") = Plan {
@@ -591,7 +611,7 @@ mod tests {
     fn topology_and_plan() {
         let t = Topology::parse(GOOD).unwrap();
         assert_eq!(t.hops[0][2], 2);
-        let (x, _) = solve(&t, &[30, 10], None).unwrap();
+        let (x, _) = solve(&t, &[30, 10], DEFAULT_MIN_SHARE, None).unwrap();
         assert_eq!(x, [10, 20, 0, 10]);
     }
 

@@ -31,6 +31,7 @@ fn config(t: Topology) -> SteerConfig {
         b_max: 0.05,
         timeout: Duration::from_secs(2),
         limits: Limits::default(),
+        min_share: 0.1,
     }
 }
 
@@ -162,4 +163,124 @@ async fn unreadable_reports_are_counted() {
     s.stop().await;
     ea.server.stop().await;
     o.server.stop().await;
+}
+
+/// Finding 4 of the hardening issue: under a flood from one population, a re-solve gave
+/// another population no share at all (thresholds all 0, an empty `PATHWAY-PRIORITY`, 503 at
+/// every edge). Every re-solve now leaves each population its floor, and it is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_from_one_population_leaves_the_others_served() {
+    let o = origin(origin_config()).await;
+    let (ea, ec) = (
+        admission_edge(o.server.addr).await,
+        admission_edge(o.server.addr).await,
+    );
+    let s = steer::start(config(topology(ea.server.addr, ec.server.addr)))
+        .await
+        .unwrap();
+    // pc floods both edges: 1,600 requests, 40 at a time.
+    let addrs = [ea.server.addr, ec.server.addr];
+    for round in 0..40u64 {
+        let burst: Vec<_> = (0..40u64)
+            .map(|i| {
+                let a = addrs[(i % 2) as usize];
+                tokio::spawn(async move {
+                    get(
+                        a,
+                        &format!("/content/{}?population=pc", (round * 40 + i) % 1000),
+                    )
+                    .await
+                    .0
+                })
+            })
+            .collect();
+        for t in burst {
+            let code = t.await.unwrap();
+            assert!(code == 200 || code == 503, "{code}");
+        }
+    }
+    // Wait for the windows that saw the flood to be re-solved.
+    let seen = s.resolves();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while (seen == 0 || s.resolves() == seen) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(s.resolves() >= 1, "the flood was re-solved");
+    let x = s.thresholds();
+    // min_share 0.1 of an equal split of 40 streams: at least 2 for pa.
+    assert!(x[0] + x[1] >= 2, "pa keeps a share: {x:?}");
+    assert_eq!(x.iter().sum::<i64>(), 40, "{x:?}");
+    let base = format!("http://{}", s.server.addr);
+    let (code, m) = json(format!("{base}/steering/pa")).await;
+    assert_eq!(code, 200);
+    let pathways = m["PATHWAY-PRIORITY"].as_array().unwrap().clone();
+    assert!(!pathways.is_empty(), "{m}");
+    // pa is admitted at the first edge of its manifest.
+    let first = if pathways[0] == "a" {
+        addrs[0]
+    } else {
+        addrs[1]
+    };
+    let (code, _, _) = get(first, "/content/999?population=pa").await;
+    assert_eq!(code, 200, "pa served at {first} ({x:?})");
+    s.stop().await;
+    ea.server.stop().await;
+    ec.server.stop().await;
+    o.server.stop().await;
+}
+
+/// A fake edge on loopback that answers every request with `response` (raw HTTP).
+async fn fake_edge(response: &'static [u8]) -> SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind(ANY).await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut c, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf).await;
+                let _ = c.write_all(response).await;
+                // A large body keeps coming until the reader stops.
+                let zeros = vec![b'0'; 1 << 16];
+                for _ in 0..2_000 {
+                    if c.write_all(&zeros).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Reports with counts near 2^64 are summed without wrapping (the demand shown was -20003),
+/// and a report longer than the cap is not buffered: both are handled, manifests still come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
+    let wrapping: &'static [u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 162\r\nconnection: close\r\n\r\n{\"pa\": {\"limit\": 0, \"active\": 0, \"admitted\": 18446744073709551615, \"blocked\": 18446744073709551615}, \"pc\": {\"limit\": 0, \"active\": 0, \"admitted\": 1, \"blocked\": 0}}";
+    let endless: &'static [u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"pa\": \"";
+    let (a, c) = (fake_edge(wrapping).await, fake_edge(endless).await);
+    let s = steer::start(config(topology(a, c))).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while s.resolves() == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(s.resolves() >= 1, "pa blocked everything: re-solved");
+    let (_, alloc) = json(format!("http://{}/allocation", s.server.addr)).await;
+    let demand: Vec<i64> = alloc["demand"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_i64().unwrap())
+        .collect();
+    assert!(demand.iter().all(|&d| d >= 1), "{alloc}");
+    let x = s.thresholds();
+    assert!(x[0] + x[1] >= 1 && x[2] + x[3] >= 1, "{x:?}");
+    let m = promtool_check(s.server.addr).await;
+    assert!(
+        m.lines()
+            .any(|l| l.starts_with("cdnlab_steer_report_errors_total") && !l.ends_with(" 0")),
+        "the endless report is an error: {m}"
+    );
+    s.stop().await;
 }

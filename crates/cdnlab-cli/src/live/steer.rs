@@ -25,6 +25,11 @@ pub(super) struct SteerArgs {
     /// Blocking in a window above which the allocation is re-solved.
     #[arg(long, default_value_t = 0.05)]
     b_max: f64,
+    /// Every population's guaranteed share after any solve, as a fraction of an equal split
+    /// of the capacity (at least 1 stream each), so that a flood from one population cannot
+    /// take the others' share.
+    #[arg(long, default_value_t = steer::DEFAULT_MIN_SHARE)]
+    min_share: f64,
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
     duration: Option<f64>,
@@ -42,6 +47,7 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
         b_max: a.b_max,
         timeout: Duration::from_secs(5),
         limits: a.limits.limits(),
+        min_share: a.min_share,
     })
     .await
     .map_err(live_err)?;

@@ -55,22 +55,57 @@ pub fn optimal(p: &Problem, basis: Option<&Basis>) -> Result<(Allocation, Basis)
     Ok((s.allocation, s.basis))
 }
 
-/// The problem's rows for a demand estimate: each population at least 1 (so that every
-/// population keeps a share), scaled to the total capacity.
-pub fn demand_rows(demand: &[i64], total_capacity: i64) -> Vec<i64> {
+/// The problem's rows for a demand estimate: each population's demand (at least 1) scaled to
+/// the total capacity, then raised to a floor so that no population is left without a share
+/// however large the others' demand (a flood from one population would otherwise round the
+/// others' rows to 0). The floor is `min_share` of an equal split of the capacity, and at
+/// least 1 stream (while the capacity allows one per population); the streams come from the
+/// populations furthest above it.
+pub fn demand_rows(demand: &[i64], total_capacity: i64, min_share: f64) -> Vec<i64> {
     let want: Vec<i64> = demand.iter().map(|&d| d.max(1)).collect();
-    scale_to(&want, total_capacity)
+    let mut rows = scale_to(&want, total_capacity);
+    let n = rows.len() as i64;
+    if n == 0 {
+        return rows;
+    }
+    let equal = total_capacity / n;
+    let floor = ((min_share.clamp(0.0, 1.0) * equal as f64) as i64)
+        .max(1)
+        .min(equal);
+    for i in 0..rows.len() {
+        while rows[i] < floor {
+            // The largest row gives (the first on ties); it stays at or above the floor.
+            let (j, &top) = rows
+                .iter()
+                .enumerate()
+                .max_by_key(|&(j, &r)| (r, std::cmp::Reverse(j)))
+                .expect("rows are not empty");
+            let give = (floor - rows[i]).min(top - floor);
+            if give <= 0 {
+                break;
+            }
+            rows[j] -= give;
+            rows[i] += give;
+        }
+    }
+    rows
 }
 
 /// The re-allocation rule: when some population's blocking in the window (`blocked` of
 /// `arrivals`) exceeds `b_max`, re-solve with the demand estimated from the window's arrival
-/// counts (each plus one), returned; otherwise None.
+/// counts (each plus one, saturating: counts reported by servers may be anything), returned;
+/// otherwise None.
 pub fn reallocation(arrivals: &[u64], blocked: &[u64], b_max: f64) -> Option<Vec<i64>> {
     let over = arrivals
         .iter()
         .zip(blocked)
         .any(|(&a, &b)| a > 0 && b as f64 / a as f64 > b_max);
-    over.then(|| arrivals.iter().map(|&a| a as i64 + 1).collect())
+    over.then(|| {
+        arrivals
+            .iter()
+            .map(|&a| i64::try_from(a).unwrap_or(i64::MAX).saturating_add(1))
+            .collect()
+    })
 }
 
 /// Whether a population's share at a server admits one more of its streams: fewer than
@@ -307,6 +342,35 @@ mod tests {
         assert!(!striped.admit_striped(0));
         assert_eq!(reallocation(&[100, 100], &[5, 4], 0.05), None);
         assert_eq!(reallocation(&[100, 0], &[6, 0], 0.05), Some(vec![101, 1]));
-        assert_eq!(demand_rows(&[0, 3], 8), scale_to(&[1, 3], 8));
+        assert_eq!(demand_rows(&[0, 3], 8, 0.0), scale_to(&[1, 3], 8));
+        assert_eq!(
+            reallocation(&[u64::MAX, 5], &[u64::MAX, 0], 0.05),
+            Some(vec![i64::MAX, 6])
+        );
+    }
+
+    /// A flood from one population leaves every other one a share: at least 1 stream, or
+    /// `min_share` of an equal split; rows still sum to the capacity.
+    #[test]
+    fn a_flood_leaves_every_population_a_share() {
+        // Proportional rounding alone gives [40, 0, 0].
+        assert_eq!(scale_to(&[1_000_000, 10, 1], 40), vec![40, 0, 0]);
+        assert_eq!(demand_rows(&[1_000_000, 10, 1], 40, 0.0), vec![38, 1, 1]);
+        // Half an equal split (13 / 2 = 6).
+        assert_eq!(demand_rows(&[1_000_000, 10, 1], 40, 0.5), vec![28, 6, 6]);
+        assert_eq!(demand_rows(&[i64::MAX, 1], 10, 0.0), vec![9, 1]);
+        // Rows above the floor are left alone.
+        assert_eq!(demand_rows(&[30, 10], 40, 0.5), vec![30, 10]);
+        // Less capacity than populations: what there is, one each.
+        assert_eq!(demand_rows(&[100, 1, 1], 2, 0.5).iter().sum::<i64>(), 2);
+        for (d, c, m) in [
+            (vec![5_i64, 0, 9, 1_000], 17_i64, 0.3),
+            (vec![1, 1], 3, 1.0),
+            (vec![7; 9], 100, 0.9),
+        ] {
+            let r = demand_rows(&d, c, m);
+            assert_eq!(r.iter().sum::<i64>(), c, "{d:?} {c} {m}");
+            assert!(r.iter().all(|&x| x >= 1), "{r:?}");
+        }
     }
 }

@@ -467,7 +467,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 admission.as_mut(),
                 policy,
             ) {
-                let prob = problem(cfg, &demand_rows(&est, capacity.iter().sum()))?;
+                let prob = problem(cfg, &demand_rows(&est, capacity.iter().sum(), 0.0))?;
                 let (a, b) = optimal(&prob, basis.as_ref())?;
                 adm.install(&a);
                 basis = Some(b);
