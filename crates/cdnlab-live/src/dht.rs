@@ -134,6 +134,14 @@ impl DhtCounters {
     }
 }
 
+/// What a creation's fetch did with the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    Now,
+    Already,
+    NoRoom,
+}
+
 /// What a CREATE_IF_ABSENT did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Created {
@@ -168,7 +176,7 @@ struct DhtState {
     held: Mutex<HashMap<(u64, u32), Held>>,
     budget: Mutex<Budget>,
     /// Replicas being created here (one origin fetch per replica at a time).
-    creating: Flights<(u64, u32), Option<Bytes>>,
+    creating: Flights<(u64, u32), Option<(Bytes, Stored)>>,
     client: reqwest::Client,
     rng: Mutex<Rng>,
     metrics: Metrics,
@@ -406,28 +414,35 @@ impl DhtState {
         if let Some(h) = self.held.lock().expect("held lock").get(&(f, i)) {
             return Some((Created::Exists, h.bytes.clone()));
         }
-        // The call that runs the fetch keeps its flight until the replica is in `held`, so
-        // that no call finds neither.
+        // The fetch stores the replica before its result is out, so every call that shares
+        // it sees the same outcome.
         let mut flight = self.creating.join((f, i));
-        let bytes = flight.result(|| self.fetch_origin(f)).await?;
-        let mut held = self.held.lock().expect("held lock");
-        let created = if held.contains_key(&(f, i)) {
-            Created::Exists
-        } else if !flight.ran() {
-            // Another call's fetch, which found no room (or whose replica already left).
-            Created::NoRoom
-        } else if self.admit(&mut held, f, i, bytes.len()) {
-            held.insert(
-                (f, i),
-                Held {
-                    bytes: bytes.clone(),
-                    count: 0,
-                    settled: false,
-                },
-            );
-            Created::New
-        } else {
-            Created::NoRoom
+        let (bytes, stored) = flight
+            .result(|| async {
+                let bytes = self.fetch_origin(f).await?;
+                let mut held = self.held.lock().expect("held lock");
+                let stored = if held.contains_key(&(f, i)) {
+                    Stored::Already
+                } else if self.admit(&mut held, f, i, bytes.len()) {
+                    held.insert(
+                        (f, i),
+                        Held {
+                            bytes: bytes.clone(),
+                            count: 0,
+                            settled: false,
+                        },
+                    );
+                    Stored::Now
+                } else {
+                    Stored::NoRoom
+                };
+                Some((bytes, stored))
+            })
+            .await?;
+        let created = match (stored, flight.ran()) {
+            (Stored::Now, true) => Created::New,
+            (Stored::Now | Stored::Already, _) => Created::Exists,
+            (Stored::NoRoom, _) => Created::NoRoom,
         };
         Some((created, bytes))
     }

@@ -21,6 +21,7 @@
 use crate::Error;
 use crate::catalogue::{IdError, parse_id};
 use crate::flight::Flights;
+use crate::http::{self, Validators};
 use crate::metrics::{self, Kind, Metrics, single};
 use crate::server::{self, Limits, Running};
 use crate::shaper::TokenBucket;
@@ -28,7 +29,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
@@ -91,25 +92,25 @@ impl Edge {
 /// the policy's eviction log.
 struct Store {
     cache: Box<dyn Cache + Send>,
-    objects: HashMap<u64, Bytes>,
+    objects: HashMap<u64, Object>,
     evicted: Vec<u64>,
 }
 
 impl Store {
     /// The object's bytes on a hit (the policy counts the access).
-    fn get(&mut self, id: u64) -> Option<Bytes> {
+    fn get(&mut self, id: u64) -> Option<Object> {
         let b = self.objects.get(&id)?.clone();
-        let hit = self.cache.access(id, b.len() as u32);
+        let hit = self.cache.access(id, b.bytes.len() as u32);
         debug_assert!(hit, "bytes held only for cached objects");
         Some(b)
     }
 
     /// Offers a fetched object to the policy; true if it was stored.
-    fn put(&mut self, id: u64, body: &Bytes) -> bool {
+    fn put(&mut self, id: u64, body: &Object) -> bool {
         if self.objects.contains_key(&id) {
             return true;
         }
-        let size = u32::try_from(body.len()).unwrap_or(u32::MAX);
+        let size = u32::try_from(body.bytes.len()).unwrap_or(u32::MAX);
         self.cache.access(id, size);
         let stored = self.cache.contains(id);
         if stored {
@@ -123,10 +124,19 @@ impl Store {
     }
 }
 
+/// An object as fetched from the origin: its bytes, its validators, and when it was fetched
+/// (for `Age`).
+#[derive(Debug, Clone)]
+struct Object {
+    bytes: Bytes,
+    validators: Arc<Validators>,
+    fetched: Instant,
+}
+
 /// What one origin fetch gave.
 #[derive(Debug, Clone)]
 enum Fetched {
-    Body(Bytes),
+    Body(Object),
     Status(u16),
     Timeout,
     Unreachable,
@@ -360,20 +370,26 @@ async fn content(
     State(s): State<Arc<EdgeState>>,
     Path(id): Path<String>,
     who: Result<Query<Who>, QueryRejection>,
+    req: HeaderMap,
 ) -> Response {
     let t = Instant::now();
     s.metrics.in_flight.inc();
     let _guard = InFlight(&s.metrics);
     let population = who.ok().and_then(|Query(w)| w.population);
     let r = match s.admit(population.as_deref()) {
-        Ok(stream) => answer(&s, &id, stream).await,
+        Ok(stream) => answer(&s, &id, &req, stream).await,
         Err(refused) => refused.into_response(),
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());
     r
 }
 
-async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Response {
+async fn answer(
+    s: &Arc<EdgeState>,
+    id: &str,
+    req: &HeaderMap,
+    stream: Option<Admitted>,
+) -> Response {
     let id = match parse_id(id, None) {
         Ok(id) => id,
         Err(IdError::Malformed | IdError::Unknown) => {
@@ -387,7 +403,7 @@ async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Respo
     let cached = s.store.lock().expect("store lock").get(id);
     if let Some(body) = cached {
         s.metrics.hits.inc();
-        return s.send(body, "cdnlab; hit", stream);
+        return s.send(req, &body, "cdnlab; hit", stream);
     }
     // One fetch per object at a time (`flight`): whoever runs it stores the result, the
     // others wait for it.
@@ -412,7 +428,7 @@ async fn answer(s: &Arc<EdgeState>, id: &str, stream: Option<Admitted>) -> Respo
                 (true, true) => "cdnlab; fwd=miss; stored",
                 (true, false) => "cdnlab; fwd=miss",
             };
-            s.send(b, status, stream)
+            s.send(req, &b, status, stream)
         }
         Fetched::Status(404) => failure(
             StatusCode::NOT_FOUND,
@@ -457,11 +473,18 @@ impl EdgeState {
             .send()
             .await
         {
-            Ok(resp) if resp.status() == reqwest::StatusCode::OK => match resp.bytes().await {
-                Ok(b) => Fetched::Body(b),
-                Err(e) if e.is_timeout() => Fetched::Timeout,
-                Err(_) => Fetched::Unreachable,
-            },
+            Ok(resp) if resp.status() == reqwest::StatusCode::OK => {
+                let validators = Arc::new(Validators::from_headers(resp.headers()));
+                match resp.bytes().await {
+                    Ok(bytes) => Fetched::Body(Object {
+                        bytes,
+                        validators,
+                        fetched: Instant::now(),
+                    }),
+                    Err(e) if e.is_timeout() => Fetched::Timeout,
+                    Err(_) => Fetched::Unreachable,
+                }
+            }
             Ok(resp) => Fetched::Status(resp.status().as_u16()),
             Err(e) if e.is_timeout() => Fetched::Timeout,
             Err(_) => Fetched::Unreachable,
@@ -476,10 +499,13 @@ impl EdgeState {
     /// rate, and holding an admitted stream's slot until its last byte.
     fn send(
         self: &Arc<Self>,
-        body: Bytes,
+        req: &HeaderMap,
+        object: &Object,
         cache_status: &'static str,
         stream: Option<Admitted>,
     ) -> Response {
+        // Conditional and range requests (RFC 9110), on the object's validators.
+        let (status, mut headers, body) = http::answer(req, &object.validators, &object.bytes);
         self.metrics.bytes_sent.inc_by(body.len() as u64);
         let len = body.len();
         let body = if self.shaper.is_some() || self.cfg.stream_rate.is_some() || stream.is_some() {
@@ -509,18 +535,23 @@ impl EdgeState {
         } else {
             Body::from(body)
         };
-        (
-            [
-                (header::CONTENT_TYPE, "application/octet-stream".to_string()),
-                (header::CONTENT_LENGTH, len.to_string()),
-                (
-                    header::HeaderName::from_static("cache-status"),
-                    cache_status.to_string(),
-                ),
-            ],
-            body,
-        )
-            .into_response()
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        );
+        if status != StatusCode::NOT_MODIFIED {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        }
+        headers.insert(
+            HeaderName::from_static("cache-status"),
+            HeaderValue::from_static(cache_status),
+        );
+        // Seconds since the object came from the origin (RFC 9111 section 5.1).
+        headers.insert(
+            header::AGE,
+            HeaderValue::from(object.fetched.elapsed().as_secs()),
+        );
+        (status, headers, body).into_response()
     }
 }
 

@@ -12,6 +12,7 @@
 //! | DHT edges | `dht.rs` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over |
 //! | steering | `steer.rs` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
 //! | ring file | `ring.rs` | the DHT's members, K, virtual nodes and the internal endpoints' secret |
+//! | HTTP semantics | `http.rs` | validators, conditional requests (304) and byte ranges (206, 416), for the origin and the edge |
 //! | coalescing | `flight.rs` | one origin fetch per object at a time, shared by concurrent misses, never left behind |
 //! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
 //! | metrics | `metrics.rs` | per-server counters and a latency histogram through the `prometheus` crate |
@@ -30,6 +31,7 @@ pub mod demo_steer;
 pub mod dht;
 pub mod edge;
 pub mod flight;
+pub mod http;
 pub mod metrics;
 pub mod origin;
 pub mod ring;

@@ -1,22 +1,25 @@
 //! The origin: `GET /content/{id}` answers object `id` of a synthetic [`Catalogue`], after an
 //! optional added latency, unless an injected failure answers 503 instead (a share of
 //! requests, chosen by a hash of (seed, request number), or every request while down).
-//! `/health` says whether it is up; `/metrics` counts what it answered.
+//! Answers carry an `ETag` (from the catalogue's seed, the id and the size) and a
+//! `Last-Modified` (the origin's start), and honour conditional and range requests
+//! ([`crate::http`]). `/health` says whether it is up; `/metrics` counts what it answered.
 
 use crate::Error;
 use crate::catalogue::{Catalogue, IdError, parse_id};
+use crate::http::{self, Validators};
 use crate::metrics::{self, Metrics};
 use crate::server::{self, Limits, Running};
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use cdnlab::rng::splitmix64;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How an origin behaves.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +82,8 @@ struct OriginState {
     down: AtomicBool,
     counter: AtomicU64,
     metrics: Metrics,
+    /// Every object's `Last-Modified`: when this origin started (the catalogue is fixed).
+    started: SystemTime,
 }
 
 /// Starts an origin on `addr`.
@@ -89,6 +94,7 @@ pub async fn start(addr: SocketAddr, cfg: OriginConfig) -> Result<Origin, Error>
         down: AtomicBool::new(cfg.down),
         counter: AtomicU64::new(0),
         metrics: Metrics::default(),
+        started: Validators::seconds(SystemTime::now()),
     });
     let router = Router::new()
         .route("/content/{id}", get(content))
@@ -102,7 +108,11 @@ pub async fn start(addr: SocketAddr, cfg: OriginConfig) -> Result<Origin, Error>
     })
 }
 
-async fn content(State(s): State<Arc<OriginState>>, Path(id): Path<String>) -> Response {
+async fn content(
+    State(s): State<Arc<OriginState>>,
+    Path(id): Path<String>,
+    req: HeaderMap,
+) -> Response {
     let t = Instant::now();
     let n = s.counter.fetch_add(1, Relaxed);
     if !s.cfg.latency.is_zero() {
@@ -123,8 +133,23 @@ async fn content(State(s): State<Arc<OriginState>>, Path(id): Path<String>) -> R
         match parse_id(&id, Some(s.cfg.catalogue.objects)) {
             Ok(id) => {
                 let body = s.cfg.catalogue.bytes(id);
-                s.metrics.bytes_sent.inc_by(body.len() as u64);
-                ([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response()
+                // An object's bytes are a function of the catalogue's seed, its id and size: a
+                // strong validator.
+                let v = Validators {
+                    etag: Some(format!(
+                        "\"{:x}-{id:x}-{:x}\"",
+                        s.cfg.catalogue.seed,
+                        body.len()
+                    )),
+                    last_modified: Some(s.started),
+                };
+                let (status, mut h, part) = http::answer(&req, &v, &body);
+                h.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/octet-stream"),
+                );
+                s.metrics.bytes_sent.inc_by(part.len() as u64);
+                (status, h, part).into_response()
             }
             Err(IdError::Malformed) => (
                 StatusCode::BAD_REQUEST,

@@ -1,7 +1,7 @@
 //! The accept loop every live server shares: HTTP/1.1 by hyper, with a connection limit (over
 //! it, a new connection gets 503 and is closed), a timeout for reading a request's head (slow
-//! clients), a size limit on the head (hyper answers 431 or 414 above it), requests with a
-//! body refused (these servers take none, so no smuggled second request can hide in one), and
+//! clients), a size limit on the head (hyper answers 431 or 414 above it), HTTP/1.1 requests
+//! without exactly one `Host` refused, requests with a body refused (these servers take none, so no smuggled second request can hide in one), and
 //! a stop that ends every connection.
 
 use crate::Error;
@@ -166,9 +166,19 @@ pub fn spawn(listener: TcpListener, router: Router, limits: Limits) -> Result<Ru
     Ok(Running { addr, stop, task })
 }
 
-/// Refuses requests that carry a body: a Transfer-Encoding, or a Content-Length other than 0.
+/// Refuses requests that carry a body (a Transfer-Encoding, or a Content-Length other than
+/// 0), and HTTP/1.1 requests without exactly one `Host` (RFC 9112 section 3.2: 400).
 async fn refuse_bodies(req: Request, next: Next) -> Response {
     let h = req.headers();
+    if req.version() == axum::http::Version::HTTP_11 && h.get_all(header::HOST).iter().count() != 1
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            [(header::CONNECTION, "close")],
+            "an HTTP/1.1 request needs exactly one Host header\n",
+        )
+            .into_response();
+    }
     let chunked = h.contains_key(header::TRANSFER_ENCODING);
     let length = h
         .get_all(header::CONTENT_LENGTH)

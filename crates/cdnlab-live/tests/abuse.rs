@@ -171,3 +171,107 @@ async fn abandoned_misses_leave_no_in_flight_entry() {
     e.server.stop().await;
     o.server.stop().await;
 }
+
+/// The smaller findings on HTTP semantics: 400 for an HTTP/1.1 request without a `Host` or
+/// with two (RFC 9112); 206 and 416 for `Range`; `ETag`, `Last-Modified` and `Age`, with 304
+/// for `If-None-Match` and `If-Modified-Since` (RFC 9110, 9111), at the edge and the origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_semantics_hosts_ranges_validators_and_age() {
+    let o = origin(origin_config()).await;
+    let e = edge(edge_config(o.server.addr)).await;
+    for addr in [o.server.addr, e.server.addr] {
+        let (no_host, _) = raw(
+            addr,
+            b"GET /content/1 HTTP/1.1\r\nconnection: close\r\n\r\n",
+            Duration::from_secs(2),
+        )
+        .await;
+        assert_eq!(status_of(&no_host), 400, "{no_host}");
+        let (two_hosts, _) = raw(
+            addr,
+            b"GET /content/1 HTTP/1.1\r\nhost: a\r\nhost: b\r\nconnection: close\r\n\r\n",
+            Duration::from_secs(2),
+        )
+        .await;
+        assert_eq!(status_of(&two_hosts), 400, "{two_hosts}");
+        let (old, _) = raw(
+            addr,
+            b"GET /content/1 HTTP/1.0\r\n\r\n",
+            Duration::from_secs(2),
+        )
+        .await;
+        assert_eq!(status_of(&old), 200, "HTTP/1.0 needs no Host: {old}");
+    }
+    let c = client();
+    let want = catalogue().bytes(3);
+    let url = |a: SocketAddr| format!("http://{a}/content/3");
+    for addr in [o.server.addr, e.server.addr] {
+        let r = c.get(url(addr)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(r.headers()["accept-ranges"], "bytes");
+        let etag = r.headers()["etag"].to_str().unwrap().to_string();
+        let modified = r.headers()["last-modified"].to_str().unwrap().to_string();
+        assert_eq!(r.bytes().await.unwrap(), want);
+        let r = c
+            .get(url(addr))
+            .header("range", "bytes=0-9")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 206);
+        assert_eq!(
+            r.headers()["content-range"],
+            format!("bytes 0-9/{}", want.len()).as_str()
+        );
+        assert_eq!(r.bytes().await.unwrap(), want.slice(0..10));
+        let r = c
+            .get(url(addr))
+            .header("range", "bytes=-5")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.bytes().await.unwrap(), want.slice(want.len() - 5..));
+        let r = c
+            .get(url(addr))
+            .header("range", "bytes=99999-")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 416);
+        assert_eq!(
+            r.headers()["content-range"],
+            format!("bytes */{}", want.len()).as_str()
+        );
+        let r = c
+            .get(url(addr))
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 304);
+        assert_eq!(r.headers()["etag"], etag.as_str());
+        assert!(r.bytes().await.unwrap().is_empty());
+        let r = c
+            .get(url(addr))
+            .header("if-modified-since", &modified)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 304);
+        let r = c
+            .get(url(addr))
+            .header("if-none-match", "\"something-else\"")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
+    // The edge's copy ages: a hit a second later says so.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let r = c.get(url(e.server.addr)).send().await.unwrap();
+    assert_eq!(r.headers()["cache-status"], "cdnlab; hit");
+    let age: u64 = r.headers()["age"].to_str().unwrap().parse().unwrap();
+    assert!(age >= 1, "{age}");
+    e.server.stop().await;
+    o.server.stop().await;
+}
