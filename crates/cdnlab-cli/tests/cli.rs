@@ -744,3 +744,89 @@ fn live_bad_input_and_a_tiny_demo() {
             .unwrap();
     assert_eq!(summary["runs"][0]["k"], 2);
 }
+
+/// SIGTERM (how systemd and Kubernetes stop a service) lets an in-flight response finish and
+/// exits 0; it used to cut the response and exit 143. With `--access-log` the request is on
+/// standard output as a JSON line.
+#[cfg(all(unix, feature = "live"))]
+#[test]
+fn sigterm_drains_in_flight_responses_and_exits_0() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+    // A port below the ephemeral range, per test process.
+    let port = 24_000 + (std::process::id() % 1000) as u16;
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args([
+            "live",
+            "origin",
+            "--listen",
+            &addr,
+            "--latency-ms",
+            "1500",
+            "--drain-ms",
+            "5000",
+            "--access-log",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run cdnlab live origin");
+    let start = Instant::now();
+    let mut conn = loop {
+        match TcpStream::connect(&addr) {
+            Ok(c) => break c,
+            Err(_) if start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => {
+                let _ = server.kill();
+                panic!("origin did not listen: {e}");
+            }
+        }
+    };
+    conn.write_all(b"GET /content/7 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut response = Vec::new();
+    let _ = conn.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.contains("content-length: 1024"), "{text}");
+    let head_end = text.find("\r\n\r\n").unwrap() + 4;
+    assert_eq!(response.len() - head_end, 1024, "the whole body");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = server.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = server.kill();
+            panic!("still running 10 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    // The access log has the request, as one JSON line.
+    let mut log = String::new();
+    server
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let line: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(line["path"], "/content/7", "{log}");
+    assert_eq!(line["status"], 200, "{log}");
+    assert_eq!(line["bytes"], 1024, "{log}");
+    assert_eq!(line["client"], "127.0.0.1", "{log}");
+    assert!(line["ms"].as_f64().unwrap() >= 1500.0, "{log}");
+}

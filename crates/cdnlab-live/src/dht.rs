@@ -25,6 +25,7 @@ use crate::flight::Flights;
 use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::ring::RingFile;
 use crate::server::{self, Limits, Running, SECRET};
+use crate::warn::Warn;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -46,6 +47,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+/// Failures of replica creations and origin fills, logged at most every 10 s each.
+static REPLICATION: Warn = Warn::new("DHT replication", Duration::from_secs(10));
+static ORIGIN: Warn = Warn::new("DHT origin fill", Duration::from_secs(10));
 
 /// How a DHT edge behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -263,6 +268,14 @@ impl DhtEdge {
         let _ = self.background.await;
         self.server.stop().await;
     }
+
+    /// Stops gracefully: no more windows or repair rounds, in-flight responses finish (for up
+    /// to `drain`).
+    pub async fn drain(self, drain: Duration) {
+        let _ = self.stop.send(true);
+        let _ = self.background.await;
+        self.server.drain(drain).await;
+    }
 }
 
 /// Starts the edge `cfg.id` of the ring on its address.
@@ -302,7 +315,7 @@ pub async fn start(cfg: DhtConfig) -> Result<DhtEdge, Error> {
         .route("/metrics", get(metrics))
         .with_state(state.clone());
     let listener = server::bind(addr).await?;
-    let server = server::spawn(listener, router, state.cfg.limits)?;
+    let server = server::spawn(listener, router, state.cfg.limits, &state.metrics)?;
     let (stop, stopped) = watch::channel(false);
     let background = tokio::spawn(background(state.clone(), stopped));
     Ok(DhtEdge {
@@ -400,9 +413,21 @@ impl DhtState {
                 .send()
                 .await
             {
-                Ok(r) => return r.status() == reqwest::StatusCode::CREATED,
+                Ok(r) if r.status().is_success() => {
+                    return r.status() == reqwest::StatusCode::CREATED;
+                }
+                Ok(r) => {
+                    REPLICATION.warn(format!(
+                        "replica {i} of file {f} at edge {owner}: answered {}",
+                        r.status()
+                    ));
+                    return false;
+                }
                 Err(e) if e.is_connect() => self.mark_down(owner),
-                Err(_) => return false,
+                Err(e) => {
+                    REPLICATION.warn(format!("replica {i} of file {f} at edge {owner}: {e}"));
+                    return false;
+                }
             }
         }
         false
@@ -478,16 +503,27 @@ impl DhtState {
 
     async fn fetch_origin(&self, f: u64) -> Option<Bytes> {
         self.counters.origin_fills.fetch_add(1, Relaxed);
-        let r = self
+        let r = match self
             .client
             .get(format!("http://{}/content/{f}", self.cfg.origin))
             .send()
             .await
-            .ok()?;
+        {
+            Ok(r) => r,
+            Err(e) => {
+                ORIGIN.warn(format!("file {f}: {e}"));
+                return None;
+            }
+        };
         if r.status() != reqwest::StatusCode::OK {
+            // A file the origin does not have is the client's mistake, not a failure.
+            if r.status() != reqwest::StatusCode::NOT_FOUND {
+                ORIGIN.warn(format!("file {f}: answered {}", r.status()));
+            }
             return None;
         }
-        r.bytes().await.ok()
+        // A copy of exactly its size (a slice would keep the whole read buffer alive).
+        r.bytes().await.ok().map(|b| Bytes::copy_from_slice(&b))
     }
 
     /// Serves replica i of f from here, filling the home copy from the origin on demand (and

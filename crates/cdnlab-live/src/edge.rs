@@ -234,7 +234,7 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         .with_state(state.clone());
     let listener = server::bind(addr).await?;
     Ok(Edge {
-        server: server::spawn(listener, router, cfg.limits)?,
+        server: server::spawn(listener, router, cfg.limits, &state.metrics)?,
         state,
     })
 }
@@ -476,8 +476,10 @@ impl EdgeState {
             Ok(resp) if resp.status() == reqwest::StatusCode::OK => {
                 let validators = Arc::new(Validators::from_headers(resp.headers()));
                 match resp.bytes().await {
+                    // A copy of exactly its size: the body may be a slice of a much larger
+                    // read buffer, which a cached slice would keep alive.
                     Ok(bytes) => Fetched::Body(Object {
-                        bytes,
+                        bytes: Bytes::copy_from_slice(&bytes),
                         validators,
                         fetched: Instant::now(),
                     }),

@@ -15,6 +15,7 @@
 //! | HTTP semantics | `http.rs` | validators, conditional requests (304) and byte ranges (206, 416), for the origin and the edge |
 //! | coalescing | `flight.rs` | one origin fetch per object at a time, shared by concurrent misses, never left behind |
 //! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
+//! | warnings | `warn.rs` | failures logged with their reason, rate-limited per kind |
 //! | metrics | `metrics.rs` | per-server counters and a latency histogram through the `prometheus` crate |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
 //! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
@@ -38,6 +39,7 @@ pub mod ring;
 pub mod server;
 pub mod shaper;
 pub mod steer;
+pub mod warn;
 
 /// What the live servers and clients can refuse or fail at.
 #[derive(Debug, thiserror::Error)]

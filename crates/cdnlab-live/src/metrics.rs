@@ -39,6 +39,13 @@ pub struct Metrics {
     pub origin_errors: IntCounter,
     pub in_flight: IntGauge,
     latency: Histogram,
+    /// Connections refused because every slot was taken, or because their address had its
+    /// share; idle ones closed to make room; open now; responses cut by the send timeout.
+    pub refused_busy: IntCounter,
+    pub refused_per_address: IntCounter,
+    pub reclaimed: IntCounter,
+    pub connections: IntGauge,
+    pub send_timeouts: IntCounter,
 }
 
 impl Default for Metrics {
@@ -98,7 +105,32 @@ impl Default for Metrics {
         )
         .expect("valid buckets");
         register(Box::new(latency.clone()));
+        let refused = IntCounterVec::new(
+            Opts::new(
+                "cdnlab_connections_refused_total",
+                "Connections answered 503 and closed: every slot taken (busy) or the client address at its limit (per_address).",
+            ),
+            &["reason"],
+        )
+        .expect("a valid counter family");
+        register(Box::new(refused.clone()));
+        let reclaimed = counter(
+            "cdnlab_connections_reclaimed_total",
+            "Idle keep-alive connections closed to make room for new ones.",
+        );
+        let connections = IntGauge::new("cdnlab_connections_open", "Connections being served.")
+            .expect("a valid gauge");
+        register(Box::new(connections.clone()));
+        let send_timeouts = counter(
+            "cdnlab_send_timeouts_total",
+            "Connections closed because the client took no bytes within the send timeout.",
+        );
         Metrics {
+            refused_busy: refused.with_label_values(&["busy"]),
+            refused_per_address: refused.with_label_values(&["per_address"]),
+            reclaimed,
+            connections,
+            send_timeouts,
             registry,
             by_code,
             hits,

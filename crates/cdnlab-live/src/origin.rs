@@ -103,7 +103,7 @@ pub async fn start(addr: SocketAddr, cfg: OriginConfig) -> Result<Origin, Error>
         .with_state(state.clone());
     let listener = server::bind(addr).await?;
     Ok(Origin {
-        server: server::spawn(listener, router, cfg.limits)?,
+        server: server::spawn(listener, router, cfg.limits, &state.metrics)?,
         state,
     })
 }

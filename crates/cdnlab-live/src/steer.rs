@@ -19,9 +19,10 @@
 
 use crate::Error;
 use crate::edge::Share;
-use crate::metrics::{self, Kind, family, single};
+use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::server::SECRET;
 use crate::server::{self, Limits, Running};
+use crate::warn::Warn;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -244,6 +245,10 @@ pub struct SteerConfig {
 /// The default of [`SteerConfig::min_share`].
 pub const DEFAULT_MIN_SHARE: f64 = 0.1;
 
+/// Failures of edge reports and threshold installations, logged at most every 10 s each.
+static REPORT: Warn = Warn::new("steering report", Duration::from_secs(10));
+static INSTALL: Warn = Warn::new("steering install", Duration::from_secs(10));
+
 /// Largest report an edge may send (4096 populations of a few dozen bytes each fit).
 const MAX_REPORT_BYTES: usize = 4 << 20;
 
@@ -269,6 +274,7 @@ struct SteerState {
     install_errors: AtomicU64,
     solve_micros: AtomicU64,
     client: reqwest::Client,
+    metrics: Metrics,
 }
 
 /// A running steering server.
@@ -305,6 +311,13 @@ impl Steer {
         let _ = self.stop.send(true);
         let _ = self.background.await;
         self.server.stop().await;
+    }
+
+    /// Stops gracefully: no more windows, in-flight answers finish (for up to `drain`).
+    pub async fn drain(self, drain: Duration) {
+        let _ = self.stop.send(true);
+        let _ = self.background.await;
+        self.server.drain(drain).await;
     }
 }
 
@@ -364,6 +377,7 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         install_errors: AtomicU64::new(0),
         solve_micros: AtomicU64::new(clock.elapsed().as_micros() as u64),
         client,
+        metrics: Metrics::default(),
         cfg,
     });
     install(&state).await;
@@ -372,8 +386,9 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         .route("/allocation", get(allocation))
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), record))
         .with_state(state.clone());
-    let server = server::spawn(listener, router, state.cfg.limits)?;
+    let server = server::spawn(listener, router, state.cfg.limits, &state.metrics)?;
     let (stop, stopped) = watch::channel(false);
     let background = tokio::spawn(windows(state.clone(), stopped));
     Ok(Steer {
@@ -388,15 +403,24 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
 /// re-solve).
 async fn install(s: &SteerState) {
     let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
-    let failed = install_thresholds(&s.client, &s.cfg.topology, &thresholds).await;
+    let (failed, reason) = install_thresholds(&s.client, &s.cfg.topology, &thresholds).await;
     s.install_errors.fetch_add(failed, Relaxed);
+    if let Some(r) = reason {
+        INSTALL.warn(format!(
+            "{failed} threshold installations; the first at {r}"
+        ));
+    }
 }
 
 /// Installs thresholds (population by server) on the topology's edges; returns how many
 /// installations failed.
-pub async fn install_thresholds(client: &reqwest::Client, t: &Topology, thresholds: &[i64]) -> u64 {
+pub async fn install_thresholds(
+    client: &reqwest::Client,
+    t: &Topology,
+    thresholds: &[i64],
+) -> (u64, Option<String>) {
     let n = t.servers.len();
-    let mut failed = 0;
+    let (mut failed, mut reason) = (0, None);
     for (j, server) in t.servers.iter().enumerate() {
         for (i, p) in t.populations.iter().enumerate() {
             let url = format!(
@@ -405,16 +429,16 @@ pub async fn install_thresholds(client: &reqwest::Client, t: &Topology, threshol
                 p.name,
                 thresholds[i * n + j]
             );
-            let ok = client
-                .post(url)
-                .header(SECRET, &t.secret)
-                .send()
-                .await
-                .is_ok_and(|r| r.status() == reqwest::StatusCode::NO_CONTENT);
-            failed += u64::from(!ok);
+            let why = match client.post(url).header(SECRET, &t.secret).send().await {
+                Ok(r) if r.status() == reqwest::StatusCode::NO_CONTENT => continue,
+                Ok(r) => format!("answered {}", r.status()),
+                Err(e) => e.to_string(),
+            };
+            failed += 1;
+            reason.get_or_insert(format!("edge {} ({}): {why}", server.name, server.addr));
         }
     }
-    failed
+    (failed, reason)
 }
 
 /// Every window: read the edges' counts, and re-solve if some population blocked too much.
@@ -437,15 +461,21 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 .send()
                 .await;
             // Read at most MAX_REPORT_BYTES: an edge cannot make this server buffer more.
-            let shares: Option<HashMap<String, Share>> = match report {
+            let shares: Result<HashMap<String, Share>, String> = match report {
                 Ok(r) if r.status().is_success() => server::body_capped(r, MAX_REPORT_BYTES)
                     .await
-                    .and_then(|b| serde_json::from_slice(&b).ok()),
-                _ => None,
+                    .ok_or_else(|| format!("no body, or over {MAX_REPORT_BYTES} bytes"))
+                    .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())),
+                Ok(r) => Err(format!("answered {}", r.status())),
+                Err(e) => Err(e.to_string()),
             };
-            let Some(shares) = shares else {
-                s.report_errors.fetch_add(1, Relaxed);
-                continue;
+            let shares = match shares {
+                Ok(x) => x,
+                Err(why) => {
+                    s.report_errors.fetch_add(1, Relaxed);
+                    REPORT.warn(format!("edge {} ({}): {why}", server.name, server.addr));
+                    continue;
+                }
             };
             let mut seen = s.seen.lock().expect("seen lock");
             for (i, p) in t.populations.iter().enumerate() {
@@ -538,6 +568,18 @@ async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
     .into_response()
 }
 
+/// Counts every answer of the steering server in its request metrics.
+async fn record(
+    State(s): State<Arc<SteerState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let t = Instant::now();
+    let r = next.run(req).await;
+    s.metrics.record(r.status().as_u16(), t.elapsed());
+    r
+}
+
 async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
     let t = &s.cfg.topology;
     let blocking = s.blocking.lock().expect("blocking lock").clone();
@@ -592,7 +634,7 @@ async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
             s.solve_micros.load(Relaxed) as f64 / 1e6,
         ),
     ];
-    metrics::response(metrics::encode(&families))
+    metrics::response(s.metrics.render(families.to_vec()))
 }
 
 #[cfg(test)]

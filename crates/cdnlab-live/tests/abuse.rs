@@ -275,3 +275,46 @@ async fn http_semantics_hosts_ranges_validators_and_age() {
     e.server.stop().await;
     o.server.stop().await;
 }
+
+/// Finding 2: clients that ask for large objects and never read kept their connections (and
+/// the bodies) for good. The send timeout closes them, counted in `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_never_read_are_cut_off_at_the_send_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let mut oc = origin_config();
+    oc.catalogue = cdnlab_live::catalogue::Catalogue::new(10, 8 << 20, 8 << 20, 1).unwrap();
+    let o = origin(oc).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.capacity = 64 << 20;
+    ec.limits = Limits {
+        send_timeout: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let e = edge(ec).await;
+    let mut sockets = Vec::new();
+    for id in 0..4 {
+        let mut s = tokio::net::TcpStream::connect(e.server.addr).await.unwrap();
+        s.write_all(format!("GET /content/{id} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        sockets.push(s); // never read
+    }
+    let value = |m: &str, name: &str| {
+        m.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut m = promtool_check(e.server.addr).await;
+    while value(&m, "cdnlab_send_timeouts_total") < 4.0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        m = promtool_check(e.server.addr).await;
+    }
+    assert_eq!(value(&m, "cdnlab_send_timeouts_total"), 4.0, "{m}");
+    // Only the scrape's own connection is left.
+    assert_eq!(value(&m, "cdnlab_connections_open "), 1.0, "{m}");
+    drop(sockets);
+    e.server.stop().await;
+    o.server.stop().await;
+}

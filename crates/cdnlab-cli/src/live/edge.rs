@@ -58,7 +58,7 @@ pub(super) struct EdgeArgs {
     /// Milliseconds to wait for the origin's whole answer before answering 504.
     #[arg(long, default_value_t = 5000)]
     origin_timeout_ms: u64,
-    /// Stop after this many seconds (default: run until Ctrl-C).
+    /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
     #[command(flatten)]
@@ -88,7 +88,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
             path.display()
         );
         wait(a.duration).await?;
-        e.stop().await;
+        e.drain(a.limits.drain()).await;
         return Ok(());
     }
     let cfg = EdgeConfig {
@@ -112,6 +112,6 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
         e.server.addr, a.origin, a.policy, a.capacity
     );
     wait(a.duration).await?;
-    e.server.stop().await;
+    e.server.drain(a.limits.drain()).await;
     Ok(())
 }

@@ -45,23 +45,45 @@ enum LiveCommand {
 /// Connection limits of a server.
 #[derive(Debug, Args)]
 struct LimitArgs {
-    /// Connections served at once; more get 503.
-    #[arg(long, default_value_t = 1024)]
+    /// Connections served at once; when all are taken, idle keep-alive ones are closed to make
+    /// room, and a connection that still finds none gets 503.
+    #[arg(long, default_value_t = Limits::default().max_connections)]
     max_connections: usize,
+    /// Connections served at once from one client address; more get 503.
+    #[arg(long, default_value_t = Limits::default().max_per_address)]
+    max_per_address: usize,
     /// Milliseconds a client has to send a request's head.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = Limits::default().header_timeout.as_millis() as u64)]
     header_timeout_ms: u64,
+    /// Milliseconds a response may wait for the client to take more bytes before the
+    /// connection is closed (nginx's send_timeout).
+    #[arg(long, default_value_t = Limits::default().send_timeout.as_millis() as u64)]
+    send_timeout_ms: u64,
     /// Largest request head in bytes (8192 to 1048576).
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, default_value_t = Limits::default().max_header_bytes)]
     max_header_bytes: usize,
+    /// Write an access log: one JSON line per request on standard output (time, client,
+    /// method, path, status, bytes, ms).
+    #[arg(long)]
+    access_log: bool,
+    /// On SIGTERM or SIGINT: milliseconds to let in-flight responses finish before exiting.
+    #[arg(long, default_value_t = 10_000)]
+    drain_ms: u64,
 }
 
 impl LimitArgs {
+    fn drain(&self) -> Duration {
+        Duration::from_millis(self.drain_ms)
+    }
+
     fn limits(&self) -> Limits {
         Limits {
             max_connections: self.max_connections,
+            max_per_address: self.max_per_address,
             header_timeout: Duration::from_millis(self.header_timeout_ms),
+            send_timeout: Duration::from_millis(self.send_timeout_ms),
             max_header_bytes: self.max_header_bytes,
+            access_log: self.access_log,
         }
     }
 }
@@ -169,12 +191,39 @@ fn seconds(what: &str, s: f64) -> Result<Duration> {
 }
 
 /// Runs until Ctrl-C, or for `duration` seconds.
+/// Waits for `duration`, or for SIGINT or SIGTERM (how a terminal, systemd and Kubernetes
+/// stop a service); the caller then drains in-flight responses and exits 0.
 async fn wait(duration: Option<f64>) -> Result<()> {
-    match duration {
-        Some(s) => tokio::time::sleep(seconds("duration", s)?).await,
-        None => {
+    let signalled = async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
             let _ = tokio::signal::ctrl_c().await;
         }
+    };
+    match duration {
+        Some(s) => {
+            let d = seconds("duration", s)?;
+            tokio::select! {
+                _ = tokio::time::sleep(d) => {}
+                _ = signalled => {}
+            }
+        }
+        None => signalled.await,
     }
     Ok(())
 }

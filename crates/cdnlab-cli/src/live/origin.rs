@@ -34,7 +34,7 @@ pub(super) struct OriginArgs {
     /// Answer 503 to everything.
     #[arg(long)]
     down: bool,
-    /// Stop after this many seconds (default: run until Ctrl-C).
+    /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
     #[command(flatten)]
@@ -56,6 +56,6 @@ pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
         o.server.addr, a.objects
     );
     wait(a.duration).await?;
-    o.server.stop().await;
+    o.server.drain(a.limits.drain()).await;
     Ok(())
 }

@@ -30,7 +30,7 @@ pub(super) struct SteerArgs {
     /// take the others' share.
     #[arg(long, default_value_t = steer::DEFAULT_MIN_SHARE)]
     min_share: f64,
-    /// Stop after this many seconds (default: run until Ctrl-C).
+    /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
     #[command(flatten)]
@@ -57,6 +57,6 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
         a.topology.display()
     );
     wait(a.duration).await?;
-    s.stop().await;
+    s.drain(a.limits.drain()).await;
     Ok(())
 }

@@ -67,8 +67,13 @@ pub async fn get(addr: SocketAddr, path: &str) -> (u16, String, bytes::Bytes) {
 /// Sends raw bytes and reads until the server closes or `wait` passes: (what came back, whether
 /// the server closed the connection).
 pub async fn raw(addr: SocketAddr, request: &[u8], wait: Duration) -> (String, bool) {
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(request).await.unwrap();
+    raw_on(TcpStream::connect(addr).await.unwrap(), request, wait).await
+}
+
+/// [`raw`] on a connection already open.
+pub async fn raw_on(mut s: TcpStream, request: &[u8], wait: Duration) -> (String, bool) {
+    // The server may have refused and closed already.
+    let _ = s.write_all(request).await;
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
     let deadline = tokio::time::Instant::now() + wait;
@@ -149,4 +154,12 @@ pub async fn free_addrs(n: usize) -> Vec<SocketAddr> {
         }
     }
     v
+}
+
+/// A connection to `to` from the loopback address `from` (any 127.x.y.z works on Linux), for
+/// tests that need several client addresses.
+pub async fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind((from, 0).into()).unwrap();
+    socket.connect(to).await.unwrap()
 }
