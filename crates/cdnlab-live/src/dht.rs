@@ -477,14 +477,15 @@ impl DhtState {
     fn admit(&self, held: &mut HashMap<(u64, u32), Held>, f: u64, i: u32, size: usize) -> bool {
         let mut b = self.budget.lock().expect("budget lock");
         if i > 1 {
-            let fits = b.above + size as u64 <= self.cfg.capacity;
+            let cost = u64::from(crate::edge::charged(size));
+            let fits = b.above + cost <= self.cfg.capacity;
             if fits {
-                b.above += size as u64;
+                b.above += cost;
             }
             return fits;
         }
         let b = &mut *b;
-        b.home.access(f, u32::try_from(size).unwrap_or(u32::MAX));
+        b.home.access(f, crate::edge::charged(size));
         b.home.drain_evictions(&mut b.evicted);
         for e in b.evicted.drain(..) {
             held.remove(&(e, 1));
@@ -497,7 +498,9 @@ impl DhtState {
     fn release(&self, i: u32, size: usize) {
         if i > 1 {
             let mut b = self.budget.lock().expect("budget lock");
-            b.above = b.above.saturating_sub(size as u64);
+            b.above = b
+                .above
+                .saturating_sub(u64::from(crate::edge::charged(size)));
         }
     }
 
@@ -522,8 +525,7 @@ impl DhtState {
             }
             return None;
         }
-        // A copy of exactly its size (a slice would keep the whole read buffer alive).
-        r.bytes().await.ok().map(|b| Bytes::copy_from_slice(&b))
+        r.bytes().await.ok().map(crate::edge::exact)
     }
 
     /// Serves replica i of f from here, filling the home copy from the origin on demand (and
@@ -541,9 +543,7 @@ impl DhtState {
                 if i == 1 {
                     // A hit on the home copy: the cache's policy sees it.
                     let mut budget = self.budget.lock().expect("budget lock");
-                    budget
-                        .home
-                        .access(f, u32::try_from(b.len()).unwrap_or(u32::MAX));
+                    budget.home.access(f, crate::edge::charged(b.len()));
                 }
                 b
             }
