@@ -155,7 +155,9 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
     let objects = cfg.users as u64 * cfg.objects_per_user;
     let catalogue = Catalogue::new(objects, cfg.object_size, cfg.object_size, cfg.seed)?;
     let origin = origin::start(any, OriginConfig::serving(catalogue)).await?;
-    let catalogue_bytes = cfg.objects_per_user * u64::from(cfg.object_size);
+    // What one user's catalogue takes in an edge's cache (each object charged its bookkeeping
+    // too, see `edge::PER_OBJECT_BYTES`).
+    let catalogue_bytes = cfg.objects_per_user * u64::from(edge::charged(cfg.object_size as usize));
     let (capacity, bandwidth, measure) = match cfg.model {
         Measure::Web => (
             cfg.users_per_edge as u64 * catalogue_bytes,
@@ -163,7 +165,7 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
             Measure::Web,
         ),
         Measure::Video { rate, tolerance } => (
-            objects * u64::from(cfg.object_size),
+            objects * u64::from(edge::charged(cfg.object_size as usize)),
             Some((cfg.users_per_edge as f64 * rate) as u64),
             Measure::Video { rate, tolerance },
         ),
