@@ -318,3 +318,54 @@ async fn clients_that_never_read_are_cut_off_at_the_send_timeout() {
     e.server.stop().await;
     o.server.stop().await;
 }
+
+/// Finding 3 at test scale (`bench/abuse.sh` runs 2,000): one address opens 400 connections
+/// and holds them; it gets its share and no more, and normal clients from another address
+/// keep being served quickly (p99 under 50 ms over 100 requests).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_flood_from_one_address_leaves_others_served() {
+    let o = origin(origin_config()).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.limits = Limits {
+        max_per_address: 64,
+        ..Limits::default()
+    };
+    let e = edge(ec).await;
+    let mut held = Vec::new();
+    for _ in 0..400 {
+        held.push(connect_from([127, 0, 0, 2], e.server.addr).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let c = client();
+    let mut took = Vec::new();
+    for id in 0..100u64 {
+        let t = std::time::Instant::now();
+        let r = c
+            .get(format!("http://{}/content/{}", e.server.addr, id % 20))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        r.bytes().await.unwrap();
+        took.push(t.elapsed());
+    }
+    took.sort_unstable();
+    assert!(took[98] < Duration::from_millis(50), "p99 {:?}", took[98]);
+    let refused = |m: &str| {
+        m.lines()
+            .find(|l| l.starts_with("cdnlab_connections_refused_total{reason=\"per_address\"}"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // Every connection beyond the 64 is refused (each as the server gets to it).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    let mut m = promtool_check(e.server.addr).await;
+    while refused(&m) < 336.0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        m = promtool_check(e.server.addr).await;
+    }
+    assert_eq!(refused(&m), 336.0, "{m}");
+    drop(held);
+    e.server.stop().await;
+    o.server.stop().await;
+}
