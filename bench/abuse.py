@@ -1,0 +1,201 @@
+"""The live edge under attack, side by side with nginx where nginx has the feature (run by
+bench/abuse.sh). Prints, per attack and server: resident memory, the p99 of 200 normal requests
+made during the attack, how many of those failed, and what the attack got."""
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+cdnlab = sys.argv[1]
+work = tempfile.mkdtemp()
+os.chmod(work, 0o755)  # nginx workers run unprivileged
+procs = []
+
+SMALL, LARGE, EDGE, NGX, DHT = 26080, 26079, 26081, 26082, 26090
+
+
+def spawn(*args):
+    p = subprocess.Popen([cdnlab, *args], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    procs.append(p)
+    return p
+
+
+def rss(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                total += int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) * 1024
+        except OSError:
+            pass
+    return total
+
+
+def nginx_pids(master):
+    out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout
+    return [master] + [int(x) for x in out.split()]
+
+
+def wait_port(port):
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"nothing listens on {port}")
+
+
+async def normal(port, path, ids, n=200):
+    """n requests (one connection each, as many clients would): p99 seconds and failures."""
+    times, failed = [], 0
+    for i in range(n):
+        t = time.perf_counter()
+        try:
+            r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 2)
+            w.write(f"GET {path}{i % ids} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
+            data = await asyncio.wait_for(r.read(), 2)
+            w.close()
+            if not data.startswith(b"HTTP/1.1 200"):
+                failed += 1
+        except (OSError, asyncio.TimeoutError):
+            failed += 1
+        times.append(time.perf_counter() - t)
+        await asyncio.sleep(0.005)
+    times.sort()
+    return times[int(0.99 * len(times)) - 1], failed
+
+
+async def hold(port, n, source, send=b""):
+    """n connections from `source`, each sending `send` byte by byte every second."""
+    conns = []
+    for _ in range(n):
+        try:
+            r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            conns.append((r, w))
+        except OSError:
+            pass
+    return conns
+
+
+async def drip(conns, head):
+    for b in head:
+        for _, w in conns:
+            try:
+                w.write(bytes([b]))
+            except OSError:
+                pass
+        await asyncio.sleep(1)
+
+
+def still_open(conns):
+    return sum(1 for r, w in conns if not r.at_eof() and not w.is_closing())
+
+
+async def attack(name, port, pids, run, path, ids):
+    """Runs `run` (which starts the attack and returns a description of what it got) and
+    normal requests for `path`0..ids meanwhile."""
+    task = asyncio.ensure_future(run(port, path))
+    await asyncio.sleep(2)
+    p99, failed = await normal(port, path, ids)
+    got = await task
+    print(f"{name:28s} {rss(pids) / 2**20:8.1f} MiB {p99 * 1000:9.1f} ms {failed:6d}   {got}")
+
+
+async def slowloris(port, _path):
+    conns = await hold(port, 1000, "127.0.0.3")
+    await drip(conns, b"GET /content/1 HTTP/1.1\r\nhost: x\r\n")
+    return f"{still_open(conns)} of 1000 slow heads still open after 35 s"
+
+
+async def flood(port, _path):
+    conns = await hold(port, 2000, "127.0.0.2")
+    await asyncio.sleep(1)
+    opened = still_open(conns)
+    await asyncio.sleep(5)
+    return f"{opened} of 2000 held connections open"
+
+
+async def never_read(port, path):
+    conns = await hold(port, 100, "127.0.0.4")
+    for i, (_, w) in enumerate(conns):
+        w.write(f"GET {path}{i % 10} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+    await asyncio.sleep(12)
+    return f"{still_open(conns)} of 100 never-reading clients still connected after 12 s"
+
+
+def main():
+    spawn("live", "origin", "--listen", f"127.0.0.1:{SMALL}", "--objects", "100000")
+    spawn("live", "origin", "--listen", f"127.0.0.1:{LARGE}", "--objects", "10",
+          "--min-size", str(8 << 20), "--max-size", str(8 << 20))
+    os.makedirs(f"{work}/cache")
+    with open(f"{work}/nginx.conf", "w") as f:
+        f.write(f"""worker_processes 2; pid {work}/nginx.pid; error_log {work}/error.log crit;
+events {{ worker_connections 8192; }}
+http {{ access_log off; send_timeout 5s; limit_conn_zone $binary_remote_addr zone=per:1m;
+  proxy_cache_path {work}/cache keys_zone=edge:16m max_size=64m use_temp_path=off;
+  server {{ listen 127.0.0.1:{NGX}; limit_conn per 256; proxy_cache edge;
+    proxy_cache_valid 200 1h; proxy_cache_lock on;
+    location /content/ {{ proxy_pass http://127.0.0.1:{SMALL}; }}
+    location /large/ {{ proxy_pass http://127.0.0.1:{LARGE}/content/; }} }} }}
+""")
+    ngx = subprocess.Popen(["nginx", "-c", f"{work}/nginx.conf", "-p", work, "-g", "daemon off;"],
+                           stderr=subprocess.DEVNULL)
+    procs.append(ngx)
+    print(f"{'attack / server':28s} {'RSS':>12s} {'p99':>12s} {'failed':>6s}   what the attack got")
+    for attack_name, run in [("slowloris", slowloris), ("flood from one address", flood),
+                             ("never-reading clients", never_read)]:
+        large = attack_name == "never-reading clients"
+        for server in ["cdnlab edge", "nginx"]:
+            edge = None
+            if server == "cdnlab edge":
+                # The edge has one origin: the large objects' for the never-reading clients.
+                edge = spawn("live", "edge", "--origin", f"127.0.0.1:{LARGE if large else SMALL}",
+                             "--listen", f"127.0.0.1:{EDGE}", "--capacity", str(64 << 20),
+                             "--send-timeout-ms", "5000")
+                port, pids, path = EDGE, [edge.pid], "/content/"
+            else:
+                port, pids, path = NGX, nginx_pids(ngx.pid), "/large/" if large else "/content/"
+            wait_port(port)
+            asyncio.run(attack(f"{attack_name} / {server}", port, pids, run, path,
+                               10 if large else 50))
+            if edge:
+                edge.kill()
+                edge.wait()
+    # The replica scan and the miss load: cdnlab only (nginx has no DHT; its cache is on disk).
+    ring = f"{work}/ring.json"
+    with open(ring, "w") as f:
+        f.write('{"secret": "0123456789abcdef-bench", "k": 8, "vnodes": 8, "edges": ['
+                + ",".join(f'{{"id": {i}, "addr": "127.0.0.1:{DHT + i}"}}' for i in range(3))
+                + "]}")
+    dht = [spawn("live", "edge", "--ring", ring, "--id", str(i), "--origin",
+                 f"127.0.0.1:{SMALL}", "--capacity", str(16 << 20)) for i in range(3)]
+    for i in range(3):
+        wait_port(DHT + i)
+    before = rss([dht[0].pid])
+    codes = {}
+    s = socket.create_connection(("127.0.0.1", DHT))
+    f = s.makefile("rb")
+    for i in range(20000):
+        s.sendall(f"GET /replica/{i}/1 HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+        status = f.readline().split()[1].decode()
+        n = 0
+        while (line := f.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                n = int(line.split(b":")[1])
+        f.read(n)
+        codes[status] = codes.get(status, 0) + 1
+    print(f"{'replica scan / DHT edge':28s} {rss([dht[0].pid]) / 2**20:8.1f} MiB "
+          f"(from {before / 2**20:.1f}; capacity 16 MiB)   answers {codes}")
+
+
+try:
+    main()
+finally:
+    for p in procs:
+        p.kill()
+    subprocess.run(["rm", "-rf", work])

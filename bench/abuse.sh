@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The live edge under the attacks of the hardening issue, longer than the tests
+# (crates/cdnlab-live/tests/abuse.rs), on loopback: for each attack, the edge's resident memory
+# (from /proc), the p99 of 200 normal requests made meanwhile, and what the attackers got.
+# Side by side with nginx where nginx has the feature (send_timeout; limit_conn per address).
+#
+#   bench/abuse.sh                 (about 2 minutes; installs Debian's nginx if missing)
+#
+# Attacks: slowloris (1,000 connections sending a head byte by byte), a connection flood from
+# one address (2,000 held connections from 127.0.0.2), never-reading clients (100 requests for
+# 8 MiB objects, never read), a replica scan (GET /replica/{f}/1 for 20,000 ids at one DHT
+# edge), and a miss load of 1 KiB and 64 KiB objects against the capacity.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+(cd "$root" && cargo build --release --quiet)
+command -v nginx >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
+}
+ulimit -n 20000 2>/dev/null || true
+exec python3 "$root/bench/abuse.py" "$root/target/release/cdnlab"
