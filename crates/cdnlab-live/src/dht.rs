@@ -22,13 +22,14 @@
 use crate::Error;
 use crate::catalogue::parse_id;
 use crate::flight::Flights;
+use crate::http::{self, Validators};
 use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::ring::RingFile;
 use crate::server::{self, Limits, Running, SECRET};
 use crate::warn::Warn;
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
@@ -161,6 +162,8 @@ enum Created {
 /// until the end of its first full window: a partial count says nothing of the rate).
 struct Held {
     bytes: Bytes,
+    /// The origin's validators, sent with every answer.
+    validators: Arc<Validators>,
     count: u64,
     settled: bool,
 }
@@ -181,7 +184,7 @@ struct DhtState {
     held: Mutex<HashMap<(u64, u32), Held>>,
     budget: Mutex<Budget>,
     /// Replicas being created here (one origin fetch per replica at a time).
-    creating: Flights<(u64, u32), Option<(Bytes, Stored)>>,
+    creating: Flights<(u64, u32), Option<(Bytes, Arc<Validators>, Stored)>>,
     client: reqwest::Client,
     rng: Mutex<Rng>,
     metrics: Metrics,
@@ -403,7 +406,7 @@ impl DhtState {
                 return false;
             };
             if owner == self.cfg.id {
-                return matches!(self.create_here(f, i).await, Some((Created::New, _)));
+                return matches!(self.create_here(f, i).await, Some((Created::New, ..)));
             }
             let url = format!("http://{}/internal/create/{f}/{i}", self.addr(owner));
             match self
@@ -435,16 +438,16 @@ impl DhtState {
 
     /// CREATE_IF_ABSENT here, with the replica's bytes: `None` if the origin did not give
     /// them. Concurrent calls for one replica share one origin fetch.
-    async fn create_here(&self, f: u64, i: u32) -> Option<(Created, Bytes)> {
+    async fn create_here(&self, f: u64, i: u32) -> Option<(Created, Bytes, Arc<Validators>)> {
         if let Some(h) = self.held.lock().expect("held lock").get(&(f, i)) {
-            return Some((Created::Exists, h.bytes.clone()));
+            return Some((Created::Exists, h.bytes.clone(), h.validators.clone()));
         }
         // The fetch stores the replica before its result is out, so every call that shares
         // it sees the same outcome.
         let mut flight = self.creating.join((f, i));
-        let (bytes, stored) = flight
+        let (bytes, validators, stored) = flight
             .result(|| async {
-                let bytes = self.fetch_origin(f).await?;
+                let (bytes, validators) = self.fetch_origin(f).await?;
                 let mut held = self.held.lock().expect("held lock");
                 let stored = if held.contains_key(&(f, i)) {
                     Stored::Already
@@ -453,6 +456,7 @@ impl DhtState {
                         (f, i),
                         Held {
                             bytes: bytes.clone(),
+                            validators: validators.clone(),
                             count: 0,
                             settled: false,
                         },
@@ -461,7 +465,7 @@ impl DhtState {
                 } else {
                     Stored::NoRoom
                 };
-                Some((bytes, stored))
+                Some((bytes, validators, stored))
             })
             .await?;
         let created = match (stored, flight.ran()) {
@@ -469,7 +473,7 @@ impl DhtState {
             (Stored::Now | Stored::Already, _) => Created::Exists,
             (Stored::NoRoom, _) => Created::NoRoom,
         };
-        Some((created, bytes))
+        Some((created, bytes, validators))
     }
 
     /// Takes room for a new replica i of f of `size` bytes, evicting home copies as the home
@@ -504,7 +508,7 @@ impl DhtState {
         }
     }
 
-    async fn fetch_origin(&self, f: u64) -> Option<Bytes> {
+    async fn fetch_origin(&self, f: u64) -> Option<(Bytes, Arc<Validators>)> {
         self.counters.origin_fills.fetch_add(1, Relaxed);
         let r = match self
             .client
@@ -525,51 +529,53 @@ impl DhtState {
             }
             return None;
         }
-        r.bytes().await.ok().map(crate::edge::exact)
+        let validators = Arc::new(Validators::from_headers(r.headers()));
+        let bytes = r.bytes().await.ok()?;
+        Some((crate::edge::exact(bytes), validators))
     }
 
     /// Serves replica i of f from here, filling the home copy from the origin on demand (and
     /// keeping it if the home cache takes it).
-    async fn serve_local(&self, f: u64, i: u32) -> Response {
+    async fn serve_local(&self, f: u64, i: u32, req: &HeaderMap) -> Response {
         let found = {
             let mut held = self.held.lock().expect("held lock");
             held.get_mut(&(f, i)).map(|h| {
                 h.count += 1;
-                h.bytes.clone()
+                (h.bytes.clone(), h.validators.clone())
             })
         };
-        let bytes = match found {
+        let (bytes, validators) = match found {
             Some(b) => {
                 if i == 1 {
                     // A hit on the home copy: the cache's policy sees it.
                     let mut budget = self.budget.lock().expect("budget lock");
-                    budget.home.access(f, crate::edge::charged(b.len()));
+                    budget.home.access(f, crate::edge::charged(b.0.len()));
                 }
                 b
             }
             None if i == 1 => match self.create_here(f, 1).await {
                 None => return text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
-                Some((_, b)) => {
+                Some((_, b, v)) => {
                     if let Some(h) = self.held.lock().expect("held lock").get_mut(&(f, 1)) {
                         h.count += 1;
                     }
-                    b
+                    (b, v)
                 }
             },
             None => return text(StatusCode::NOT_FOUND, "no such replica here"),
         };
-        self.metrics.bytes_sent.inc_by(bytes.len() as u64);
-        (
-            [
-                (header::CONTENT_TYPE, "application/octet-stream".to_string()),
-                (
-                    header::HeaderName::from_static("x-cdnlab-replica"),
-                    i.to_string(),
-                ),
-            ],
-            bytes,
-        )
-            .into_response()
+        // Conditional and range requests (RFC 9110), on the origin's validators.
+        let (status, mut headers, part) = http::answer(req, &validators, &bytes);
+        self.metrics.bytes_sent.inc_by(part.len() as u64);
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        );
+        headers.insert(
+            HeaderName::from_static("x-cdnlab-replica"),
+            HeaderValue::from(i),
+        );
+        (status, headers, part).into_response()
     }
 
     fn authorised(&self, h: &HeaderMap) -> bool {
@@ -582,7 +588,11 @@ impl DhtState {
     }
 }
 
-async fn content(State(s): State<Arc<DhtState>>, Path(f): Path<String>) -> Response {
+async fn content(
+    State(s): State<Arc<DhtState>>,
+    Path(f): Path<String>,
+    req: HeaderMap,
+) -> Response {
     let t = Instant::now();
     let r = match parse_id(&f, None) {
         Err(_) => text(StatusCode::BAD_REQUEST, "file id: 1 to 20 decimal digits"),
@@ -603,7 +613,7 @@ async fn content(State(s): State<Arc<DhtState>>, Path(f): Path<String>) -> Respo
                     StatusCode::SERVICE_UNAVAILABLE,
                     "no replica reachable; retry",
                 ),
-                Some((i, owner)) if owner == s.cfg.id => s.serve_local(f, i).await,
+                Some((i, owner)) if owner == s.cfg.id => s.serve_local(f, i, &req).await,
                 Some((i, owner)) => {
                     s.counters.redirects.fetch_add(1, Relaxed);
                     (
@@ -622,7 +632,11 @@ async fn content(State(s): State<Arc<DhtState>>, Path(f): Path<String>) -> Respo
     r
 }
 
-async fn replica(State(s): State<Arc<DhtState>>, Path((f, i)): Path<(String, String)>) -> Response {
+async fn replica(
+    State(s): State<Arc<DhtState>>,
+    Path((f, i)): Path<(String, String)>,
+    req: HeaderMap,
+) -> Response {
     let t = Instant::now();
     let r = match file_and_index(&s, &f, &i) {
         None => text(
@@ -636,7 +650,7 @@ async fn replica(State(s): State<Arc<DhtState>>, Path((f, i)): Path<(String, Str
             StatusCode::MISDIRECTED_REQUEST,
             "this edge does not own that file's home copy; ask /content/{file} at any edge",
         ),
-        Some((f, i)) => s.serve_local(f, i).await,
+        Some((f, i)) => s.serve_local(f, i, &req).await,
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());
     r
@@ -686,9 +700,9 @@ async fn create(
             "this edge does not own that replica's position",
         ),
         Some((f, i)) => match s.create_here(f, i).await {
-            Some((Created::New, _)) => text(StatusCode::CREATED, "created"),
-            Some((Created::Exists, _)) => text(StatusCode::OK, "exists"),
-            Some((Created::NoRoom, _)) => text(
+            Some((Created::New, ..)) => text(StatusCode::CREATED, "created"),
+            Some((Created::Exists, ..)) => text(StatusCode::OK, "exists"),
+            Some((Created::NoRoom, ..)) => text(
                 StatusCode::INSUFFICIENT_STORAGE,
                 "no room for another replica here",
             ),

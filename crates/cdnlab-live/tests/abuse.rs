@@ -92,6 +92,27 @@ async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
     }
     // Edge 0 owns about a third of the home positions.
     assert!(misdirected > 100 && served > 50, "{misdirected} / {served}");
+    // Its replicas answer ranges and conditionals on the origin's validators.
+    let f = (0..300u64)
+        .find(|&f| edges[0].replicas().contains(&(f, 1)))
+        .unwrap();
+    let url = format!("http://{target}/replica/{f}/1");
+    let r = c
+        .get(&url)
+        .header("range", "bytes=2-5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 206);
+    let etag = r.headers()["etag"].to_str().unwrap().to_string();
+    assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(f).slice(2..6));
+    let r = c
+        .get(&url)
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 304);
     assert!(
         edges[0].replicas().iter().all(|&(_, i)| i == 1),
         "{:?}",
