@@ -140,6 +140,10 @@ impl DhtCounters {
     }
 }
 
+/// A creation's fetch: the origin's bytes and validators and what became of them (None: the
+/// origin did not give them).
+type Fetched = Option<(Bytes, Arc<Validators>, Stored)>;
+
 /// What a creation's fetch did with the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stored {
@@ -184,7 +188,7 @@ struct DhtState {
     held: Mutex<HashMap<(u64, u32), Held>>,
     budget: Mutex<Budget>,
     /// Replicas being created here (one origin fetch per replica at a time).
-    creating: Flights<(u64, u32), Option<(Bytes, Arc<Validators>, Stored)>>,
+    creating: Flights<(u64, u32), Fetched>,
     client: reqwest::Client,
     rng: Mutex<Rng>,
     metrics: Metrics,
