@@ -191,6 +191,34 @@ http {{ access_log off; send_timeout 5s; limit_conn_zone $binary_remote_addr zon
         codes[status] = codes.get(status, 0) + 1
     print(f"{'replica scan / DHT edge':28s} {rss([dht[0].pid]) / 2**20:8.1f} MiB "
           f"(from {before / 2**20:.1f}; capacity 16 MiB)   answers {codes}")
+    # A miss load against the capacity: the edge's resident memory after it.
+    for size, n in [(1024, 100_000), (65536, 4000)]:
+        origin = spawn("live", "origin", "--listen", "127.0.0.1:26070", "--objects", "1000000",
+                       "--min-size", str(size), "--max-size", str(size))
+        edge = spawn("live", "edge", "--origin", "127.0.0.1:26070", "--listen",
+                     "127.0.0.1:26071", "--capacity", str(64 << 20))
+        wait_port(26070)
+        wait_port(26071)
+        start = rss([edge.pid])
+        s = socket.create_connection(("127.0.0.1", 26071))
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        f = s.makefile("rb")
+        for i in range(n):
+            s.sendall(f"GET /content/{i} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+            f.readline()
+            m = 0
+            while (line := f.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    m = int(line.split(b":")[1])
+            f.read(m)
+        end = rss([edge.pid])
+        print(f"{f'miss load, {size // 1024} KiB objects':28s} {end / 2**20:8.1f} MiB "
+              f"(capacity 64 MiB: {(end - start) / (64 << 20):.2f} x capacity above the "
+              f"{start / 2**20:.1f} MiB at start)   {n} misses")
+        edge.kill()
+        origin.kill()
+        edge.wait()
+        origin.wait()
 
 
 try:
