@@ -12,16 +12,7 @@ use std::time::Duration;
 const KEY: &str = "0123456789abcdef-abuse";
 
 fn ring(addrs: &[SocketAddr]) -> RingFile {
-    let edges: Vec<String> = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
-        .collect();
-    RingFile::parse(&format!(
-        r#"{{"secret": "{KEY}", "k": 8, "vnodes": 8, "edges": [{}]}}"#,
-        edges.join(",")
-    ))
-    .unwrap()
+    ring_file(addrs, 8, KEY)
 }
 
 async fn dht_edges(origin: SocketAddr, n: usize, capacity: u64) -> Vec<DhtEdge> {
@@ -175,12 +166,7 @@ async fn abandoned_misses_leave_no_in_flight_entry() {
     for t in tasks {
         assert!(t.await.unwrap().is_err(), "the origin answers after 2 s");
     }
-    let gauge = |m: &str| {
-        m.lines()
-            .find(|l| l.starts_with("cdnlab_origin_fetches_in_flight "))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap()
-    };
+    let gauge = |m: &str| metric(m, "cdnlab_origin_fetches_in_flight ");
     // The server notices each closed connection and cancels its handler.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
     let mut m = promtool_check(e.server.addr).await;
@@ -188,6 +174,7 @@ async fn abandoned_misses_leave_no_in_flight_entry() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         m = promtool_check(e.server.addr).await;
     }
+    assert!(m.contains("cdnlab_origin_fetches_in_flight "), "{m}");
     assert_eq!(gauge(&m), 0.0, "{m}");
     e.server.stop().await;
     o.server.stop().await;
@@ -320,12 +307,7 @@ async fn clients_that_never_read_are_cut_off_at_the_send_timeout() {
             .unwrap();
         sockets.push(s); // never read
     }
-    let value = |m: &str, name: &str| {
-        m.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let value = metric;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let mut m = promtool_check(e.server.addr).await;
     while value(&m, "cdnlab_send_timeouts_total") < 4.0 && tokio::time::Instant::now() < deadline {
@@ -373,10 +355,10 @@ async fn a_connection_flood_from_one_address_leaves_others_served() {
     took.sort_unstable();
     assert!(took[98] < Duration::from_millis(50), "p99 {:?}", took[98]);
     let refused = |m: &str| {
-        m.lines()
-            .find(|l| l.starts_with("cdnlab_connections_refused_total{reason=\"per_address\"}"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap_or(0.0)
+        metric(
+            m,
+            "cdnlab_connections_refused_total{reason=\"per_address\"}",
+        )
     };
     // Every connection beyond the 64 is refused (each as the server gets to it).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(3);

@@ -14,16 +14,7 @@ use std::time::Duration;
 const KEY: &str = "0123456789abcdef-test";
 
 fn ring(addrs: &[SocketAddr], k: u32) -> RingFile {
-    let edges: Vec<String> = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
-        .collect();
-    RingFile::parse(&format!(
-        r#"{{"secret": "{KEY}", "k": {k}, "vnodes": 8, "edges": [{}]}}"#,
-        edges.join(",")
-    ))
-    .unwrap()
+    ring_file(addrs, k, KEY)
 }
 
 fn config(ring: &RingFile, id: u32, origin: SocketAddr) -> DhtConfig {

@@ -231,12 +231,7 @@ async fn idle_connections_make_room_and_one_address_is_capped() {
         still_serves(&e).await;
     }
     let m = promtool_check(e.server.addr).await;
-    let value = |name: &str| {
-        m.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let value = |name: &str| metric(&m, name);
     assert_eq!(
         value("cdnlab_connections_refused_total{reason=\"per_address\"}"),
         1.0,

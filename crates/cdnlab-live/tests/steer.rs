@@ -150,13 +150,7 @@ async fn unreadable_reports_are_counted() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
     let m = promtool_check(s.server.addr).await;
-    let errors = |name: &str| {
-        m.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let errors = |name: &str| metric(&m, name);
     assert!(errors("cdnlab_steer_report_errors_total") >= 1.0, "{m}");
     assert!(errors("cdnlab_steer_install_errors_total") >= 1.0, "{m}");
     assert_eq!(get(s.server.addr, "/steering/pa").await.0, 200);

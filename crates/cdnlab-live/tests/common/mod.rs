@@ -163,3 +163,26 @@ pub async fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
     socket.bind((from, 0).into()).unwrap();
     socket.connect(to).await.unwrap()
 }
+
+/// The value of the first sample in exposition text `m` whose line starts with `name` (give
+/// the labels, or a trailing space, to pick one series); 0 if there is none.
+pub fn metric(m: &str, name: &str) -> f64 {
+    m.lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A ring file of `addrs` (ids in order) with K = `k`, 8 virtual nodes and `secret`.
+pub fn ring_file(addrs: &[SocketAddr], k: u32, secret: &str) -> cdnlab_live::ring::RingFile {
+    let edges: Vec<String> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
+        .collect();
+    cdnlab_live::ring::RingFile::parse(&format!(
+        r#"{{"secret": "{secret}", "k": {k}, "vnodes": 8, "edges": [{}]}}"#,
+        edges.join(",")
+    ))
+    .unwrap()
+}
