@@ -168,13 +168,23 @@ pub async fn run(
     let any: SocketAddr = "127.0.0.1:0".parse().expect("an address");
     let catalogue = Catalogue::new(cfg.files, 4096, 4096, cfg.seed)?;
     let origin = origin::start(any, OriginConfig::serving(catalogue)).await?;
-    // Free ports for the ring (bound, read, released: the edges bind them next).
+    // Free ports for the ring (bound, read, released: the edges bind them next). Taken below
+    // the ephemeral range (32768 up), where outgoing connections' own ports would otherwise
+    // take one between its release and the edge's bind; from a base per process.
     let mut probes = Vec::new();
-    for _ in 0..cfg.edges {
-        probes.push(
-            tokio::net::TcpListener::bind(any)
-                .await
-                .map_err(|e| Error::io("a free port", e))?,
+    let base = 20_000 + (std::process::id() % 400) as u16 * 30;
+    for port in (base..base + 30).chain(20_000..32_000) {
+        if probes.len() == cfg.edges {
+            break;
+        }
+        if let Ok(l) = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).await
+        {
+            probes.push(l);
+        }
+    }
+    if probes.len() < cfg.edges {
+        return Err(
+            cdnlab::Error::param("edges", cfg.edges, "as many free ports in 20000-31999").into(),
         );
     }
     let addrs: Vec<SocketAddr> = probes.iter().filter_map(|l| l.local_addr().ok()).collect();
