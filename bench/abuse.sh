@@ -4,7 +4,7 @@
 # (from /proc), the p99 of 200 normal requests made meanwhile, and what the attackers got.
 # Side by side with nginx where nginx has the feature (send_timeout; limit_conn per address).
 #
-#   bench/abuse.sh                 (about 15 minutes; installs Debian's nginx if missing)
+#   bench/abuse.sh                 (about 3 minutes; installs Debian's nginx if missing)
 #
 # Attacks: slowloris (1,000 connections sending a head byte by byte), a connection flood from
 # one address (2,000 held connections from 127.0.0.2), never-reading clients (100 requests for

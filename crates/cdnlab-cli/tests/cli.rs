@@ -940,3 +940,56 @@ fn edge_memory_stays_within_its_capacity() {
         );
     }
 }
+
+/// The steering server's failures were visible only in `/metrics`. With its edges down, it
+/// now says on standard error what failed and why (the connection refused), once per
+/// interval however many reports fail: 2 edges x 15 windows here, one line each kind.
+#[cfg(feature = "live")]
+#[test]
+fn steering_failures_are_logged_with_their_reason_and_rate_limited() {
+    let d = tempfile::tempdir().unwrap();
+    // A port below the ephemeral range, per test process; the edges at ports 1 and 2, where
+    // nothing listens (privileged, unassigned in practice).
+    let base = 21_000 + (std::process::id() % 900) as u16;
+    let topology = d.path().join("topology.json");
+    std::fs::write(
+        &topology,
+        r#"{"secret": "0123456789abcdef-warn", "metros": ["SEA", "SFO"],
+                "links": [["SEA", "SFO"]],
+                "servers": [{"name": "a", "metro": "SEA", "addr": "127.0.0.1:1", "capacity": 10},
+                            {"name": "b", "metro": "SFO", "addr": "127.0.0.1:2", "capacity": 10}],
+                "populations": [{"name": "sea", "metro": "SEA", "demand": 5}]}"#,
+    )
+    .unwrap();
+    let out = cdnlab(
+        &[
+            "live",
+            "steer",
+            "--topology",
+            topology.to_str().unwrap(),
+            "--listen",
+            &format!("127.0.0.1:{base}"),
+            "--window-ms",
+            "200",
+            "--duration",
+            "3",
+        ],
+        d.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines = |kind: &str| {
+        err.lines()
+            .filter(|l| l.starts_with(&format!("warning: {kind} failed: ")))
+            .collect::<Vec<_>>()
+    };
+    let (installs, reports) = (lines("steering install"), lines("steering report"));
+    assert_eq!(installs.len(), 1, "{err}");
+    assert_eq!(reports.len(), 1, "{err}");
+    for line in installs.iter().chain(&reports) {
+        assert!(
+            line.contains("edge a (127.0.0.1:1)") && line.contains("Connection refused"),
+            "{line}"
+        );
+    }
+}

@@ -26,7 +26,7 @@ use crate::http::{self, Validators};
 use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::ring::RingFile;
 use crate::server::{self, Limits, Running, SECRET};
-use crate::warn::Warn;
+use crate::warn::{self, Warn};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -432,7 +432,10 @@ impl DhtState {
                 }
                 Err(e) if e.is_connect() => self.mark_down(owner),
                 Err(e) => {
-                    REPLICATION.warn(format!("replica {i} of file {f} at edge {owner}: {e}"));
+                    REPLICATION.warn(format!(
+                        "replica {i} of file {f} at edge {owner}: {}",
+                        warn::cause(&e)
+                    ));
                     return false;
                 }
             }
@@ -522,7 +525,7 @@ impl DhtState {
         {
             Ok(r) => r,
             Err(e) => {
-                ORIGIN.warn(format!("file {f}: {e}"));
+                ORIGIN.warn(format!("file {f}: {}", warn::cause(&e)));
                 return None;
             }
         };

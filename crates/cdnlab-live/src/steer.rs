@@ -22,7 +22,7 @@ use crate::edge::Share;
 use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::server::SECRET;
 use crate::server::{self, Limits, Running};
-use crate::warn::Warn;
+use crate::warn::{self, Warn};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -432,7 +432,7 @@ pub async fn install_thresholds(
             let why = match client.post(url).header(SECRET, &t.secret).send().await {
                 Ok(r) if r.status() == reqwest::StatusCode::NO_CONTENT => continue,
                 Ok(r) => format!("answered {}", r.status()),
-                Err(e) => e.to_string(),
+                Err(e) => warn::cause(&e),
             };
             failed += 1;
             reason.get_or_insert(format!("edge {} ({}): {why}", server.name, server.addr));
@@ -467,7 +467,7 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                     .ok_or_else(|| format!("no body, or over {MAX_REPORT_BYTES} bytes"))
                     .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())),
                 Ok(r) => Err(format!("answered {}", r.status())),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(warn::cause(&e)),
             };
             let shares = match shares {
                 Ok(x) => x,

@@ -7,6 +7,8 @@ use cdnlab_live::server::Limits;
 use cdnlab_live::steer::{self, SteerConfig, Topology};
 use common::*;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 const KEY: &str = "0123456789abcdef-steer";
@@ -22,10 +24,10 @@ fn topology(a: SocketAddr, c: SocketAddr) -> Topology {
     .unwrap()
 }
 
-fn config(t: Topology) -> SteerConfig {
+fn config(t: Topology, listen: SocketAddr) -> SteerConfig {
     SteerConfig {
         topology: t,
-        listen: ANY.parse().unwrap(),
+        listen,
         ttl: 10,
         window: Duration::from_millis(300),
         b_max: 0.05,
@@ -33,6 +35,11 @@ fn config(t: Topology) -> SteerConfig {
         limits: Limits::default(),
         min_share: 0.1,
     }
+}
+
+/// A steering server for `t` on a free port of the test's block.
+async fn steering(t: Topology) -> steer::Steer {
+    on_free_port(|a| steer::start(config(t.clone(), a))).await
 }
 
 async fn admission_edge(origin: SocketAddr) -> cdnlab_live::edge::Edge {
@@ -65,9 +72,7 @@ async fn thresholds_manifests_and_reallocation() {
         admission_edge(o.server.addr).await,
         admission_edge(o.server.addr).await,
     );
-    let s = steer::start(config(topology(ea.server.addr, ec.server.addr)))
-        .await
-        .unwrap();
+    let s = steering(topology(ea.server.addr, ec.server.addr)).await;
     // The optimum: pa has 10 at a and 20 at c; pc has 10 at c.
     assert_eq!(s.thresholds(), [10, 20, 0, 10]);
     let m = promtool_check(s.server.addr).await;
@@ -145,9 +150,7 @@ async fn thresholds_manifests_and_reallocation() {
 async fn unreadable_reports_are_counted() {
     let o = origin(origin_config()).await;
     let ea = admission_edge(o.server.addr).await;
-    let s = steer::start(config(topology(ea.server.addr, o.server.addr)))
-        .await
-        .unwrap();
+    let s = steering(topology(ea.server.addr, o.server.addr)).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     let m = promtool_check(s.server.addr).await;
     let errors = |name: &str| metric(&m, name);
@@ -169,9 +172,7 @@ async fn a_flood_from_one_population_leaves_the_others_served() {
         admission_edge(o.server.addr).await,
         admission_edge(o.server.addr).await,
     );
-    let s = steer::start(config(topology(ea.server.addr, ec.server.addr)))
-        .await
-        .unwrap();
+    let s = steering(topology(ea.server.addr, ec.server.addr)).await;
     // pc floods both edges: 1,600 requests, 40 at a time.
     let addrs = [ea.server.addr, ec.server.addr];
     for round in 0..40u64 {
@@ -224,27 +225,32 @@ async fn a_flood_from_one_population_leaves_the_others_served() {
 }
 
 /// A fake edge on loopback that answers every request with `response` (raw HTTP).
-async fn fake_edge(response: &'static [u8]) -> SocketAddr {
+async fn fake_edge(response: &'static [u8]) -> (SocketAddr, Arc<AtomicU64>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let l = tokio::net::TcpListener::bind(ANY).await.unwrap();
+    let l = listener().await;
     let addr = l.local_addr().unwrap();
+    // The most body bytes one reader took before it stopped.
+    let most = Arc::new(AtomicU64::new(0));
+    let taken = most.clone();
     tokio::spawn(async move {
         while let Ok((mut c, _)) = l.accept().await {
+            let taken = taken.clone();
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 let _ = c.read(&mut buf).await;
                 let _ = c.write_all(response).await;
-                // A large body keeps coming until the reader stops.
+                // A large body (128 MiB) keeps coming until the reader stops.
                 let zeros = vec![b'0'; 1 << 16];
-                for _ in 0..2_000 {
+                for i in 1..=2_000u64 {
                     if c.write_all(&zeros).await.is_err() {
                         break;
                     }
+                    taken.fetch_max(i * zeros.len() as u64, Ordering::Relaxed);
                 }
             });
         }
     });
-    addr
+    (addr, most)
 }
 
 /// Reports with counts near 2^64 are summed without wrapping (the demand shown was -20003),
@@ -253,8 +259,8 @@ async fn fake_edge(response: &'static [u8]) -> SocketAddr {
 async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
     let wrapping: &'static [u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 162\r\nconnection: close\r\n\r\n{\"pa\": {\"limit\": 0, \"active\": 0, \"admitted\": 18446744073709551615, \"blocked\": 18446744073709551615}, \"pc\": {\"limit\": 0, \"active\": 0, \"admitted\": 1, \"blocked\": 0}}";
     let endless: &'static [u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"pa\": \"";
-    let (a, c) = (fake_edge(wrapping).await, fake_edge(endless).await);
-    let s = steer::start(config(topology(a, c))).await.unwrap();
+    let ((a, _), (c, taken)) = (fake_edge(wrapping).await, fake_edge(endless).await);
+    let s = steering(topology(a, c)).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
     while s.resolves() == 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -276,5 +282,9 @@ async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
             .any(|l| l.starts_with("cdnlab_steer_report_errors_total") && !l.ends_with(" 0")),
         "the endless report is an error: {m}"
     );
+    // The server stopped reading at its 4 MiB cap; what it took beyond that is what the
+    // sockets' buffers held (a few MiB on loopback), not the 128 MiB it used to buffer whole.
+    let taken = taken.load(Ordering::Relaxed);
+    assert!(taken < 32 << 20, "{taken} bytes of the endless report read");
     s.stop().await;
 }

@@ -13,7 +13,42 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-pub const ANY: &str = "127.0.0.1:0";
+/// The next port of this test process's block of 120 loopback ports, below the ephemeral
+/// range (32768 up, where outgoing connections take theirs): a server stopped and restarted
+/// on its port, or a ring edge that is down, does not lose its port to a client socket.
+fn next_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 100) as u16 * 120;
+    base + NEXT.fetch_add(1, Relaxed) % 120
+}
+
+/// Starts a server with `start` on the next free port of the block (a port another process
+/// holds is skipped).
+pub async fn on_free_port<T, F, Fut>(mut start: F) -> T
+where
+    F: FnMut(SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Result<T, cdnlab_live::Error>>,
+{
+    for _ in 0..1_000 {
+        let addr = ([127, 0, 0, 1], next_port()).into();
+        match start(addr).await {
+            Ok(t) => return t,
+            Err(cdnlab_live::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AddrInUse =>
+            {
+                continue;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("no free port in this test process's block")
+}
+
+/// A plain listener on the next free port of the block.
+pub async fn listener() -> tokio::net::TcpListener {
+    on_free_port(|a| async move { cdnlab_live::server::bind(a).await }).await
+}
 
 pub fn catalogue() -> Catalogue {
     Catalogue::new(1000, 1000, 4000, 3).unwrap()
@@ -24,7 +59,7 @@ pub fn origin_config() -> OriginConfig {
 }
 
 pub async fn origin(cfg: OriginConfig) -> Origin {
-    origin::start(ANY.parse().unwrap(), cfg).await.unwrap()
+    on_free_port(|a| origin::start(a, cfg)).await
 }
 
 pub fn edge_config(origin: SocketAddr) -> EdgeConfig {
@@ -41,7 +76,7 @@ pub fn edge_config(origin: SocketAddr) -> EdgeConfig {
 }
 
 pub async fn edge(cfg: EdgeConfig) -> Edge {
-    edge::start(ANY.parse().unwrap(), cfg).await.unwrap()
+    on_free_port(|a| edge::start(a, cfg.clone())).await
 }
 
 /// A GET through reqwest: (status, Cache-Status, body).
@@ -138,17 +173,11 @@ pub async fn promtool_check(addr: SocketAddr) -> String {
     text
 }
 
-/// Free loopback addresses for a ring. Taken below the ephemeral range (which starts at 32768),
-/// from a counter per test process, so that the port of an edge that is down is not handed to
-/// another test's socket meanwhile; each is checked free by binding it.
+/// Free loopback addresses for a ring (from the block; each checked free by binding it).
 pub async fn free_addrs(n: usize) -> Vec<SocketAddr> {
-    use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20_000 + (std::process::id() % 400) as u16 * 30;
     let mut v = Vec::new();
     while v.len() < n {
-        let port = base + NEXT.fetch_add(1, Relaxed) % 30;
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let addr: SocketAddr = ([127, 0, 0, 1], next_port()).into();
         if !v.contains(&addr) && tokio::net::TcpListener::bind(addr).await.is_ok() {
             v.push(addr);
         }
