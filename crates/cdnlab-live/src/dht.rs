@@ -537,8 +537,8 @@ impl DhtState {
             return None;
         }
         let validators = Arc::new(Validators::from_headers(r.headers()));
-        let bytes = r.bytes().await.ok()?;
-        Some((crate::edge::exact(bytes), validators))
+        let bytes = crate::edge::read_body(r).await.ok()?;
+        Some((bytes, validators))
     }
 
     /// Serves replica i of f from here, filling the home copy from the origin on demand (and

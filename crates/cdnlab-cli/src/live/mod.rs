@@ -164,7 +164,7 @@ impl UserArgs {
 }
 
 pub fn run(a: &LiveArgs) -> Result<()> {
-    one_malloc_arena();
+    malloc_settings();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -180,23 +180,39 @@ pub fn run(a: &LiveArgs) -> Result<()> {
     })
 }
 
-/// glibc's malloc gives each thread its own heap (an "arena"): a body freed on one worker
-/// thread is not reused by another's next allocation, and a server held up to 1.6 times its
-/// cache with 64 KiB objects; with one arena it holds 1.0 times (`bench/abuse.sh`). glibc reads
-/// `MALLOC_ARENA_MAX` only at start, so the command starts itself again with it set, unless the
-/// user chose a value.
-fn one_malloc_arena() {
+/// glibc's malloc settings the live servers need to stay within their capacity, read only at
+/// start, so the command starts itself again with them set (a value the user chose is kept):
+/// - `MALLOC_ARENA_MAX=1`: with a heap ("arena") per thread, a body freed on one worker thread
+///   is not reused by another's next allocation, and an edge held up to 1.6 times its cache
+///   with 64 KiB objects; with one, 1.0 times.
+/// - `MALLOC_MMAP_THRESHOLD_=1048576`: bodies of 1 MiB or more in their own mappings, returned
+///   to the system when freed. glibc's moving threshold put them in the heap after the first
+///   free, where freed ones stayed resident: after 100 never-reading clients of 8 MiB objects
+///   an edge with a 64 MiB cache (full) held 82-96 MiB, and 68-69 MiB with the fixed threshold
+///   and `edge::read_body` (`bench/abuse.sh`).
+fn malloc_settings() {
     #[cfg(all(unix, target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+    {
+        let wanted = [
+            ("MALLOC_ARENA_MAX", "1"),
+            ("MALLOC_MMAP_THRESHOLD_", "1048576"),
+        ];
+        let missing: Vec<_> = wanted
+            .into_iter()
+            .filter(|(k, _)| std::env::var_os(k).is_none())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
         if let Ok(exe) = std::env::current_exe() {
             use std::os::unix::process::CommandExt;
-            // Returns only if the restart failed: carry on with glibc's default heaps.
+            // Returns only if the restart failed: carry on with glibc's defaults.
             let e = std::process::Command::new(exe)
                 .args(std::env::args_os().skip(1))
-                .env("MALLOC_ARENA_MAX", "1")
+                .envs(missing)
                 .exec();
             eprintln!(
-                "note: could not restart with one malloc arena ({e}); memory may exceed the capacity"
+                "note: could not restart with cdnlab's malloc settings ({e}); memory may exceed the capacity"
             );
         }
     }
