@@ -9,6 +9,7 @@ mod gentrace;
 mod live;
 mod output;
 mod plot;
+mod progress;
 mod replay;
 mod reproduce;
 mod runner;

@@ -16,6 +16,7 @@
 use crate::error::{CliError, Result};
 use crate::output::{self, write_atomic};
 use crate::plot;
+use crate::progress;
 use crate::scenario::{Cell, Scenario, to_value};
 use cdnlab::sim::Value;
 use cdnlab::stats::Summary;
@@ -219,12 +220,15 @@ pub fn run_scenario(
         .expect("valid template"),
     );
     let t0 = Instant::now();
+    let log =
+        show_progress.then(|| progress::LogLines::start(&bar, sc.resolved.name.clone(), "cells"));
     let failures: Vec<(u64, String)> = pool.install(|| {
         todo.par_iter()
             .progress_with(bar.clone())
             .filter_map(|c| run_cell(sc, c, out).err().map(|e| (c.index, e)))
             .collect()
     });
+    drop(log);
     bar.finish_and_clear();
     let rows = finalize(sc, out)?;
     let present = rows.len();

@@ -1016,3 +1016,43 @@ fn steering_failures_are_logged_with_their_reason_and_rate_limited() {
         );
     }
 }
+
+/// With standard error redirected (a Slurm or Kubernetes log), a line every few seconds says
+/// how far the run is: cells done of the total, elapsed time and an ETA.
+#[test]
+fn progress_lines_when_stderr_is_not_a_terminal() {
+    let (d, p) = setup(
+        r#"name = "progress"
+experiment = "gwtw"
+seed = 1
+replications = 2
+[params]
+horizon = 4000
+[grid]
+k = [2, 3]
+servers = [800, 1600]
+"#,
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["run", p.to_str().unwrap(), "--threads", "1"])
+        .current_dir(d.path())
+        .env("CDNLAB_PROGRESS_SECS", "0.05")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<_> = err
+        .lines()
+        .filter(|l| l.starts_with("progress: ") && l.contains("/4 cells ("))
+        .collect();
+    assert!(!lines.is_empty(), "{err}");
+    assert!(lines.iter().all(|l| l.contains(" elapsed, ETA ")), "{err}");
+    // Without the variable's override the interval is 5 s, and 0 turns the lines off.
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["run", p.to_str().unwrap(), "--out", "quiet"])
+        .current_dir(d.path())
+        .env("CDNLAB_PROGRESS_SECS", "0")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("progress: "));
+}
