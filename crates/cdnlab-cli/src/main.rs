@@ -62,7 +62,10 @@ fn experiments() {
                 p.default
             );
         }
-        outln!("  metrics: {}", e.metrics().join(", "));
+        outln!("  metrics:");
+        for m in e.metrics() {
+            outln!("    {:<12} {} ({})", m.name, m.help, m.unit);
+        }
     }
 }
 

@@ -122,7 +122,7 @@ fn header(sc: &Scenario) -> Vec<String> {
             .map(|p| p.name.to_string())
             .collect::<std::collections::BTreeSet<_>>(),
     );
-    h.extend(sc.experiment.metrics().iter().map(|m| m.to_string()));
+    h.extend(sc.experiment.metric_names().iter().map(|m| m.to_string()));
     h
 }
 
@@ -276,7 +276,7 @@ impl SummaryRow {
 /// then per metric `_mean`, `_sd` and `_ci95`.
 fn summary_header(sc: &Scenario) -> Vec<String> {
     let head = header(sc);
-    let metrics = sc.experiment.metrics();
+    let metrics = sc.experiment.metric_names();
     let mut sh: Vec<String> = vec!["cell".into()];
     sh.extend(head[3..head.len() - metrics.len()].iter().cloned());
     sh.push("runs".into());
@@ -290,7 +290,7 @@ fn summary_header(sc: &Scenario) -> Vec<String> {
 /// summary of every cell present.
 pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
     let head = header(sc);
-    let metrics = sc.experiment.metrics();
+    let metrics = sc.experiment.metric_names();
     let first_metric = head.len() - metrics.len();
     let mut results = vec![head.clone()];
     let mut summary_rows = Vec::new();
@@ -368,9 +368,30 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The y axis's label when the plot gives none: the metric with its unit, or the metrics and
+/// their common unit.
+fn default_y_label(sc: &Scenario, y: &[String]) -> String {
+    let specs: Vec<_> = y
+        .iter()
+        .filter_map(|m| {
+            sc.experiment
+                .metrics()
+                .iter()
+                .find(|s| s.name == m.as_str())
+        })
+        .collect();
+    match specs.as_slice() {
+        [one] => one.label(),
+        [first, rest @ ..] if rest.iter().all(|s| s.unit == first.unit) => {
+            format!("{} ({})", y.join(", "), first.unit)
+        }
+        _ => y.join(", "),
+    }
+}
+
 /// The chart of plot `p` from the summary rows.
 pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) -> plot::Chart {
-    let metrics = sc.experiment.metrics();
+    let metrics = sc.experiment.metric_names();
     let keep: Vec<&SummaryRow> = rows
         .iter()
         .filter(|r| {
@@ -422,7 +443,10 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
     plot::Chart {
         title: p.title.clone().unwrap_or_else(|| sc.resolved.name.clone()),
         x_label: p.x.clone(),
-        y_label: p.y_label.clone().unwrap_or_else(|| p.y.join(", ")),
+        y_label: p
+            .y_label
+            .clone()
+            .unwrap_or_else(|| default_y_label(sc, &p.y)),
         log_x: p.log_x,
         log_y: p.log_y,
         series,

@@ -319,12 +319,15 @@ fn check_plot(p: &PlotSpec, r: &Resolved, exp: &dyn Experiment) -> std::result::
     if p.y.is_empty() {
         return Err(format!("plot `{}`: y lists no metric", p.file));
     }
-    if let Some(m) = p.y.iter().find(|m| !exp.metrics().contains(&m.as_str())) {
+    if let Some(m) =
+        p.y.iter()
+            .find(|m| !exp.metric_names().contains(&m.as_str()))
+    {
         return Err(format!(
             "plot `{}`: unknown metric `{m}` (metrics of `{}`: {})",
             p.file,
             exp.name(),
-            exp.metrics().join(", ")
+            exp.metric_names().join(", ")
         ));
     }
     for g in grid {

@@ -343,8 +343,8 @@ fn gwtw_bad_input() {
         ("cache_size = 0", &["cache_size", "0", "from 1"]),
         ("catalogue = 0", &["catalogue", "0", "from 1"]),
         ("alpha = -0.5", &["alpha", "-0.5", "from 0"]),
-        ("r_max = 0", &["r_max", "0", "> 0"]),
-        ("q = 0", &["q", "0", "(0, 1]"]),
+        ("r_max = 0", &["r_max", "0", "above 0"]),
+        ("q = 0", &["q", "0", "above 0, at most 1"]),
         ("measure = 301", &["measure", "301", "horizon (300)"]),
         ("model = \"audio\"", &["model", "audio", "web, video"]),
     ];
@@ -424,9 +424,9 @@ fn multihash_bad_input() {
             "fail_fraction = -0.2",
             &["fail_fraction", "-0.2", "from 0 to 1"],
         ),
-        ("c_high = 0", &["c_high", "0", "> 0"]),
-        ("c_high = -1", &["c_high", "-1", "from 0"]),
-        ("gamma = 1", &["gamma", "1", "(0, 1)"]),
+        ("c_high = 0", &["c_high", "0", "above 0"]),
+        ("c_high = -1", &["c_high", "-1", "above 0"]),
+        ("gamma = 1", &["gamma", "1", "above 0 and below 1"]),
         ("measure = 13", &["measure", "13", "horizon (12)"]),
         (
             "growth = \"triple\"",

@@ -321,7 +321,7 @@ fn metric_index(sc: &Scenario, name: &str) -> usize {
     sc.experiment
         .metrics()
         .iter()
-        .position(|m| *m == name)
+        .position(|m| m.name == name)
         .expect("registered metric")
 }
 
@@ -615,7 +615,7 @@ pub(crate) mod fixture {
     /// Rows for every cell of `sc`, with the scenario's replications drawn from `model`
     /// (seeded per cell and replication, so the data are fixed).
     pub fn synth(sc: &Scenario, model: Model) -> Vec<SummaryRow> {
-        let names = sc.experiment.metrics();
+        let names = sc.experiment.metric_names();
         sc.cells
             .iter()
             .map(|cell| {

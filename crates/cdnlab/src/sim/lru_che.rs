@@ -2,7 +2,7 @@
 //! approximation. A check of the cache, the workload and the approximation together.
 
 use super::Experiment;
-use super::params::{ParamSpec, Params};
+use super::params::{MetricSpec, ParamSpec, Params};
 use crate::Error;
 use crate::cache::{Cache, Capacity, che, lru::Lru};
 use crate::rng::Rng;
@@ -43,7 +43,19 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &["hit_ratio", "che_hit_ratio", "abs_error"];
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new(
+        "hit_ratio",
+        "fraction",
+        "simulated LRU hit ratio over the measured requests",
+    ),
+    MetricSpec::new(
+        "che_hit_ratio",
+        "fraction",
+        "the Che approximation's hit ratio for the same N, C and alpha",
+    ),
+    MetricSpec::new("abs_error", "fraction", "|simulated - Che|"),
+];
 
 impl Experiment for LruChe {
     fn name(&self) -> &'static str {
@@ -55,7 +67,7 @@ impl Experiment for LruChe {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn check(&self, p: &Params) -> Result<(), Error> {

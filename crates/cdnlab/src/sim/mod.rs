@@ -22,7 +22,7 @@ pub mod transport;
 
 use crate::Error;
 use crate::rng::Rng;
-pub use params::{Kind, ParamSpec, Params, Value};
+pub use params::{Kind, MetricSpec, ParamSpec, Params, Value};
 
 /// A model that the runner can sweep.
 pub trait Experiment: Sync {
@@ -32,8 +32,12 @@ pub trait Experiment: Sync {
     fn about(&self) -> &'static str;
     /// The parameters it takes, with defaults and ranges.
     fn params(&self) -> &'static [ParamSpec];
-    /// The names of the metrics [`Experiment::run`] returns, in order.
-    fn metrics(&self) -> &'static [&'static str];
+    /// The metrics [`Experiment::run`] returns, in order, with units and meanings.
+    fn metrics(&self) -> &'static [MetricSpec];
+    /// The metrics' names, in order (the columns of `results.csv`).
+    fn metric_names(&self) -> Vec<&'static str> {
+        self.metrics().iter().map(|m| m.name).collect()
+    }
     /// Checks that involve several parameters (single ranges are checked from
     /// [`Experiment::params`]).
     fn check(&self, _p: &Params) -> Result<(), Error> {
@@ -77,4 +81,43 @@ pub fn find(name: &str) -> Result<&'static dyn Experiment, Error> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every metric says what it is and in what unit, once; no parameter's help states a range
+    /// of its own (the declaration does, so the two cannot contradict each other).
+    #[test]
+    fn metrics_and_parameters_describe_themselves_once() {
+        for e in registry() {
+            let names = e.metric_names();
+            for (i, m) in e.metrics().iter().enumerate() {
+                assert!(
+                    !m.unit.is_empty() && !m.help.is_empty(),
+                    "{}: {m:?}",
+                    e.name()
+                );
+                assert!(
+                    !names[..i].contains(&m.name),
+                    "{}: {} twice",
+                    e.name(),
+                    m.name
+                );
+            }
+            for p in e.params() {
+                for range_words in ["(> 0)", "(>= 0)", "(>= 1)", "in (0, 1", "in [0, 1"] {
+                    assert!(!p.help.contains(range_words), "{}: {}", e.name(), p.help);
+                }
+            }
+        }
+        let q = ParamSpec::positive("q", 1.0, 0.5, "");
+        assert!(q.validate(&Value::Float(0.0)).is_err());
+        assert!(q.validate(&Value::Float(1.0)).is_ok());
+        assert_eq!(q.kind.allowed(), "a number above 0, at most 1");
+        let g = ParamSpec::range("gamma", (0.0, true), (1.0, true), 0.75, "");
+        assert!(g.validate(&Value::Int(1)).is_err());
+        assert_eq!(g.kind.allowed(), "a number above 0 and below 1");
+    }
 }

@@ -31,10 +31,13 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
-    /// A number in `min..=max` (an integer is accepted too).
+    /// A number from `min` to `max` (an integer is accepted too); an open end excludes its
+    /// bound ("above 0" for a rate, "below 1" for a hysteresis factor).
     Float {
         min: f64,
         max: f64,
+        min_open: bool,
+        max_open: bool,
     },
     /// One of the listed words.
     Choice(&'static [&'static str]),
@@ -42,13 +45,65 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Whether number `x` is allowed (false for other kinds).
+    fn holds(&self, x: f64) -> bool {
+        match *self {
+            Kind::Float {
+                min,
+                max,
+                min_open,
+                max_open,
+            } => {
+                x.is_finite()
+                    && if min_open { x > min } else { x >= min }
+                    && if max_open { x < max } else { x <= max }
+            }
+            _ => false,
+        }
+    }
+
     /// What is allowed, in words.
     pub fn allowed(&self) -> String {
         match self {
             Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
-            Kind::Float { min, max } => format!("a number from {min} to {max}"),
+            Kind::Float {
+                min,
+                max,
+                min_open,
+                max_open,
+            } => match (min_open, max_open) {
+                (false, false) => format!("a number from {min} to {max}"),
+                (true, false) => format!("a number above {min}, at most {max}"),
+                (false, true) => format!("a number from {min}, below {max}"),
+                (true, true) => format!("a number above {min} and below {max}"),
+            },
             Kind::Choice(c) => format!("one of {}", c.join(", ")),
             Kind::Bool => "true or false".into(),
+        }
+    }
+}
+
+/// A declared metric: a column of `results.csv`, with its unit and meaning (shown by
+/// `cdnlab experiments` and used for axis labels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricSpec {
+    pub name: &'static str,
+    /// "fraction", "slots", "s", "0/1" (a yes/no as a number), ...
+    pub unit: &'static str,
+    pub help: &'static str,
+}
+
+impl MetricSpec {
+    pub const fn new(name: &'static str, unit: &'static str, help: &'static str) -> Self {
+        MetricSpec { name, unit, help }
+    }
+
+    /// "name (unit)", the axis label when nothing better is given.
+    pub fn label(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} ({})", self.name, self.unit)
         }
     }
 }
@@ -113,9 +168,30 @@ impl ParamSpec {
         default: f64,
         help: &'static str,
     ) -> Self {
+        Self::range(name, (min, false), (max, false), default, help)
+    }
+
+    /// A number parameter above 0, at most `max` (a rate, a duration, a load).
+    pub const fn positive(name: &'static str, max: f64, default: f64, help: &'static str) -> Self {
+        Self::range(name, (0.0, true), (max, false), default, help)
+    }
+
+    /// A number parameter between two bounds, each (value, open).
+    pub const fn range(
+        name: &'static str,
+        (min, min_open): (f64, bool),
+        (max, max_open): (f64, bool),
+        default: f64,
+        help: &'static str,
+    ) -> Self {
         ParamSpec {
             name,
-            kind: Kind::Float { min, max },
+            kind: Kind::Float {
+                min,
+                max,
+                min_open,
+                max_open,
+            },
             default: DefaultValue::Float(default),
             help,
         }
@@ -150,14 +226,8 @@ impl ParamSpec {
         let bad = || Error::param(self.name, v, self.kind.allowed());
         match (self.kind, v) {
             (Kind::Int { min, max }, Value::Int(x)) if (min..=max).contains(x) => Ok(v.clone()),
-            (Kind::Float { min, max }, Value::Float(x))
-                if x.is_finite() && *x >= min && *x <= max =>
-            {
-                Ok(v.clone())
-            }
-            (Kind::Float { min, max }, Value::Int(x))
-                if (*x as f64) >= min && (*x as f64) <= max =>
-            {
+            (Kind::Float { .. }, Value::Float(x)) if self.kind.holds(*x) => Ok(v.clone()),
+            (Kind::Float { .. }, Value::Int(x)) if self.kind.holds(*x as f64) => {
                 Ok(Value::Float(*x as f64))
             }
             (Kind::Choice(c), Value::Text(x)) if c.contains(&x.as_str()) => Ok(v.clone()),
@@ -249,7 +319,12 @@ mod tests {
     const SPECS: &[ParamSpec] = &[
         ParamSpec {
             name: "alpha",
-            kind: Kind::Float { min: 0.0, max: 5.0 },
+            kind: Kind::Float {
+                min: 0.0,
+                max: 5.0,
+                min_open: false,
+                max_open: false,
+            },
             default: DefaultValue::Float(0.8),
             help: "",
         },

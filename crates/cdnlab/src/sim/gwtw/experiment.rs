@@ -6,7 +6,7 @@ use crate::Named;
 use crate::rng::Rng;
 use crate::select::gwtw::{self, GwtwConfig, Probe, Retrial};
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
 pub struct GwtwExperiment;
@@ -46,12 +46,11 @@ const PARAMS: &[ParamSpec] = &[
         Retrial::NAMES,
         "when a settled user measures again (move: E9, cdnlab's variant: to another candidate without a trial)",
     ),
-    ParamSpec::float(
+    ParamSpec::positive(
         "q",
-        0.0,
         1.0,
         gwtw::DEFAULT_Q,
-        "activation probability of a re-trial, in (0, 1]",
+        "activation probability of a re-trial",
     ),
     ParamSpec::float(
         "partial",
@@ -98,16 +97,10 @@ const PARAMS: &[ParamSpec] = &[
         0.0,
         10.0,
         0.8,
-        "web: Zipf exponent of each user's requests (>= 0)",
+        "web: Zipf exponent of each user's requests",
     ),
     ParamSpec::float("bandwidth", 0.0, 1e9, 2.0, "video: bandwidth B per server"),
-    ParamSpec::float(
-        "r_max",
-        0.0,
-        1e9,
-        1.0,
-        "video: highest bit rate of a stream (> 0)",
-    ),
+    ParamSpec::positive("r_max", 1e9, 1.0, "video: highest bit rate of a stream"),
     ParamSpec::flag(
         "ladder",
         false,
@@ -115,19 +108,67 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &[
-    "feasible",
-    "converged",
-    "convergence_slot",
-    "satisfied",
-    "at_best",
-    "worst_value",
-    "mean_value",
-    "wrong_settle_rate",
-    "retrials_per_user",
-    "warmup_slot",
-    "max_load",
-    "requests",
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new(
+        "feasible",
+        "0/1",
+        "1 if an optimal state exists for the candidate sets (a b-matching places every user)",
+    ),
+    MetricSpec::new(
+        "converged",
+        "0/1",
+        "1 if the run ended in the optimal state",
+    ),
+    MetricSpec::new(
+        "convergence_slot",
+        "slots",
+        "slot from which the run stayed optimal (the horizon if it did not end optimal)",
+    ),
+    MetricSpec::new(
+        "satisfied",
+        "fraction",
+        "users settled on a server within its capacity at the end",
+    ),
+    MetricSpec::new(
+        "at_best",
+        "fraction",
+        "users whose value over the final slots was the best a server gives",
+    ),
+    MetricSpec::new(
+        "worst_value",
+        "hit rate or bit rate",
+        "lowest per-user value over the final slots",
+    ),
+    MetricSpec::new(
+        "mean_value",
+        "hit rate or bit rate",
+        "mean per-user value over the final slots",
+    ),
+    MetricSpec::new(
+        "wrong_settle_rate",
+        "per settle",
+        "settles onto an overloaded server per settle decision",
+    ),
+    MetricSpec::new(
+        "retrials_per_user",
+        "re-trials",
+        "re-trials per user over the run",
+    ),
+    MetricSpec::new(
+        "warmup_slot",
+        "slots",
+        "first slot whose mean served value reached 90% of the best",
+    ),
+    MetricSpec::new(
+        "max_load",
+        "users",
+        "most settled users on one server at the end",
+    ),
+    MetricSpec::new(
+        "requests",
+        "requests",
+        "requests servers answered over the run (trial probes included)",
+    ),
 ];
 
 /// The run configuration of a parameter set.
@@ -205,7 +246,7 @@ impl Experiment for GwtwExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn check(&self, p: &Params) -> Result<(), Error> {

@@ -8,7 +8,7 @@ use crate::Error;
 use crate::rng::Rng;
 use crate::select::{analysis, matching};
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
 pub struct OrientExperiment;
@@ -32,7 +32,28 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &["feasible", "placed", "ratio", "threshold"];
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new(
+        "feasible",
+        "0/1",
+        "1 if every user fits on one of its k candidates (a b-matching places all)",
+    ),
+    MetricSpec::new(
+        "placed",
+        "fraction",
+        "share of users a maximum b-matching places",
+    ),
+    MetricSpec::new(
+        "ratio",
+        "users per capacity",
+        "load lambda / c of the run (relative x the threshold)",
+    ),
+    MetricSpec::new(
+        "threshold",
+        "users per capacity",
+        "the regime's orientability threshold",
+    ),
+];
 
 /// (k, c) of a regime name.
 fn regime(name: &str) -> (u32, u32) {
@@ -56,7 +77,7 @@ impl Experiment for OrientExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn check(&self, p: &Params) -> Result<(), Error> {

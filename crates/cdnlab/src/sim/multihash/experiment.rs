@@ -4,7 +4,7 @@ use super::{Config, Growth, Outcome, Policy, Repair};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::{Error, Named};
 
 /// The experiment.
@@ -19,14 +19,8 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N"),
     ParamSpec::int("vnodes", 1, 1000, 1, "ring positions per node"),
     ParamSpec::int("files", 1, 100_000_000, 10_000, "files M"),
-    ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K (>= 1)"),
-    ParamSpec::float(
-        "alpha",
-        0.0,
-        10.0,
-        1.0,
-        "Zipf exponent of file popularity (>= 0)",
-    ),
+    ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K"),
+    ParamSpec::float("alpha", 0.0, 10.0, 1.0, "Zipf exponent of file popularity"),
     ParamSpec::float(
         "load",
         0.0,
@@ -34,28 +28,26 @@ const PARAMS: &[ParamSpec] = &[
         0.5,
         "offered load per node (node capacity 1 request per time unit)",
     ),
-    ParamSpec::float(
+    ParamSpec::positive(
         "c_high",
-        0.0,
         1e9,
         0.5,
-        "requests per time unit a replica takes before it is overloaded (> 0)",
+        "requests per time unit a replica takes before it is overloaded",
     ),
-    ParamSpec::float(
+    ParamSpec::range(
         "gamma",
-        0.0,
-        1.0,
+        (0.0, true),
+        (1.0, true),
         0.75,
-        "de-replication hysteresis, in (0, 1)",
+        "de-replication hysteresis",
     ),
     ParamSpec::flag(
         "shrink",
         true,
         "the top replica deletes itself when demand drops",
     ),
-    ParamSpec::float(
+    ParamSpec::positive(
         "window",
-        0.0,
         1e9,
         200.0,
         "window W of the overload detection, time units",
@@ -78,7 +70,7 @@ const PARAMS: &[ParamSpec] = &[
         0.0,
         1.0,
         0.0,
-        "fraction of nodes that crash after window fail_at, in [0, 1]",
+        "fraction of nodes that crash after window fail_at",
     ),
     ParamSpec::int(
         "fail_at",
@@ -117,40 +109,156 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &[
-    "requests",
-    "probes_per_request",
-    "failure_rate",
-    "max_mean",
-    "p99_mean",
-    "over_capacity",
-    "replicas",
-    "top_replicas",
-    "top_steady",
-    "steady_match",
-    "steady_error",
-    "in_band",
-    "hot_in_band",
-    "prefix_breaks",
-    "home_missing",
-    "top_replica_load",
-    "gaps_after_failure",
-    "lost_files",
-    "failure_rate_after",
-    "predicted_failure_after",
-    "below_gap_served",
-    "below_gap_expected",
-    "below_gap_uniform",
-    "repair_rounds",
-    "messages_per_replication",
-    "repair_messages_per_round",
-    "chord_hops",
-    "probes_expected",
-    "probes_se",
-    "replication_formula",
-    "repair_formula",
-    "create_refused",
-    "duplicate_replicas",
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new("requests", "requests", "requests simulated"),
+    MetricSpec::new("probes_per_request", "probes", "ring lookups per request"),
+    MetricSpec::new("failure_rate", "fraction", "requests that found no replica"),
+    MetricSpec::new(
+        "max_mean",
+        "ratio",
+        "busiest node's load / mean node load over the measured windows",
+    ),
+    MetricSpec::new(
+        "p99_mean",
+        "ratio",
+        "99th-percentile node load / mean node load",
+    ),
+    MetricSpec::new(
+        "over_capacity",
+        "fraction",
+        "nodes above capacity over the measured windows",
+    ),
+    MetricSpec::new("replicas", "replicas", "replicas of all files at the end"),
+    MetricSpec::new(
+        "top_replicas",
+        "replicas",
+        "replicas of the most popular file at the end",
+    ),
+    MetricSpec::new(
+        "top_steady",
+        "replicas",
+        "the steady-state count for the top file's rate, max(1, ceil(lambda_f / c_high))",
+    ),
+    MetricSpec::new(
+        "steady_match",
+        "fraction",
+        "files whose replica count equals the steady-state count",
+    ),
+    MetricSpec::new(
+        "steady_error",
+        "relative error",
+        "mean |n_f - steady| / steady over files",
+    ),
+    MetricSpec::new(
+        "in_band",
+        "fraction",
+        "files inside the hysteresis band of replica counts",
+    ),
+    MetricSpec::new(
+        "hot_in_band",
+        "fraction",
+        "the 10 most popular files inside their band",
+    ),
+    MetricSpec::new(
+        "prefix_breaks",
+        "(window, file) pairs",
+        "pairs before any crash where a file's indices were not a prefix",
+    ),
+    MetricSpec::new(
+        "home_missing",
+        "(window, file) pairs",
+        "pairs before any crash where a file's home copy was missing",
+    ),
+    MetricSpec::new(
+        "top_replica_load",
+        "requests per time unit",
+        "highest per-replica load of the top file in the final window",
+    ),
+    MetricSpec::new(
+        "gaps_after_failure",
+        "gaps",
+        "missing indices below a file's top replica right after the crash",
+    ),
+    MetricSpec::new(
+        "lost_files",
+        "files",
+        "files with no replica left after the crash",
+    ),
+    MetricSpec::new(
+        "failure_rate_after",
+        "fraction",
+        "request failure rate in the window after the crash",
+    ),
+    MetricSpec::new(
+        "predicted_failure_after",
+        "fraction",
+        "the same, predicted by the exact recursion",
+    ),
+    MetricSpec::new(
+        "below_gap_served",
+        "fraction",
+        "after the crash, requests of files with a gap served below the lowest gap",
+    ),
+    MetricSpec::new(
+        "below_gap_expected",
+        "fraction",
+        "the same, expected by the recursion",
+    ),
+    MetricSpec::new(
+        "below_gap_uniform",
+        "fraction",
+        "the same under a uniform pick",
+    ),
+    MetricSpec::new(
+        "repair_rounds",
+        "windows",
+        "windows after the crash until no gap is left (horizon - fail_at if never)",
+    ),
+    MetricSpec::new(
+        "messages_per_replication",
+        "messages",
+        "search probes and CREATE_IF_ABSENT per replica created",
+    ),
+    MetricSpec::new(
+        "repair_messages_per_round",
+        "messages",
+        "repair messages per round per replica",
+    ),
+    MetricSpec::new(
+        "chord_hops",
+        "hops",
+        "mean Chord hops of a lookup on this ring (sampled)",
+    ),
+    MetricSpec::new(
+        "probes_expected",
+        "probes",
+        "expected probes per request from the replica state (1 + H_K - H_n, or the recursion)",
+    ),
+    MetricSpec::new(
+        "probes_se",
+        "probes",
+        "standard error of the measured probes per request",
+    ),
+    MetricSpec::new(
+        "replication_formula",
+        "messages",
+        "messages per replica created by each search's closed form",
+    ),
+    MetricSpec::new(
+        "repair_formula",
+        "messages",
+        "messages per repair round by the formula (one probe per replica above the home plus refills)",
+    ),
+    MetricSpec::new(
+        "create_refused",
+        "attempts",
+        "CREATE_IF_ABSENT attempts refused because the replica existed",
+    ),
+    MetricSpec::new(
+        "duplicate_replicas",
+        "(window, file, index)",
+        "triples held twice at a window's end",
+    ),
 ];
 
 /// The run configuration of a parameter set.
@@ -234,7 +342,7 @@ impl Experiment for MultihashExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn check(&self, p: &Params) -> Result<(), Error> {

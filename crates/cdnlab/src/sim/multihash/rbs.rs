@@ -8,7 +8,7 @@ use crate::dht::search::{self, Strategy};
 use crate::dht::{analysis, repair};
 use crate::rng::Rng;
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::stats;
 use rand::RngExt;
 
@@ -16,7 +16,7 @@ use rand::RngExt;
 pub struct RbsExperiment;
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K (>= 1)"),
+    ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K"),
     ParamSpec::int(
         "n",
         1,
@@ -54,19 +54,43 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &[
-    "probes_mean",
-    "probes_var",
-    "probes_expected",
-    "var_expected",
-    "chi2",
-    "chi2_bound",
-    "fits",
-    "fail_rate",
-    "fail_expected",
-    "max_abs_dev",
-    "rgr_rounds",
-    "rgr_expected",
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new("probes_mean", "probes", "mean probes per lookup"),
+    MetricSpec::new(
+        "probes_var",
+        "probes^2",
+        "sample variance of the probes per lookup",
+    ),
+    MetricSpec::new(
+        "probes_expected",
+        "probes",
+        "expected probes from the exact formula (RBS only)",
+    ),
+    MetricSpec::new(
+        "var_expected",
+        "probes^2",
+        "expected variance (RBS on a prefix only)",
+    ),
+    MetricSpec::new(
+        "chi2",
+        "chi-square",
+        "chi-square of the served indices against the exact distribution",
+    ),
+    MetricSpec::new("chi2_bound", "chi-square", "its critical value at 1e-4"),
+    MetricSpec::new("fits", "0/1", "1 if chi2 <= chi2_bound"),
+    MetricSpec::new("fail_rate", "fraction", "lookups that found no replica"),
+    MetricSpec::new("fail_expected", "fraction", "the exact failure probability"),
+    MetricSpec::new(
+        "max_abs_dev",
+        "fraction",
+        "largest |measured - exact| share over the served indices",
+    ),
+    MetricSpec::new(
+        "rgr_rounds",
+        "rounds",
+        "random gap removal: mean rounds until the single gap is found",
+    ),
+    MetricSpec::new("rgr_expected", "rounds", "the same, exact"),
 ];
 
 impl Experiment for RbsExperiment {
@@ -79,7 +103,7 @@ impl Experiment for RbsExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn check(&self, p: &Params) -> Result<(), Error> {

@@ -12,7 +12,7 @@
 use crate::Error;
 use crate::rng::Rng;
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::workload::arrivals::exponential;
 use std::collections::VecDeque;
 
@@ -27,14 +27,8 @@ const PARAMS: &[ParamSpec] = &[
         1,
         "paths a stream is striped over (1: single source)",
     ),
-    ParamSpec::float("rate", 0.0, 1e6, 0.3, "stream rate, packets per ms (> 0)"),
-    ParamSpec::float(
-        "capacity",
-        0.0,
-        1e6,
-        1.0,
-        "link capacity, packets per ms (> 0)",
-    ),
+    ParamSpec::positive("rate", 1e6, 0.3, "stream rate, packets per ms"),
+    ParamSpec::positive("capacity", 1e6, 1.0, "link capacity, packets per ms"),
     ParamSpec::int("buffer", 1, 1_000_000, 20, "drop-tail buffer, packets"),
     ParamSpec::float("delay", 0.0, 1e6, 10.0, "propagation delay of a path, ms"),
     ParamSpec::float(
@@ -44,10 +38,15 @@ const PARAMS: &[ParamSpec] = &[
         0.6,
         "cross traffic on every path, as a fraction of capacity (Poisson)",
     ),
-    ParamSpec::float("duration", 0.0, 1e9, 100_000.0, "simulated ms (> 0)"),
+    ParamSpec::positive("duration", 1e9, 100_000.0, "simulated ms"),
 ];
 
-const METRICS: &[&str] = &["loss", "latency", "p99_latency", "packets"];
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new("loss", "fraction", "packets lost per packet sent"),
+    MetricSpec::new("latency", "ms", "mean one-way latency of delivered packets"),
+    MetricSpec::new("p99_latency", "ms", "99th-percentile latency"),
+    MetricSpec::new("packets", "packets", "packets sent"),
+];
 
 impl Experiment for PathsExperiment {
     fn name(&self) -> &'static str {
@@ -59,19 +58,11 @@ impl Experiment for PathsExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
-    fn check(&self, p: &Params) -> Result<(), Error> {
-        for name in ["rate", "capacity", "duration"] {
-            if p.float(name) <= 0.0 {
-                return Err(Error::param(name, p.float(name), "a number > 0"));
-            }
-        }
-        Ok(())
-    }
+    // rate, capacity and duration above 0: their declarations (ParamSpec::positive).
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        self.check(p)?;
         let sources = p.int("sources") as usize;
         let (rate, capacity, delay) = (p.float("rate"), p.float("capacity"), p.float("delay"));
         let (buffer, cross, duration) = (

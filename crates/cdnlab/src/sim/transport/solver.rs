@@ -11,7 +11,7 @@ use crate::alloc::simplex::{self, Solution};
 use crate::alloc::{Problem, initial, lp};
 use crate::rng::Rng;
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use rand::RngExt;
 use std::time::Instant;
 
@@ -57,18 +57,50 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &[
-    "cost",
-    "pivots",
-    "cold_seconds",
-    "warm_pivots",
-    "warm_seconds",
-    "warm_ratio",
-    "reference_seconds",
-    "reference_ratio",
-    "reference_agrees",
-    "vogel_gap",
-    "northwest_gap",
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new("cost", "cost units", "optimal cost of the random instance"),
+    MetricSpec::new(
+        "pivots",
+        "pivots",
+        "network simplex pivots of the cold solve",
+    ),
+    MetricSpec::new("cold_seconds", "s", "cold solve time (best of repeats)"),
+    MetricSpec::new(
+        "warm_pivots",
+        "pivots",
+        "pivots of the warm re-solve after the demand change",
+    ),
+    MetricSpec::new("warm_seconds", "s", "warm re-solve time"),
+    MetricSpec::new(
+        "warm_ratio",
+        "ratio",
+        "warm re-solve time / cold solve of the changed instance",
+    ),
+    MetricSpec::new(
+        "reference_seconds",
+        "s",
+        "reference LP solver time (NaN above reference_max)",
+    ),
+    MetricSpec::new(
+        "reference_ratio",
+        "ratio",
+        "network simplex time / reference LP solver time",
+    ),
+    MetricSpec::new(
+        "reference_agrees",
+        "0/1",
+        "1 if the reference LP solver found the same optimal cost",
+    ),
+    MetricSpec::new(
+        "vogel_gap",
+        "relative cost",
+        "Vogel's initial solution above the optimum",
+    ),
+    MetricSpec::new(
+        "northwest_gap",
+        "relative cost",
+        "the north-west corner's initial solution above the optimum",
+    ),
 ];
 
 /// The fastest of `repeats` runs of `f`, with its result.
@@ -98,7 +130,7 @@ impl Experiment for SolverExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn timed(&self) -> bool {
@@ -181,7 +213,7 @@ mod tests {
         let p = Params::resolve(PARAMS, &given).unwrap();
         let a = SolverExperiment.run(&p, &mut stream(5, 0, 0)).unwrap();
         let b = SolverExperiment.run(&p, &mut stream(5, 0, 0)).unwrap();
-        let at = |name: &str| METRICS.iter().position(|m| *m == name).unwrap();
+        let at = |name: &str| METRICS.iter().position(|m| m.name == name).unwrap();
         for m in [
             "cost",
             "pivots",

@@ -18,7 +18,7 @@ use crate::alloc::erlang::erlang_b;
 use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
 use crate::sim::Experiment;
-use crate::sim::params::{ParamSpec, Params};
+use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -82,25 +82,13 @@ const PARAMS: &[ParamSpec] = &[
         &["r1", "r15"],
         "demand profile of the reference instance",
     ),
-    ParamSpec::float(
-        "rho",
-        0.0,
-        10.0,
-        1.0,
-        "offered load: sum A_i / sum C_j (> 0)",
-    ),
+    ParamSpec::positive("rho", 10.0, 1.0, "offered load: sum A_i / sum C_j"),
     ParamSpec::choice(
         "holding",
         &["exponential", "deterministic"],
         "holding-time distribution (mean 90 minutes)",
     ),
-    ParamSpec::float(
-        "hours",
-        0.0,
-        1e7,
-        1000.0,
-        "simulated hours after the warm-up (> 0)",
-    ),
+    ParamSpec::positive("hours", 1e7, 1000.0, "simulated hours after the warm-up"),
     ParamSpec::float("warmup", 0.0, 1e7, 20.0, "hours simulated before measuring"),
     ParamSpec::float(
         "shift_at",
@@ -114,13 +102,7 @@ const PARAMS: &[ParamSpec] = &[
         false,
         "re-solve the allocation when a window's blocking exceeds b_max (optimal policy)",
     ),
-    ParamSpec::float(
-        "window",
-        0.0,
-        1e6,
-        10.0,
-        "blocking monitor window, hours (> 0)",
-    ),
+    ParamSpec::positive("window", 1e6, 10.0, "blocking monitor window, hours"),
     ParamSpec::float(
         "b_max",
         0.0,
@@ -137,27 +119,99 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const METRICS: &[&str] = &[
-    "blocking",
-    "erlang",
-    "max_z",
-    "hops",
-    "events",
-    "blocking_tail",
-    "erlang_end",
-    "reallocations",
-    "borrowed",
-    "b_sea",
-    "b_sfo",
-    "b_lax",
-    "b_den",
-    "b_chi",
-    "b_dal",
-    "b_atl",
-    "b_nyc",
-    "cluster_spread",
-    "alloc_hops",
-    "alloc_dmax",
+const METRICS: &[MetricSpec] = &[
+    MetricSpec::new(
+        "blocking",
+        "fraction",
+        "blocked arrivals per arrival, after the warm-up",
+    ),
+    MetricSpec::new(
+        "erlang",
+        "fraction",
+        "Erlang-B for a complete partitioning with D_i circuits per population, weighted by arrival rates",
+    ),
+    MetricSpec::new(
+        "max_z",
+        "standard errors",
+        "largest |measured - Erlang-B| over populations, from 20 batch means",
+    ),
+    MetricSpec::new(
+        "hops",
+        "hops",
+        "mean hops from a population to the servers of its admitted streams",
+    ),
+    MetricSpec::new("events", "events", "events simulated"),
+    MetricSpec::new(
+        "blocking_tail",
+        "fraction",
+        "blocking over the final tail hours",
+    ),
+    MetricSpec::new(
+        "erlang_end",
+        "fraction",
+        "Erlang-B for the demand in force at the end",
+    ),
+    MetricSpec::new("reallocations", "re-allocations", "re-allocations made"),
+    MetricSpec::new(
+        "borrowed",
+        "fraction",
+        "admitted streams that took a slot above their threshold (slack sharing)",
+    ),
+    MetricSpec::new(
+        "b_sea",
+        "fraction",
+        "blocking of the SEA population (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_sfo",
+        "fraction",
+        "blocking of SFO (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_lax",
+        "fraction",
+        "blocking of LAX (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_den",
+        "fraction",
+        "blocking of DEN (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_chi",
+        "fraction",
+        "blocking of CHI (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_dal",
+        "fraction",
+        "blocking of DAL (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_atl",
+        "fraction",
+        "blocking of ATL (reference metros only)",
+    ),
+    MetricSpec::new(
+        "b_nyc",
+        "fraction",
+        "blocking of NYC (reference metros only)",
+    ),
+    MetricSpec::new(
+        "cluster_spread",
+        "fraction",
+        "CP-1: mean spread of a cluster's threshold occupancies seen on arrival",
+    ),
+    MetricSpec::new(
+        "alloc_hops",
+        "hops",
+        "the initial allocation's hops per stream, sum d T / sum T",
+    ),
+    MetricSpec::new(
+        "alloc_dmax",
+        "hops",
+        "largest hop distance with a positive threshold",
+    ),
 ];
 
 /// Holding time of a stream, hours.
@@ -175,19 +229,11 @@ impl Experiment for StreamExperiment {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [MetricSpec] {
         METRICS
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
-        if p.float("rho") <= 0.0 {
-            return Err(Error::param("rho", p.float("rho"), "a load > 0"));
-        }
-        if p.float("hours") <= 0.0 {
-            return Err(Error::param("hours", p.float("hours"), "a duration > 0"));
-        }
-        if p.float("window") <= 0.0 {
-            return Err(Error::param("window", p.float("window"), "a duration > 0"));
-        }
+        // rho, hours and window above 0: their declarations (ParamSpec::positive).
         if p.float("reserve") < 1.0
             && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
         {
