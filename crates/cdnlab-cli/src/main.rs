@@ -10,6 +10,7 @@ mod live;
 mod output;
 mod plot;
 mod progress;
+mod provenance;
 mod replay;
 mod reproduce;
 mod runner;

@@ -2,8 +2,9 @@
 //! the results.
 //!
 //! Layout of an output folder:
-//! - `scenario.toml`: the resolved scenario (every parameter, seed, grid, plots). A folder holds
-//!   the results of one scenario only; `--resume` and `merge` check it.
+//! - `scenario.toml`: the resolved scenario (every parameter, seed, grid, plots), then one
+//!   `[[provenance]]` entry per invocation that wrote to the folder. A folder holds the results
+//!   of one scenario only; `--resume` and `merge` check the scenario part.
 //! - `cells/cell-NNNNNN.csv`: the rows of one finished cell, written atomically as soon as the
 //!   cell ends, so an interrupted run loses only the cells in flight and `--resume` skips the rest.
 //! - `results.csv`: one row per cell and replication (cell, replication, seed, parameters,
@@ -16,8 +17,8 @@
 use crate::error::{CliError, Result};
 use crate::output::{self, write_atomic};
 use crate::plot;
-use crate::progress;
 use crate::scenario::{Cell, Scenario, to_value};
+use crate::{progress, provenance};
 use cdnlab::sim::Value;
 use cdnlab::stats::Summary;
 use clap::Args;
@@ -168,6 +169,7 @@ pub fn run_scenario(
     resume: bool,
     show_progress: bool,
 ) -> Result<Outcome> {
+    let start = provenance::Start::now();
     output::ensure_dir(&out.join("cells"))?;
     output::remove_stale_temporaries(&out.join("cells"))?;
     let text = toml::to_string(&sc.resolved).map_err(|e| CliError::Failed(e.to_string()))?;
@@ -175,9 +177,13 @@ pub fn run_scenario(
     let any_cells = std::fs::read_dir(out.join("cells"))
         .map_err(|e| CliError::io(&out.join("cells"), e))?
         .any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".csv")));
+    // Earlier invocations' provenance, kept when this one resumes the folder.
+    let mut history = Vec::new();
     if scen_path.exists() {
         let old = output::read_text(&scen_path)?;
-        if old != text {
+        let (old_scenario, entries) = provenance::split(&old);
+        history = entries;
+        if old_scenario != text.trim_end_matches('\n') {
             return Err(CliError::file(
                 out,
                 "holds results of a different scenario (its scenario.toml differs); choose \
@@ -192,7 +198,14 @@ pub fn run_scenario(
              another --out",
         ));
     }
-    write_atomic(&scen_path, text.as_bytes())?;
+    let with_history = |entries: &[provenance::Provenance]| {
+        if entries.is_empty() {
+            text.clone()
+        } else {
+            format!("{text}\n{}", provenance::toml_entries(entries))
+        }
+    };
+    write_atomic(&scen_path, with_history(&history).as_bytes())?;
     let todo: Vec<&Cell> = sc
         .cells
         .iter()
@@ -230,6 +243,8 @@ pub fn run_scenario(
     });
     drop(log);
     bar.finish_and_clear();
+    history.push(start.finish(pool.current_num_threads()));
+    write_atomic(&scen_path, with_history(&history).as_bytes())?;
     let rows = finalize(sc, out)?;
     let present = rows.len();
     if show_progress {
@@ -500,11 +515,16 @@ pub struct MergeArgs {
 /// `cdnlab merge`: checks that the folders hold one scenario and together every cell, copies
 /// the cell files and writes the same files a single run writes.
 pub fn merge(a: &MergeArgs) -> Result<()> {
+    let start = provenance::Start::now();
     let first = a.dirs[0].join("scenario.toml");
-    let text = output::read_text(&first)?;
+    let first_text = output::read_text(&first)?;
+    let (text, mut history) = provenance::split(&first_text);
     for d in &a.dirs[1..] {
         let p = d.join("scenario.toml");
-        if output::read_text(&p)? != text {
+        let other = output::read_text(&p)?;
+        let (scenario, entries) = provenance::split(&other);
+        history.extend(entries);
+        if scenario != text {
             return Err(CliError::file(
                 &p,
                 format!(
@@ -514,7 +534,7 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
             ));
         }
     }
-    let sc = Scenario::parse(&text, &first)?;
+    let sc = Scenario::parse(text, &first)?;
     let mut cells: Vec<Option<(PathBuf, Vec<u8>)>> = vec![None; sc.cells.len()];
     for d in &a.dirs {
         for c in &sc.cells {
@@ -555,7 +575,10 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
         )));
     }
     output::ensure_dir(&a.out.join("cells"))?;
-    write_atomic(&a.out.join("scenario.toml"), text.as_bytes())?;
+    // The shards' provenance, then the merge's own (which ran no cells: 1 thread).
+    history.push(start.finish(1));
+    let merged = format!("{text}\n\n{}", provenance::toml_entries(&history));
+    write_atomic(&a.out.join("scenario.toml"), merged.as_bytes())?;
     for (i, c) in cells.into_iter().enumerate() {
         let (_, bytes) = c.expect("checked complete");
         write_atomic(&cell_path(&a.out, i as u64), &bytes)?;

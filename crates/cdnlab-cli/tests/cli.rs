@@ -220,11 +220,30 @@ fn trace_errors_and_replay() {
     assert_eq!(v["hits"], 1);
 }
 
+/// The files a run writes; scenario.toml without its provenance entries (the command, time
+/// and threads of each invocation differ by design).
 fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
     ["results.csv", "summary.csv", "scenario.toml", "h.svg"]
         .iter()
-        .map(|f| (f.to_string(), read(&dir.join(f))))
+        .map(|f| {
+            let mut bytes = read(&dir.join(f));
+            if *f == "scenario.toml" {
+                let text = String::from_utf8(bytes).unwrap();
+                let end = text.find("[[provenance]]").unwrap_or(text.len());
+                bytes = text[..end].trim_end().as_bytes().to_vec();
+            }
+            (f.to_string(), bytes)
+        })
         .collect()
+}
+
+/// The `[[provenance]]` entries of a run folder's scenario.toml.
+fn provenance(dir: &Path) -> Vec<toml::Value> {
+    let text = String::from_utf8(read(&dir.join("scenario.toml"))).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    doc.get("provenance")
+        .and_then(|p| p.as_array().cloned())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -243,6 +262,25 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
     ok(&["run", s, "--out", "t2", "--threads", "2"]);
     let one = outputs(&d.path().join("t1"));
     assert_eq!(one, outputs(&d.path().join("t2")));
+    // Each run's provenance: build, command, start, duration, threads, machine.
+    let p1 = provenance(&d.path().join("t1"));
+    assert_eq!(p1.len(), 1, "{p1:?}");
+    assert_eq!(p1[0]["threads"].as_integer(), Some(1));
+    assert_eq!(
+        provenance(&d.path().join("t2"))[0]["threads"].as_integer(),
+        Some(2)
+    );
+    assert_eq!(p1[0]["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+    let command: Vec<&str> = p1[0]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(command[1..], ["run", s, "--out", "t1", "--threads", "1"]);
+    for key in ["commit", "started", "seconds", "cores", "os"] {
+        assert!(p1[0].get(key).is_some(), "{key}: {p1:?}");
+    }
     let results = String::from_utf8(one[0].1.clone()).unwrap();
     assert_eq!(results.lines().count(), 1 + 6 * 3);
     assert!(results.starts_with("cell,replication,seed,alpha,cache_size,"));
@@ -253,6 +291,10 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
     fails_with(&out, &["3 of 6 cells", "none of the folders"]);
     ok(&["merge", "a", "b", "--out", "m"]);
     assert_eq!(one, outputs(&d.path().join("m")));
+    // The shards' entries and the merge's.
+    let pm = provenance(&d.path().join("m"));
+    assert_eq!(pm.len(), 3, "{pm:?}");
+    assert_eq!(pm[2]["command"][1].as_str(), Some("merge"));
 
     // Interrupted run: remove some cells and the assembled files, then resume.
     for f in [
@@ -266,6 +308,11 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
     fails_with(&out, &["already holds results", "--resume"]);
     ok(&["run", s, "--out", "t1", "--resume"]);
     assert_eq!(one, outputs(&d.path().join("t1")));
+    assert_eq!(
+        provenance(&d.path().join("t1")).len(),
+        2,
+        "the first run's and the resume's"
+    );
 
     // A different scenario never mixes into an existing folder.
     std::fs::write(&p, SCENARIO.replace("seed = 3", "seed = 4")).unwrap();
@@ -300,9 +347,24 @@ fn reproduce_quick_writes_report_and_claims() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let claims: serde_json::Value =
+    let doc: serde_json::Value =
         serde_json::from_slice(&read(&d.path().join("r/claims.json"))).unwrap();
-    let claims = claims.as_array().unwrap();
+    // Provenance: the build, the command, start, duration, threads, machine; seeds per experiment.
+    let prov = &doc["provenance"];
+    for k in [
+        "version", "commit", "command", "started", "seconds", "threads", "cores", "os",
+    ] {
+        assert!(prov.get(k).is_some(), "provenance without {k}: {prov}");
+    }
+    assert_eq!(prov["command"][1], "reproduce");
+    let seeds: Vec<_> = doc["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["id"].as_str().unwrap(), e["seed"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(seeds.len(), 2, "{seeds:?}");
+    let claims = doc["claims"].as_array().unwrap();
     assert!(!claims.is_empty());
     for c in claims {
         for k in ["id", "paper", "claim", "measured", "expected", "pass"] {
@@ -318,6 +380,10 @@ fn reproduce_quick_writes_report_and_claims() {
     );
     let html = String::from_utf8(read(&d.path().join("r/report.html"))).unwrap();
     assert!(html.contains("<svg") && html.contains("cache.C1") && html.contains("gwtw-e8"));
+    assert!(
+        html.contains("Produced by cdnlab ") && html.contains("Seeds: "),
+        "provenance"
+    );
 }
 
 const GWTW: &str = r#"

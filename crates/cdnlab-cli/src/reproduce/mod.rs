@@ -8,6 +8,7 @@ use crate::error::{CliError, Result};
 use crate::output::outln;
 use crate::output::{self, write_atomic};
 use crate::plot::esc;
+use crate::provenance;
 use crate::runner::{self, Shard, SummaryRow};
 use crate::scenario::Scenario;
 use clap::Args;
@@ -375,6 +376,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             ids.join(", ")
         )));
     }
+    let start = provenance::Start::now();
     output::ensure_dir(&a.out)?;
     let scale = if a.full { "full" } else { "quick" };
     let mut done = Vec::new();
@@ -423,9 +425,34 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         });
     }
     let claims: Vec<&Claim> = done.iter().flat_map(|d| d.claims.iter()).collect();
-    let json = serde_json::to_string_pretty(&claims).expect("serialisable");
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let prov = start.finish(threads);
+    let experiments: Vec<_> = done
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "id": d.rep.id,
+                "scale": scale,
+                "seed": d.scenario.resolved.seed,
+                "replications": d.scenario.resolved.replications,
+                "cells": d.scenario.cells.len(),
+                "dir": d.dir.display().to_string(),
+            })
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "provenance": prov,
+        "experiments": experiments,
+        "claims": claims,
+    }))
+    .expect("serialisable");
     write_atomic(&a.out.join("claims.json"), json.as_bytes())?;
-    write_atomic(&a.out.join("report.html"), report(&done, scale)?.as_bytes())?;
+    write_atomic(
+        &a.out.join("report.html"),
+        report(&done, scale, &prov)?.as_bytes(),
+    )?;
     eprintln!(
         "{}; report: {}",
         tally(&claims),
@@ -455,7 +482,7 @@ fn tally(claims: &[&Claim]) -> String {
     )
 }
 
-fn report(done: &[Done], scale: &str) -> Result<String> {
+fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) -> Result<String> {
     let claims: Vec<&Claim> = done.iter().flat_map(|d| d.claims.iter()).collect();
     let mut h = String::new();
     h.push_str(
@@ -475,6 +502,28 @@ fn report(done: &[Done], scale: &str) -> Result<String> {
          to fail. A note beside a verdict says where it is known to depend on the scale or is \
          an honest divergence.</p>",
         esc(&tally(&claims))
+    ));
+    let commit = if prov.commit.is_empty() {
+        "not built from a git checkout".to_string()
+    } else {
+        format!("commit <code>{}</code>", esc(&prov.commit))
+    };
+    h.push_str(&format!(
+        "<p class=\"provenance\">Produced by cdnlab {version} ({commit}) with <code>{command}</code>, \
+         started {started}, {seconds:.0} s on {threads} threads; machine: {cores} cores, {os}. \
+         Seeds: {seeds}.</p>",
+        version = esc(&prov.version),
+        command = esc(&prov.command.join(" ")),
+        started = esc(&prov.started),
+        seconds = prov.seconds,
+        threads = prov.threads,
+        cores = prov.cores,
+        os = esc(&prov.os),
+        seeds = done
+            .iter()
+            .map(|d| format!("{} {}", d.rep.id, d.scenario.resolved.seed))
+            .collect::<Vec<_>>()
+            .join(", "),
     ));
     for kind in [Kind::Paper, Kind::Finding, Kind::Addition] {
         let of: Vec<&Claim> = claims.iter().copied().filter(|c| c.kind == kind).collect();
