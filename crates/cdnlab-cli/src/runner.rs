@@ -515,6 +515,22 @@ pub struct MergeArgs {
 /// `cdnlab merge`: checks that the folders hold one scenario and together every cell, copies
 /// the cell files and writes the same files a single run writes.
 pub fn merge(a: &MergeArgs) -> Result<()> {
+    let n = merge_into(&a.dirs, &a.out)?.len();
+    eprintln!(
+        "merged {n} cells from {} folders into {}",
+        a.dirs.len(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Merges the shard folders `dirs` of one scenario into `out` (see [`merge`]); returns the
+/// summary of every cell.
+pub fn merge_into(dirs: &[PathBuf], out: &Path) -> Result<Vec<SummaryRow>> {
+    let a = MergeArgs {
+        dirs: dirs.to_vec(),
+        out: out.to_path_buf(),
+    };
     let start = provenance::Start::now();
     let first = a.dirs[0].join("scenario.toml");
     let first_text = output::read_text(&first)?;
@@ -583,13 +599,7 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
         let (_, bytes) = c.expect("checked complete");
         write_atomic(&cell_path(&a.out, i as u64), &bytes)?;
     }
-    let n = finalize(&sc, &a.out)?.len();
-    eprintln!(
-        "merged {n} cells from {} folders into {}",
-        a.dirs.len(),
-        a.out.display()
-    );
-    Ok(())
+    finalize(&sc, &a.out)
 }
 
 #[cfg(test)]

@@ -1122,3 +1122,115 @@ servers = [800, 1600]
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("progress: "));
 }
+
+/// A reproduction folder's results: per experiment, every file but scenario.toml's provenance
+/// (which says how each folder was made), and claims.json's claims.
+fn reproduction(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for exp in ["cache-che-quick", "gwtw-e8-quick"] {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(exp))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.join(exp).display()))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".csv") || n.ends_with(".svg") || n == "scenario.toml")
+            .collect();
+        names.sort();
+        for n in names {
+            let mut bytes = read(&dir.join(exp).join(&n));
+            if n == "scenario.toml" {
+                let text = String::from_utf8(bytes).unwrap();
+                let end = text.find("[[provenance]]").unwrap_or(text.len());
+                bytes = text[..end].trim_end().as_bytes().to_vec();
+            }
+            files.push((format!("{exp}/{n}"), bytes));
+        }
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&read(&dir.join("claims.json"))).unwrap();
+    files.push(("claims".into(), doc["claims"].to_string().into_bytes()));
+    files
+}
+
+/// The shipped cluster files work as shipped: examples/slurm/reproduce.sbatch run for every
+/// array index (as Slurm would, with SLURM_ARRAY_TASK_ID set), then merge.sbatch; and the
+/// Kubernetes Indexed Job's command for every completion index (JOB_COMPLETION_INDEX), then the
+/// merge Job's. Both give exactly a single run's results and claims.
+#[cfg(unix)]
+#[test]
+fn cluster_files_shard_and_merge_to_a_single_runs_results() {
+    let d = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let bin = env!("CARGO_BIN_EXE_cdnlab");
+    let only = "--only cache-che --only gwtw-e8";
+    let ok = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let mut args = vec!["reproduce", "--out", "single"];
+    args.extend(only.split(' '));
+    ok(cdnlab(&args, d.path()));
+    let single = reproduction(&d.path().join("single"));
+
+    // Slurm: the array's tasks, then the merge.
+    let slurm = |script: &str, task: Option<u32>| {
+        let mut c = Command::new("bash");
+        c.arg(examples.join("slurm").join(script))
+            .current_dir(d.path())
+            .env("CDNLAB", bin)
+            .env("CDNLAB_OUT", "slurm")
+            .env("CDNLAB_ARGS", only)
+            .env("SLURM_CPUS_PER_TASK", "1");
+        if let Some(i) = task {
+            c.env("SLURM_ARRAY_TASK_ID", (10 + i).to_string())
+                .env("SLURM_ARRAY_TASK_MIN", "10")
+                .env("SLURM_ARRAY_TASK_COUNT", "3");
+        }
+        ok(c.output().unwrap())
+    };
+    for i in 0..3 {
+        let out = slurm("reproduce.sbatch", Some(i));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("shard {i}/3 done")));
+    }
+    slurm("merge.sbatch", None);
+    assert_eq!(single, reproduction(&d.path().join("slurm/reproduce")));
+
+    // Kubernetes: the containers' commands, with the shared volume /data in the temporary
+    // folder and cdnlab on PATH.
+    let command = |manifest: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(examples.join("kubernetes").join(manifest)).unwrap();
+        let line = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("command: "))
+            .expect("a command line");
+        serde_json::from_str(line).expect("a flow sequence of double-quoted strings")
+    };
+    let data = d.path().join("k8s");
+    std::fs::create_dir_all(&data).unwrap();
+    let path = format!(
+        "{}:{}",
+        Path::new(bin).parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |manifest: &str, index: Option<u32>| {
+        let cmd = command(manifest);
+        let script = cmd[2].replace("/data", data.to_str().unwrap());
+        let mut c = Command::new(&cmd[0]);
+        c.args([&cmd[1], &script])
+            .current_dir(d.path())
+            .env("PATH", &path)
+            .env("CDNLAB_SCALE", "--quick")
+            .env("CDNLAB_ARGS", only);
+        if let Some(i) = index {
+            c.env("JOB_COMPLETION_INDEX", i.to_string())
+                .env("SHARDS", "3");
+        }
+        ok(c.output().unwrap());
+    };
+    for i in 0..3 {
+        run("reproduce-job.yaml", Some(i));
+    }
+    run("merge-job.yaml", None);
+    assert_eq!(single, reproduction(&data.join("reproduce")));
+}

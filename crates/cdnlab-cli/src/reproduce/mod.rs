@@ -347,6 +347,16 @@ pub struct ReproduceArgs {
     /// List the registered experiments and exit.
     #[arg(long)]
     pub list: bool,
+    /// Run only shard I of N of every experiment's cells (on one of N machines, each with its
+    /// own --out); then `--merge` the N folders to get the claims and the report. Example:
+    /// `cdnlab reproduce --shard 0/4 --out out/shard-0`.
+    #[arg(long, conflicts_with = "merge")]
+    pub shard: Option<String>,
+    /// Merge the folders of `--shard` runs into --out, then check the claims and write the
+    /// report (as one run would). Example:
+    /// `cdnlab reproduce --merge out/shard-0 out/shard-1 --out out/reproduce`.
+    #[arg(long, num_args = 1..)]
+    pub merge: Vec<PathBuf>,
 }
 
 struct Done {
@@ -376,6 +386,10 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             ids.join(", ")
         )));
     }
+    let shard = match &a.shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::ALL,
+    };
     let start = provenance::Start::now();
     output::ensure_dir(&a.out)?;
     let scale = if a.full { "full" } else { "quick" };
@@ -394,15 +408,36 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             rep.paper,
             sc.cells.len()
         );
-        // Re-running into the same folder reuses finished cells: results are a function of the
-        // scenario, so they are the same.
-        let o = runner::run_scenario(&sc, &dir, Shard::ALL, a.threads, true, true)?;
-        failures.extend(
-            o.failures
+        let rows = if a.merge.is_empty() {
+            // Re-running into the same folder reuses finished cells: results are a function of
+            // the scenario, so they are the same.
+            let o = runner::run_scenario(&sc, &dir, shard, a.threads, true, true)?;
+            failures.extend(
+                o.failures
+                    .iter()
+                    .map(|(c, e)| format!("{} cell {c}: {e}", rep.id)),
+            );
+            o.rows
+        } else {
+            let name = format!("{}-{scale}", rep.id);
+            let parts: Vec<PathBuf> = a
+                .merge
                 .iter()
-                .map(|(c, e)| format!("{} cell {c}: {e}", rep.id)),
-        );
-        let claims = (rep.claims)(&sc, &o.rows);
+                .map(|d| d.join(&name))
+                .filter(|d| d.is_dir())
+                .collect();
+            if parts.is_empty() {
+                return Err(CliError::Failed(format!(
+                    "none of the --merge folders holds {name}/ (run every --shard first, with \
+                     the same --only and scale)"
+                )));
+            }
+            runner::merge_into(&parts, &dir)?
+        };
+        if shard != Shard::ALL {
+            continue; // claims need every cell: after --merge
+        }
+        let claims = (rep.claims)(&sc, &rows);
         for c in &claims {
             eprintln!(
                 "   {} {}{}: measured {} (expected {})",
@@ -423,6 +458,25 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             dir,
             claims,
         });
+    }
+    if shard != Shard::ALL {
+        eprintln!(
+            "shard {}/{} done in {}; when every shard is done: cdnlab reproduce{} --merge \
+             <the {} shard folders> --out DIR",
+            shard.index,
+            shard.count,
+            a.out.display(),
+            if a.full { " --full" } else { "" },
+            shard.count
+        );
+        return if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(CliError::Failed(format!(
+                "some cells failed:\n  {}",
+                failures.join("\n  ")
+            )))
+        };
     }
     let claims: Vec<&Claim> = done.iter().flat_map(|d| d.claims.iter()).collect();
     let threads = a
