@@ -1,6 +1,8 @@
-//! SVG line charts, written by hand: axes (linear or log), ticks, one line per series with 95%
-//! CI error bars, and a legend. Text is SVG `<text>`, drawn by the viewer, so no font files are
-//! needed and the output is plain, diffable text.
+//! Line charts, written by hand as SVG: axes (linear or log, powers of ten as 10^k), ticks, one
+//! line per series with 95% CI error bars, a colour-blind-safe colour and a marker shape per
+//! series, markers dodged sideways so equal series stay visible, and a legend outside the plot.
+//! [`png`] renders the SVG with resvg and a built-in font (DejaVu Sans), so PNGs look the same
+//! on any machine.
 
 use std::fmt::Write;
 
@@ -9,8 +11,6 @@ use std::fmt::Write;
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64, f64)>,
-    /// Colour index (one per value of the plot's series parameter).
-    pub color: usize,
     /// Line style index (one per metric): solid, dashed, dotted, ...
     pub dash: usize,
 }
@@ -34,10 +34,28 @@ const LEFT: f64 = 75.0;
 const RIGHT: f64 = 200.0;
 const TOP: f64 = 45.0;
 const BOTTOM: f64 = 60.0;
-const COLORS: [&str; 10] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
+/// Paul Tol's "muted" scheme (colour-blind safe, distinct in greyscale by marker), then black
+/// and grey for series 10 and 11; markers tell series apart beyond that.
+const COLORS: [&str; 11] = [
+    "#332288", "#CC6677", "#117733", "#DDCC77", "#88CCEE", "#882255", "#44AA99", "#999933",
+    "#AA4499", "#000000", "#777777",
 ];
+
+/// Marker shapes, one per series (a cycle of a different length from the colours'), drawn
+/// centred at (0, 0) with size about 8 px.
+const MARKERS: [&str; 7] = [
+    r#"<circle r="3.5"/>"#,
+    r#"<rect x="-3.2" y="-3.2" width="6.4" height="6.4"/>"#,
+    r#"<path d="M0,-4.2 L3.8,3 L-3.8,3 Z"/>"#,
+    r#"<path d="M0,-4.4 L4.4,0 L0,4.4 L-4.4,0 Z"/>"#,
+    r#"<path d="M0,4.2 L3.8,-3 L-3.8,-3 Z"/>"#,
+    r#"<path d="M-4,-1.3 H-1.3 V-4 H1.3 V-1.3 H4 V1.3 H1.3 V4 H-1.3 V1.3 H-4 Z"/>"#,
+    r#"<path d="M-3.5,-1.7 L-1.7,-3.5 L0,-1.8 L1.7,-3.5 L3.5,-1.7 L1.8,0 L3.5,1.7 L1.7,3.5 L0,1.8 L-1.7,3.5 L-3.5,1.7 L-1.8,0 Z"/>"#,
+];
+
+/// Horizontal offset, in pixels, between neighbouring series' markers and error bars, so that
+/// series with equal values stay visible side by side.
+const DODGE: f64 = 3.0;
 
 /// Escapes text for SVG and HTML.
 pub fn esc(s: &str) -> String {
@@ -115,6 +133,16 @@ impl Axis {
     }
 }
 
+/// A tick label: on a log axis whose ticks are powers of ten, every one as 10 with a
+/// superscript exponent (not a mix of `0.001` and `1e-4`); otherwise plain decimals.
+fn tick_label(v: f64, powers: bool) -> String {
+    if powers {
+        let e = v.log10().round() as i32;
+        return format!(r#"10<tspan dy="-5" font-size="9">{e}</tspan>"#);
+    }
+    fmt_tick(v)
+}
+
 fn fmt_tick(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) {
         format!("{v:.0e}")
@@ -123,6 +151,9 @@ fn fmt_tick(v: f64) -> String {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
+
+/// A point in pixels: x, y, and its error bar's ends (if any).
+type Placed = (f64, f64, Option<(f64, f64)>);
 
 /// Renders the chart as an SVG document.
 pub fn svg(c: &Chart) -> String {
@@ -150,6 +181,8 @@ pub fn svg(c: &Chart) -> String {
         LEFT + pw / 2.0,
         esc(&c.title)
     );
+    let powers = |a: &Axis| a.log && a.hi - a.lo >= 1.0;
+    let (x_powers, y_powers) = (powers(&xa), powers(&ya));
     for t in xa.ticks() {
         if let Some(x) = px(t) {
             let _ = writeln!(
@@ -157,7 +190,7 @@ pub fn svg(c: &Chart) -> String {
                 r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
                 TOP + ph,
                 TOP + ph + 18.0,
-                fmt_tick(t)
+                tick_label(t, x_powers)
             );
         }
     }
@@ -169,7 +202,7 @@ pub fn svg(c: &Chart) -> String {
                 LEFT + pw,
                 LEFT - 6.0,
                 y + 4.0,
-                fmt_tick(t)
+                tick_label(t, y_powers)
             );
         }
     }
@@ -190,51 +223,77 @@ pub fn svg(c: &Chart) -> String {
         TOP + ph / 2.0,
         esc(&c.y_label)
     );
-    for (i, ser) in c.series.iter().enumerate() {
-        let col = COLORS[ser.color % COLORS.len()];
+    let n = c.series.len() as f64;
+    // Colour and marker by the series' place in the chart, so no two look alike.
+    let style = |i: usize, ser: &Series| {
+        let col = COLORS[i % COLORS.len()];
         let dash = match DASHES[ser.dash % DASHES.len()] {
             "" => String::new(),
             d => format!(r#" stroke-dasharray="{d}""#),
         };
-        let mut path = String::new();
-        for &(x, y, e) in &ser.points {
-            let (Some(x), Some(yy)) = (px(x), py(y)) else {
-                continue;
-            };
-            let _ = write!(
-                path,
-                "{}{x:.1},{yy:.1}",
-                if path.is_empty() { "M" } else { " L" }
-            );
-            let _ = writeln!(
-                s,
-                r#"<circle cx="{x:.1}" cy="{yy:.1}" r="3" fill="{col}"/>"#
-            );
-            if e.is_finite() && e > 0.0 {
-                if let (Some(a), Some(b)) = (py(y - e), py(y + e)) {
-                    let _ = writeln!(
-                        s,
-                        r#"<path d="M{x:.1},{a:.1} L{x:.1},{b:.1} M{:.1},{a:.1} L{:.1},{a:.1} M{:.1},{b:.1} L{:.1},{b:.1}" stroke="{col}"/>"#,
-                        x - 3.0,
-                        x + 3.0,
-                        x - 3.0,
-                        x + 3.0
-                    );
-                }
-            }
-        }
+        (col, dash, MARKERS[i % MARKERS.len()])
+    };
+    // Each series' points in pixels, shifted sideways by its dodge.
+    let placed: Vec<Vec<Placed>> = c
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, ser)| {
+            let dx = (i as f64 - (n - 1.0) / 2.0) * DODGE;
+            ser.points
+                .iter()
+                .filter_map(|&(x, y, e)| {
+                    let (x, yy) = (px(x)?, py(y)?);
+                    let bar = (e.is_finite() && e > 0.0)
+                        .then(|| Some((py(y - e)?, py(y + e)?)))
+                        .flatten();
+                    Some((x + dx, yy, bar))
+                })
+                .collect()
+        })
+        .collect();
+    // Lines first, then every series' bars and markers on top, so no line hides a marker.
+    for (i, ser) in c.series.iter().enumerate() {
+        let (col, dash, _) = style(i, ser);
+        let path: Vec<String> = placed[i]
+            .iter()
+            .enumerate()
+            .map(|(j, (x, y, _))| format!("{}{x:.1},{y:.1}", if j == 0 { "M" } else { "L" }))
+            .collect();
         if !path.is_empty() {
             let _ = writeln!(
                 s,
-                r#"<path d="{path}" fill="none" stroke="{col}" stroke-width="1.8"{dash}/>"#
+                r#"<path d="{}" fill="none" stroke="{col}" stroke-width="1.6"{dash}/>"#,
+                path.join(" ")
+            );
+        }
+    }
+    for (i, ser) in c.series.iter().enumerate() {
+        let (col, _, marker) = style(i, ser);
+        for &(x, y, bar) in &placed[i] {
+            if let Some((a, b)) = bar {
+                let _ = writeln!(
+                    s,
+                    r#"<path d="M{x:.1},{a:.1} L{x:.1},{b:.1} M{:.1},{a:.1} L{:.1},{a:.1} M{:.1},{b:.1} L{:.1},{b:.1}" stroke="{col}"/>"#,
+                    x - 3.0,
+                    x + 3.0,
+                    x - 3.0,
+                    x + 3.0
+                );
+            }
+            let _ = writeln!(
+                s,
+                r#"<g transform="translate({x:.1} {y:.1})" fill="{col}" stroke="white" stroke-width="0.6">{marker}</g>"#
             );
         }
         let ly = TOP + 10.0 + 20.0 * i as f64;
         let lx = LEFT + pw + 15.0;
+        let (_, dash, _) = style(i, ser);
         let _ = writeln!(
             s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{col}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"#,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{col}" stroke-width="2"{dash}/><g transform="translate({} {ly})" fill="{col}" stroke="white" stroke-width="0.6">{marker}</g><text x="{}" y="{}">{}</text>"#,
             lx + 22.0,
+            lx + 11.0,
             lx + 28.0,
             ly + 4.0,
             esc(&ser.label)
@@ -263,19 +322,56 @@ mod tests {
                     (100.0, 0.5, f64::NAN),
                     (1000.0, 0.9, 0.02),
                 ],
-                color: 0,
                 dash: 1,
             }],
         };
         let out = svg(&c);
         assert!(out.starts_with("<svg") && out.ends_with("</svg>\n"));
         assert!(out.contains("a &lt; b") && out.contains("s&amp;1"));
-        assert_eq!(out.matches("<circle").count(), 3);
+        // Three markers and the legend's.
+        assert_eq!(out.matches("<circle").count(), 4);
         assert!(out.contains("stroke-dasharray"));
         assert!(out.contains("stroke-dasharray"));
-        for t in [">10<", ">100<", ">1000<"] {
-            assert!(out.contains(t), "missing tick {t}");
+        for e in 1..=3 {
+            let t = format!(r#">10<tspan dy="-5" font-size="9">{e}</tspan>"#);
+            assert!(out.contains(&t), "missing tick 10^{e}");
         }
+    }
+
+    /// Series with the same values stay visible: each has its own colour and marker, and their
+    /// markers sit side by side (dodged), not on top of each other.
+    #[test]
+    fn equal_series_are_told_apart() {
+        let series: Vec<Series> = (0..9)
+            .map(|i| Series {
+                label: format!("s{i}"),
+                points: vec![(1.0, 0.5, 0.1), (2.0, 0.7, 0.1)],
+                dash: 0,
+            })
+            .collect();
+        let out = svg(&Chart {
+            series,
+            ..Chart::default()
+        });
+        let mut styles = std::collections::HashSet::new();
+        let mut xs = std::collections::HashSet::new();
+        for g in out.split("<g transform=\"translate(").skip(1) {
+            let (pos, rest) = g.split_once(')').unwrap();
+            let x = pos.split(' ').next().unwrap().to_string();
+            let fill = rest
+                .split("fill=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            let shape = rest.split('>').nth(1).unwrap().to_string();
+            styles.insert((fill.to_string(), shape));
+            xs.insert(x);
+        }
+        assert_eq!(styles.len(), 9, "a colour and marker per series");
+        // 9 series x 2 points at distinct x, plus the legend's one x.
+        assert_eq!(xs.len(), 19, "{xs:?}");
     }
 
     #[test]
@@ -283,5 +379,70 @@ mod tests {
         let a = Axis::new([0.0, 1.0].into_iter(), false);
         let t = a.ticks();
         assert!(t.contains(&0.0) && t.contains(&1.0), "{t:?}");
+    }
+}
+
+/// DejaVu Sans (Bitstream Vera licence, assets/DejaVuSans.LICENSE), built in so that a PNG's
+/// text renders the same on a machine without system fonts.
+const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+/// Renders an SVG document (as [`svg`] writes) to PNG bytes at `scale` x its size (2 gives
+/// 1520 x 960 px for a chart: sharp on slides and in print).
+pub fn png(svg_text: &str, scale: f32) -> Result<Vec<u8>, String> {
+    use resvg::{tiny_skia, usvg};
+    let mut opt = usvg::Options::default();
+    let db = opt.fontdb_mut();
+    db.load_font_data(FONT.to_vec());
+    db.set_sans_serif_family("DejaVu Sans");
+    let tree = usvg::Tree::from_str(svg_text, &opt).map_err(|e| format!("SVG: {e}"))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(scale)
+        .ok_or("an empty chart")?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).ok_or("an empty chart")?;
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| format!("PNG: {e}"))
+}
+
+#[cfg(test)]
+mod png_tests {
+    use super::*;
+
+    /// The PNG has the chart's size x the scale and its text is drawn (with the built-in font):
+    /// the title's band has dark pixels, which a renderer without a font leaves white.
+    #[test]
+    fn png_draws_the_chart_and_its_text() {
+        let c = Chart {
+            title: "Title text".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![Series {
+                label: "s".into(),
+                points: vec![(1.0, 1.0, 0.1), (2.0, 2.0, 0.1)],
+                dash: 0,
+            }],
+            ..Chart::default()
+        };
+        let bytes = png(&svg(&c), 1.0).unwrap();
+        let pixmap = resvg::tiny_skia::Pixmap::decode_png(&bytes).unwrap();
+        assert_eq!((pixmap.width(), pixmap.height()), (W as u32, H as u32));
+        // The title sits around y = 25, centred over the plot area.
+        let dark = (12..30)
+            .flat_map(|y| (250..450).map(move |x| (x, y)))
+            .filter(|&(x, y)| pixmap.pixel(x, y).is_some_and(|p| p.red() < 100))
+            .count();
+        assert!(dark > 50, "{dark} dark pixels where the title is");
+        let no_text = png(&svg(&c).replace("Title text", ""), 1.0).unwrap();
+        let blank = resvg::tiny_skia::Pixmap::decode_png(&no_text).unwrap();
+        let dark_blank = (12..30)
+            .flat_map(|y| (250..450).map(move |x| (x, y)))
+            .filter(|&(x, y)| blank.pixel(x, y).is_some_and(|p| p.red() < 100))
+            .count();
+        assert_eq!(dark_blank, 0);
     }
 }

@@ -362,7 +362,11 @@ pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
     )?;
     for p in &sc.resolved.plots {
         let chart = chart(sc, p, &summary_rows);
-        write_atomic(&out.join(&p.file), plot::svg(&chart).as_bytes())?;
+        let svg = plot::svg(&chart);
+        let png =
+            plot::png(&svg, 2.0).map_err(|e| CliError::Failed(format!("plot {}: {e}", p.file)))?;
+        write_atomic(&out.join(p.file_as("svg")), svg.as_bytes())?;
+        write_atomic(&out.join(p.file_as("png")), &png)?;
     }
     Ok(summary_rows)
 }
@@ -427,7 +431,7 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
         }
     }
     let mut series = Vec::new();
-    for (color, sv) in series_vals.iter().enumerate() {
+    for sv in &series_vals {
         for (dash, m) in p.y.iter().enumerate() {
             let mi = metrics
                 .iter()
@@ -450,7 +454,6 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
             series.push(plot::Series {
                 label,
                 points,
-                color,
                 dash,
             });
         }

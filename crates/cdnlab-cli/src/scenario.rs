@@ -50,7 +50,8 @@ struct Raw {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
-    /// SVG file name, written in the output folder.
+    /// File name in the output folder, ending in .svg or .png: both are written (the same
+    /// stem), the SVG for browsers and the report, the PNG for slides and LaTeX.
     pub file: String,
     #[serde(default)]
     pub title: Option<String>,
@@ -67,6 +68,18 @@ pub struct PlotSpec {
     /// Values for the other grid parameters, when the grid has more than x and series.
     #[serde(default, rename = "where")]
     pub filter: BTreeMap<String, toml::Value>,
+}
+
+impl PlotSpec {
+    /// The file stem with `ext` ("svg" or "png").
+    pub fn file_as(&self, ext: &str) -> String {
+        let stem = self
+            .file
+            .strip_suffix(".svg")
+            .or_else(|| self.file.strip_suffix(".png"))
+            .unwrap_or(&self.file);
+        format!("{stem}.{ext}")
+    }
 }
 
 /// The canonical, fully resolved scenario: written beside the results and compared on
@@ -340,9 +353,11 @@ fn check_plot(p: &PlotSpec, r: &Resolved, exp: &dyn Experiment) -> std::result::
             ));
         }
     }
-    if !p.file.ends_with(".svg") || p.file.contains(['/', '\\']) {
+    let named = p.file.ends_with(".svg") || p.file.ends_with(".png");
+    if !named || p.file.len() <= 4 || p.file.contains(['/', '\\']) {
         return Err(format!(
-            "plot file `{}`: a plain file name ending in .svg is allowed",
+            "plot file `{}`: a plain file name ending in .svg or .png is allowed (both are \
+             written)",
             p.file
         ));
     }

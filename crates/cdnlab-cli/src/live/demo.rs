@@ -183,15 +183,13 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
         y_label: "share of users at the best value".into(),
         series: runs
             .iter()
-            .enumerate()
-            .map(|(i, (k, out))| Series {
+            .map(|(k, out)| Series {
                 label: format!("k = {k}"),
                 points: out
                     .timeline
                     .iter()
                     .map(|s| (s.t, s.at_best, f64::NAN))
                     .collect(),
-                color: i,
                 dash: 0,
             })
             .collect(),
@@ -254,10 +252,9 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
             )
         }),
     )?;
-    let line = |label: &str, color, dash, f: &dyn Fn(&demo_dht::DhtSample) -> f64| Series {
+    let line = |label: &str, dash, f: &dyn Fn(&demo_dht::DhtSample) -> f64| Series {
         label: label.into(),
         points: out.timeline.iter().map(|s| (s.t, f(s), f64::NAN)).collect(),
-        color,
         dash,
     };
     let replicas = Chart {
@@ -271,8 +268,8 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
         x_label: "seconds".into(),
         y_label: "replicas of file 0".into(),
         series: vec![
-            line("replicas held", 0, 0, &|s| s.hot_replicas as f64),
-            line("highest index", 1, 1, &|s| f64::from(s.hot_top)),
+            line("replicas held", 0, &|s| s.hot_replicas as f64),
+            line("highest index", 1, &|s| f64::from(s.hot_top)),
         ],
         ..Chart::default()
     };
@@ -281,7 +278,7 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
         title: "Probes per request (random binary search, replication and gap removal)".into(),
         x_label: "seconds".into(),
         y_label: "probes per request".into(),
-        series: vec![line("probes per request", 0, 0, &|s| s.probes_per_request)],
+        series: vec![line("probes per request", 0, &|s| s.probes_per_request)],
         ..Chart::default()
     };
     w.svg("dht_probes.svg", &probes)?;
@@ -340,8 +337,7 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             .results
             .iter()
             .take(2)
-            .enumerate()
-            .map(|(c, r)| Series {
+            .map(|r| Series {
                 label: format!("{} ({:.3} overall)", r.policy, r.blocking),
                 points: r
                     .per_population
@@ -349,7 +345,6 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
                     .enumerate()
                     .map(|(i, &b)| ((i + 1) as f64, b, f64::NAN))
                     .collect(),
-                color: c,
                 dash: 0,
             })
             .collect(),
@@ -367,15 +362,13 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             .results
             .iter()
             .skip(2)
-            .enumerate()
-            .map(|(c, r)| Series {
+            .map(|r| Series {
                 label: format!(
                     "{} {:.3}",
                     r.policy.trim_start_matches("shift, "),
                     r.final_third
                 ),
                 points: r.timeline.iter().map(|&(t, b)| (t, b, f64::NAN)).collect(),
-                color: c,
                 dash: 0,
             })
             .collect(),
@@ -429,8 +422,12 @@ impl<'a> Written<'a> {
     }
 
     /// A plot.
+    /// Writes `chart` as `name` (an .svg) and as the PNG of the same stem.
     fn svg(&mut self, name: &str, chart: &Chart) -> Result<()> {
-        self.bytes(name, plot::svg(chart).as_bytes())
+        let svg = plot::svg(chart);
+        let png = plot::png(&svg, 2.0).map_err(|e| CliError::Failed(format!("{name}: {e}")))?;
+        self.bytes(name, svg.as_bytes())?;
+        self.bytes(&name.replace(".svg", ".png"), &png)
     }
 
     /// Says what was written.

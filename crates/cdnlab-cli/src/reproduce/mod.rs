@@ -619,7 +619,7 @@ fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) -> Result<S
         }
         h.push_str("</table>");
         for p in &r.plots {
-            let svg = output::read_text(&d.dir.join(&p.file))?;
+            let svg = output::read_text(&d.dir.join(p.file_as("svg")))?;
             h.push_str(&format!("<figure>{svg}</figure>"));
         }
         claims_table(&mut h, &d.claims.iter().collect::<Vec<_>>());
