@@ -37,6 +37,9 @@ enum Command {
     Run(runner::RunArgs),
     /// Combine the output folders of `run --shard` into one.
     Merge(runner::MergeArgs),
+    /// Re-draw a finished run's figures (other axes, series, log scales, SVG or PNG) without
+    /// re-running it.
+    Plot(runner::PlotArgs),
     /// Run every registered experiment and write report.html and claims.json.
     Reproduce(reproduce::ReproduceArgs),
     /// Write a synthetic Zipf trace in oracleGeneral format.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::CacheReplay(a) => replay::run(a),
         Command::Run(a) => runner::run(a),
         Command::Merge(a) => runner::merge(a),
+        Command::Plot(a) => runner::plot_dir(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::GenTrace(a) => gentrace::run(a),
         Command::Tp(a) => tp::run(a),

@@ -15,6 +15,7 @@
 //! cell order, so the output is byte-identical whatever the thread count or shard split.
 
 use crate::error::{CliError, Result};
+use crate::output::outln;
 use crate::output::{self, write_atomic};
 use crate::plot;
 use crate::scenario::{Cell, Scenario, to_value};
@@ -304,6 +305,13 @@ fn summary_header(sc: &Scenario) -> Vec<String> {
 /// Reads the cell files present and writes results.csv, summary.csv and the plots. Returns the
 /// summary of every cell present.
 pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
+    let (results, summary_rows) = read_cells(sc, out)?;
+    write_outputs(sc, out, results, summary_rows)
+}
+
+/// The rows of the cell files present in `out`: results.csv's rows (header first) and every
+/// cell's summary.
+fn read_cells(sc: &Scenario, out: &Path) -> Result<(Vec<Vec<String>>, Vec<SummaryRow>)> {
     let head = header(sc);
     let metrics = sc.experiment.metric_names();
     let first_metric = head.len() - metrics.len();
@@ -345,6 +353,16 @@ pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
             cols,
         ));
     }
+    Ok((results, summary_rows))
+}
+
+/// Writes results.csv, summary.csv and the plots.
+fn write_outputs(
+    sc: &Scenario,
+    out: &Path,
+    results: Vec<Vec<String>>,
+    summary_rows: Vec<SummaryRow>,
+) -> Result<Vec<SummaryRow>> {
     write_atomic(&out.join("results.csv"), &csv_bytes(results))?;
     let sh = summary_header(sc);
     let rows = summary_rows.iter().map(|r| {
@@ -361,14 +379,176 @@ pub fn finalize(sc: &Scenario, out: &Path) -> Result<Vec<SummaryRow>> {
         &csv_bytes(std::iter::once(sh).chain(rows)),
     )?;
     for p in &sc.resolved.plots {
-        let chart = chart(sc, p, &summary_rows);
-        let svg = plot::svg(&chart);
-        let png =
-            plot::png(&svg, 2.0).map_err(|e| CliError::Failed(format!("plot {}: {e}", p.file)))?;
-        write_atomic(&out.join(p.file_as("svg")), svg.as_bytes())?;
-        write_atomic(&out.join(p.file_as("png")), &png)?;
+        draw(sc, p, &summary_rows, out, Format::Both, 2.0)?;
     }
     Ok(summary_rows)
+}
+
+/// Which files a plot is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+    Both,
+}
+
+/// Draws plot `p` of the rows into `dir`, as SVG and/or PNG (at `scale` x 760 x 480 px);
+/// returns the files written.
+fn draw(
+    sc: &Scenario,
+    p: &crate::scenario::PlotSpec,
+    rows: &[SummaryRow],
+    dir: &Path,
+    format: Format,
+    scale: f32,
+) -> Result<Vec<PathBuf>> {
+    let svg = plot::svg(&chart(sc, p, rows));
+    let mut written = Vec::new();
+    if format != Format::Png {
+        let f = dir.join(p.file_as("svg"));
+        write_atomic(&f, svg.as_bytes())?;
+        written.push(f);
+    }
+    if format != Format::Svg {
+        let png = plot::png(&svg, scale)
+            .map_err(|e| CliError::Failed(format!("plot {}: {e}", p.file)))?;
+        let f = dir.join(p.file_as("png"));
+        write_atomic(&f, &png)?;
+        written.push(f);
+    }
+    Ok(written)
+}
+
+/// Arguments of `cdnlab plot`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cdnlab plot out/che                              re-draw the scenario's plots (SVG and PNG)
+  cdnlab plot out/che --log-y --format png --scale 3
+  cdnlab plot out/che --x alpha --y hit_ratio,che_hit_ratio --series cache_size --name alpha
+  cdnlab plot out/reproduce/gwtw-e5-quick --x load --y satisfied --series k --where tau=20")]
+pub struct PlotArgs {
+    /// A finished run's folder (of `cdnlab run`, `merge`, or an experiment of `reproduce`).
+    pub dir: PathBuf,
+    /// The x axis: a swept parameter. With --y, draws one new plot instead of the scenario's.
+    #[arg(long, requires = "y")]
+    pub x: Option<String>,
+    /// Metrics on the y axis, comma-separated (see `cdnlab experiments`).
+    #[arg(long, value_delimiter = ',', requires = "x")]
+    pub y: Vec<String>,
+    /// A swept parameter whose values are drawn as separate lines.
+    #[arg(long, requires = "x")]
+    pub series: Option<String>,
+    /// Values for the other swept parameters, as NAME=VALUE (repeatable).
+    #[arg(long = "where", value_name = "NAME=VALUE", requires = "x")]
+    pub filter: Vec<String>,
+    /// Logarithmic x axis.
+    #[arg(long)]
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    #[arg(long)]
+    pub log_y: bool,
+    /// Title of the new plot.
+    #[arg(long, requires = "x")]
+    pub title: Option<String>,
+    /// Label of the y axis (default: the metric with its unit).
+    #[arg(long)]
+    pub y_label: Option<String>,
+    /// svg, png or both.
+    #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
+    pub format: String,
+    /// PNG size as a multiple of 760 x 480 px (1 to 8).
+    #[arg(long, default_value_t = 2.0)]
+    pub scale: f32,
+    /// Folder to write to (default: DIR).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// File name (without extension) of the new plot.
+    #[arg(long, default_value = "plot")]
+    pub name: String,
+}
+
+/// `cdnlab plot`: re-draws a finished run's figures from its cell files, without running.
+pub fn plot_dir(a: &PlotArgs) -> Result<()> {
+    if !(1.0..=8.0).contains(&a.scale) {
+        return Err(CliError::Usage(format!(
+            "--scale {}: a number from 1 to 8 is allowed",
+            a.scale
+        )));
+    }
+    if a.name.is_empty() || a.name.contains(['/', '\\', '.']) {
+        return Err(CliError::Usage(format!(
+            "--name {}: a plain file name without extension is allowed",
+            a.name
+        )));
+    }
+    let path = a.dir.join("scenario.toml");
+    if !path.exists() {
+        return Err(CliError::file(
+            &a.dir,
+            "has no scenario.toml: give the folder of a finished `cdnlab run`",
+        ));
+    }
+    let text = output::read_text(&path)?;
+    let (scenario, _) = provenance::split(&text);
+    let sc = Scenario::parse(scenario, &path)?;
+    let (_, rows) = read_cells(&sc, &a.dir)?;
+    if rows.is_empty() {
+        return Err(CliError::file(&a.dir, "holds no finished cells"));
+    }
+    let format = match a.format.as_str() {
+        "svg" => Format::Svg,
+        "png" => Format::Png,
+        _ => Format::Both,
+    };
+    let mut plots = sc.resolved.plots.clone();
+    if let Some(x) = &a.x {
+        let mut filter = std::collections::BTreeMap::new();
+        for w in &a.filter {
+            let (k, v) = w
+                .split_once('=')
+                .ok_or_else(|| CliError::Usage(format!("--where {w}: NAME=VALUE is allowed")))?;
+            // A number or boolean as TOML reads it; anything else as text.
+            let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(v.to_string()));
+            filter.insert(k.trim().to_string(), value);
+        }
+        let p = crate::scenario::PlotSpec {
+            file: format!("{}.svg", a.name),
+            title: a.title.clone(),
+            x: x.clone(),
+            y: a.y.clone(),
+            series: a.series.clone(),
+            log_x: a.log_x,
+            log_y: a.log_y,
+            y_label: a.y_label.clone(),
+            filter,
+        };
+        crate::scenario::check_plot(&p, &sc.resolved, sc.experiment).map_err(CliError::Usage)?;
+        plots = vec![p];
+    } else {
+        if plots.is_empty() {
+            return Err(CliError::Usage(
+                "the scenario declares no plots: give --x and --y".into(),
+            ));
+        }
+        for p in &mut plots {
+            p.log_x |= a.log_x;
+            p.log_y |= a.log_y;
+            if a.y_label.is_some() {
+                p.y_label.clone_from(&a.y_label);
+            }
+        }
+    }
+    let out = a.out.clone().unwrap_or_else(|| a.dir.clone());
+    output::ensure_dir(&out)?;
+    for p in &plots {
+        for f in draw(&sc, p, &rows, &out, format, a.scale)? {
+            outln!("wrote {}", f.display());
+        }
+    }
+    Ok(())
 }
 
 fn num(v: &Value) -> f64 {

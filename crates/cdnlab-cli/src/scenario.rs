@@ -299,7 +299,11 @@ impl Scenario {
     }
 }
 
-fn check_plot(p: &PlotSpec, r: &Resolved, exp: &dyn Experiment) -> std::result::Result<(), String> {
+pub(crate) fn check_plot(
+    p: &PlotSpec,
+    r: &Resolved,
+    exp: &dyn Experiment,
+) -> std::result::Result<(), String> {
     let grid: Vec<&String> = r.grid.keys().collect();
     if !r.grid.contains_key(&p.x) {
         return Err(format!(

@@ -1234,3 +1234,75 @@ fn cluster_files_shard_and_merge_to_a_single_runs_results() {
     run("merge-job.yaml", None);
     assert_eq!(single, reproduction(&data.join("reproduce")));
 }
+
+/// `cdnlab plot DIR` re-draws a finished run's figures with other choices, from its cell
+/// files, without running anything or touching its results; bad choices are refused by name.
+#[test]
+fn plot_redraws_a_finished_run() {
+    let (d, p) = setup(SCENARIO);
+    let out = cdnlab(&["run", p.to_str().unwrap(), "--out", "r"], d.path());
+    assert!(out.status.success(), "{out:?}");
+    let results = read(&d.path().join("r/results.csv"));
+    // A PNG and an SVG were written by the run itself.
+    assert!(read(&d.path().join("r/h.png")).starts_with(b"\x89PNG\r\n\x1a\n"));
+    let out = cdnlab(
+        &[
+            "plot",
+            "r",
+            "--x",
+            "alpha",
+            "--y",
+            "abs_error",
+            "--series",
+            "cache_size",
+            "--log-y",
+            "--format",
+            "png",
+            "--scale",
+            "1",
+            "--name",
+            "err",
+            "--out",
+            "figs",
+        ],
+        d.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let png = read(&d.path().join("figs/err.png"));
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // 760 x 480 at scale 1 (the IHDR chunk's width and height).
+    assert_eq!(&png[16..24], &[0, 0, 2, 248, 0, 0, 1, 224]);
+    assert!(!d.path().join("figs/err.svg").exists());
+    // The scenario's own plot again, as SVG, with a log y axis labelled by the metric's unit.
+    let out = cdnlab(
+        &["plot", "r", "--log-y", "--format", "svg", "--out", "again"],
+        d.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let svg = String::from_utf8(read(&d.path().join("again/h.svg"))).unwrap();
+    assert!(svg.contains("hit_ratio, che_hit_ratio (fraction)"), "{svg}");
+    assert_eq!(
+        read(&d.path().join("r/results.csv")),
+        results,
+        "plot must not rewrite results"
+    );
+    fails_with(
+        &cdnlab(
+            &["plot", "r", "--x", "requests", "--y", "hit_ratio"],
+            d.path(),
+        ),
+        &["requests", "not a grid parameter", "alpha, cache_size"],
+    );
+    fails_with(
+        &cdnlab(&["plot", "r", "--x", "alpha", "--y", "speed"], d.path()),
+        &["unknown metric `speed`", "hit_ratio"],
+    );
+    fails_with(
+        &cdnlab(&["plot", "nowhere"], d.path()),
+        &["no scenario.toml"],
+    );
+    fails_with(
+        &cdnlab(&["plot", "r", "--scale", "20"], d.path()),
+        &["--scale 20", "from 1 to 8"],
+    );
+}
