@@ -787,11 +787,12 @@ fn live_bad_input_and_a_tiny_demo() {
             "--users",
             "2",
             "--k",
-            "2",
+            "2,1",
             "--users-per-edge",
             "2",
+            // Both reach every user at the best by 0.5 s; 2 s leaves room on a loaded machine.
             "--duration",
-            "1",
+            "2",
             "--out",
             "demo",
         ],
@@ -802,13 +803,22 @@ fn live_bad_input_and_a_tiny_demo() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for f in ["summary.json", "timeline.csv", "satisfied.svg"] {
+    for f in [
+        "summary.json",
+        "timeline.csv",
+        "satisfied.svg",
+        "satisfied.png",
+    ] {
         assert!(d.path().join("demo").join(f).exists(), "{f}");
     }
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.path().join("demo/summary.json")).unwrap())
             .unwrap();
     assert_eq!(summary["runs"][0]["k"], 2);
+    // 2 users on 2 edges of 2 each: k = 1 cannot fail, and the summary says so.
+    let note = summary["contrast_note"].as_str().unwrap_or_default();
+    assert!(note.contains("cannot show the contrast"), "{summary}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("note: these parameters"));
 }
 
 /// SIGTERM (how systemd and Kubernetes stop a service) lets an in-flight response finish and

@@ -137,6 +137,19 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
         );
         runs.push((k, out));
     }
+    // The demo exists to show k = 1 failing where k >= 2 succeeds; say so when these
+    // parameters cannot show it (k = 1 ends as well as the best k >= 2).
+    let final_of = |out: &demo::Outcome| out.timeline.last().map_or(0.0, |s| s.at_best);
+    let k1 = runs.iter().find(|(k, _)| *k == 1).map(|(_, o)| final_of(o));
+    let best_k2 = runs
+        .iter()
+        .filter(|(k, _)| *k >= 2)
+        .map(|(_, o)| final_of(o))
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let contrast = contrast_note(k1, best_k2, a.users, a.edges, a.users_per_edge);
+    if let Some(c) = &contrast {
+        outln!("note: {c}");
+    }
     // Timeline CSV, summary JSON, plot.
     let mut w = Written::new(&a.out);
     w.csv(
@@ -172,6 +185,7 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
             "tau": u.tau, "q": u.q, "probe": u.probe.name(), "retrial": u.retrial.name(),
             "alpha": u.alpha, "seed": u.seed,
             "model": format!("{:?}", u.model).to_lowercase(), "duration": a.duration, "runs": summary,
+            "contrast_note": contrast,
         }),
     )?;
     let chart = Chart {
@@ -433,5 +447,44 @@ impl<'a> Written<'a> {
     /// Says what was written.
     fn done(self) {
         outln!("wrote {} ({})", self.dir.display(), self.files.join(", "));
+    }
+}
+
+/// What the GWTW demo's summary says when its parameters cannot show k = 1 failing where
+/// k >= 2 succeeds: k = 1's final share at the best within a point of the best k >= 2's.
+fn contrast_note(
+    k1: Option<f64>,
+    best_k2: Option<f64>,
+    users: usize,
+    edges: usize,
+    per_edge: usize,
+) -> Option<String> {
+    match (k1, best_k2) {
+        (Some(one), Some(two)) if one >= two - 0.01 => Some(format!(
+            "these parameters cannot show the contrast: k = 1 ended with {:.0}% of users at the \
+             best value, as well as k >= 2 ({:.0}%); with {users} users on {edges} edges of \
+             {per_edge} users each, random placement seldom overloads an edge. Raise --users or \
+             lower --users-per-edge",
+            one * 100.0,
+            two * 100.0,
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contrast_note;
+
+    #[test]
+    fn the_summary_says_when_k1_does_as_well() {
+        let note = contrast_note(Some(1.0), Some(1.0), 3, 4, 1).unwrap();
+        assert!(note.contains("cannot show the contrast") && note.contains("3 users on 4 edges"));
+        assert!(contrast_note(Some(0.995), Some(1.0), 3, 4, 1).is_some());
+        // The contrast shown: k = 1 well below.
+        assert_eq!(contrast_note(Some(0.8), Some(1.0), 30, 10, 3), None);
+        // Nothing to compare.
+        assert_eq!(contrast_note(None, Some(1.0), 30, 10, 3), None);
+        assert_eq!(contrast_note(Some(0.8), None, 30, 10, 3), None);
     }
 }
