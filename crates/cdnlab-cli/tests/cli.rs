@@ -220,18 +220,25 @@ fn trace_errors_and_replay() {
     assert_eq!(v["hits"], 1);
 }
 
+/// A scenario.toml without its `[[provenance]]` entries.
+fn scenario_part(bytes: Vec<u8>) -> Vec<u8> {
+    let text = String::from_utf8(bytes).unwrap();
+    let end = text.find("[[provenance]]").unwrap_or(text.len());
+    text[..end].trim_end().as_bytes().to_vec()
+}
+
 /// The files a run writes; scenario.toml without its provenance entries (the command, time
 /// and threads of each invocation differ by design).
 fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
     ["results.csv", "summary.csv", "scenario.toml", "h.svg"]
         .iter()
         .map(|f| {
-            let mut bytes = read(&dir.join(f));
-            if *f == "scenario.toml" {
-                let text = String::from_utf8(bytes).unwrap();
-                let end = text.find("[[provenance]]").unwrap_or(text.len());
-                bytes = text[..end].trim_end().as_bytes().to_vec();
-            }
+            let bytes = read(&dir.join(f));
+            let bytes = if *f == "scenario.toml" {
+                scenario_part(bytes)
+            } else {
+                bytes
+            };
             (f.to_string(), bytes)
         })
         .collect()
@@ -1145,12 +1152,12 @@ fn reproduction(dir: &Path) -> Vec<(String, Vec<u8>)> {
             .collect();
         names.sort();
         for n in names {
-            let mut bytes = read(&dir.join(exp).join(&n));
-            if n == "scenario.toml" {
-                let text = String::from_utf8(bytes).unwrap();
-                let end = text.find("[[provenance]]").unwrap_or(text.len());
-                bytes = text[..end].trim_end().as_bytes().to_vec();
-            }
+            let bytes = read(&dir.join(exp).join(&n));
+            let bytes = if n == "scenario.toml" {
+                scenario_part(bytes)
+            } else {
+                bytes
+            };
             files.push((format!("{exp}/{n}"), bytes));
         }
     }
