@@ -25,6 +25,9 @@ pub struct Chart {
     pub y_label: String,
     pub log_x: bool,
     pub log_y: bool,
+    /// Limits the y axis may not pass (a share: (0, 1)); a constant series then gets the whole
+    /// range rather than a padded sliver around it.
+    pub y_bounds: Option<(f64, f64)>,
     pub series: Vec<Series>,
 }
 
@@ -73,7 +76,8 @@ struct Axis {
 }
 
 impl Axis {
-    fn new(vals: impl Iterator<Item = f64>, log: bool) -> Axis {
+    fn new(vals: impl Iterator<Item = f64>, log: bool, bounds: Option<(f64, f64)>) -> Axis {
+        let bounds = bounds.filter(|b| !log && b.0 < b.1);
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for v in vals.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
             let v = if log { v.log10() } else { v };
@@ -84,16 +88,29 @@ impl Axis {
             (lo, hi) = (0.0, 1.0);
         }
         if hi - lo < 1e-12 {
+            if let Some(b) = bounds {
+                return Axis {
+                    lo: b.0,
+                    hi: b.1,
+                    log,
+                };
+            }
             let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
             lo -= pad;
             hi += pad;
         }
         let pad = (hi - lo) * 0.05;
-        Axis {
-            lo: lo - pad,
-            hi: hi + pad,
-            log,
+        let (mut lo, mut hi) = (lo - pad, hi + pad);
+        if let Some(b) = bounds {
+            (lo, hi) = (lo.max(b.0), hi.min(b.1));
         }
+        Axis { lo, hi, log }
+    }
+
+    /// Whether data value v lies on the axis.
+    fn contains(&self, v: f64) -> bool {
+        self.frac(v)
+            .is_some_and(|f| (-1e-9..=1.0 + 1e-9).contains(&f))
     }
 
     /// Position in 0..1 of data value v (None if not drawable).
@@ -105,11 +122,22 @@ impl Axis {
         Some((t - self.lo) / (self.hi - self.lo))
     }
 
-    /// Tick values (data units).
+    /// Tick values (data units). A log axis gets its powers of ten, and 2 and 5 times them
+    /// when fewer than three powers fall in range.
     fn ticks(&self) -> Vec<f64> {
         if self.log && self.hi - self.lo >= 1.0 {
-            let (a, b) = (self.lo.ceil() as i32, self.hi.floor() as i32);
-            return (a..=b).map(|e| 10f64.powi(e)).collect();
+            let (a, b) = (self.lo.floor() as i32, self.hi.ceil() as i32);
+            let decades: Vec<f64> = (a..=b)
+                .map(|e| 10f64.powi(e))
+                .filter(|v| self.contains(*v))
+                .collect();
+            if decades.len() >= 3 {
+                return decades;
+            }
+            return (a..=b)
+                .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+                .filter(|v| self.contains(*v))
+                .collect();
         }
         let (lo, hi) = if self.log {
             (10f64.powf(self.lo), 10f64.powf(self.hi))
@@ -133,8 +161,19 @@ impl Axis {
     }
 }
 
-/// A tick label: on a log axis whose ticks are powers of ten, every one as 10 with a
-/// superscript exponent (not a mix of `0.001` and `1e-4`); otherwise plain decimals.
+/// How an axis labels its ticks, the same way for every tick (never a mix of `0.001` and
+/// `1e-4`): powers of ten as 10 with a superscript exponent, or plain decimals.
+fn use_powers(a: &Axis, ticks: &[f64]) -> bool {
+    a.log
+        && ticks
+            .iter()
+            .any(|t| *t != 0.0 && (t.abs() >= 1e5 || t.abs() < 1e-3))
+        && ticks
+            .iter()
+            .all(|t| (t.log10() - t.log10().round()).abs() < 1e-9)
+}
+
+/// A tick label (see [`use_powers`]).
 fn tick_label(v: f64, powers: bool) -> String {
     if powers {
         let e = v.log10().round() as i32;
@@ -158,13 +197,14 @@ type Placed = (f64, f64, Option<(f64, f64)>);
 /// Renders the chart as an SVG document.
 pub fn svg(c: &Chart) -> String {
     let pts = || c.series.iter().flat_map(|s| s.points.iter());
-    let xa = Axis::new(pts().map(|p| p.0), c.log_x);
+    let xa = Axis::new(pts().map(|p| p.0), c.log_x, None);
     let ya = Axis::new(
         pts().flat_map(|p| {
             let e = if p.2.is_finite() { p.2 } else { 0.0 };
             [p.1 - e, p.1 + e]
         }),
         c.log_y,
+        c.y_bounds,
     );
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let px = |x: f64| xa.frac(x).map(|f| LEFT + f * pw);
@@ -181,9 +221,9 @@ pub fn svg(c: &Chart) -> String {
         LEFT + pw / 2.0,
         esc(&c.title)
     );
-    let powers = |a: &Axis| a.log && a.hi - a.lo >= 1.0;
-    let (x_powers, y_powers) = (powers(&xa), powers(&ya));
-    for t in xa.ticks() {
+    let (x_ticks, y_ticks) = (xa.ticks(), ya.ticks());
+    let (x_powers, y_powers) = (use_powers(&xa, &x_ticks), use_powers(&ya, &y_ticks));
+    for t in x_ticks {
         if let Some(x) = px(t) {
             let _ = writeln!(
                 s,
@@ -194,7 +234,7 @@ pub fn svg(c: &Chart) -> String {
             );
         }
     }
-    for t in ya.ticks() {
+    for t in y_ticks {
         if let Some(y) = py(t) {
             let _ = writeln!(
                 s,
@@ -315,13 +355,10 @@ mod tests {
             y_label: "y".into(),
             log_x: true,
             log_y: false,
+            y_bounds: None,
             series: vec![Series {
                 label: "s&1".into(),
-                points: vec![
-                    (10.0, 0.1, 0.01),
-                    (100.0, 0.5, f64::NAN),
-                    (1000.0, 0.9, 0.02),
-                ],
+                points: vec![(1e-5, 0.1, 0.01), (1e-4, 0.5, f64::NAN), (1e-3, 0.9, 0.02)],
                 dash: 1,
             }],
         };
@@ -332,10 +369,68 @@ mod tests {
         assert_eq!(out.matches("<circle").count(), 4);
         assert!(out.contains("stroke-dasharray"));
         assert!(out.contains("stroke-dasharray"));
-        for e in 1..=3 {
+        for e in [-5, -4, -3] {
             let t = format!(r#">10<tspan dy="-5" font-size="9">{e}</tspan>"#);
             assert!(out.contains(&t), "missing tick 10^{e}");
         }
+        let labels = x_tick_labels(&out);
+        assert!(
+            labels.iter().all(|l| l.starts_with("10<tspan")),
+            "every tick as 10^k: {labels:?}"
+        );
+    }
+
+    fn x_tick_labels(out: &str) -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains(r#"text-anchor="middle">"#) && l.starts_with("<line"))
+            .map(|l| {
+                l.split(r#"text-anchor="middle">"#)
+                    .nth(1)
+                    .unwrap()
+                    .split("</text>")
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    /// Log axes label every tick the same way: plain numbers where they are readable (with 2
+    /// and 5 between powers of ten over less than two decades), 10^k otherwise.
+    #[test]
+    fn log_ticks_are_consistent() {
+        let chart = |xs: &[f64]| Chart {
+            log_x: true,
+            series: vec![Series {
+                label: "s".into(),
+                points: xs.iter().map(|&x| (x, 1.0, f64::NAN)).collect(),
+                dash: 0,
+            }],
+            ..Chart::default()
+        };
+        assert_eq!(
+            x_tick_labels(&svg(&chart(&[5.0, 10.0, 20.0, 40.0, 80.0]))),
+            ["5", "10", "20", "50"]
+        );
+        assert_eq!(
+            x_tick_labels(&svg(&chart(&[10.0, 100.0, 1000.0]))),
+            ["10", "100", "1000"]
+        );
+        let wide = x_tick_labels(&svg(&chart(&[1e-4, 1e-2, 1.0])));
+        assert_eq!(wide.len(), 5, "{wide:?}");
+        assert!(wide.iter().all(|l| l.starts_with("10<tspan")), "{wide:?}");
+    }
+
+    /// A share that is the same everywhere is drawn on its whole range (0 to 1), not on a
+    /// padded sliver (0.9 to 1.1) past its limit; other data is clamped to the bounds.
+    #[test]
+    fn bounded_axes_stay_within_their_limits() {
+        let a = Axis::new([1.0, 1.0].into_iter(), false, Some((0.0, 1.0)));
+        assert_eq!((a.lo, a.hi), (0.0, 1.0));
+        let a = Axis::new([0.2, 1.0].into_iter(), false, Some((0.0, 1.0)));
+        assert!(a.lo < 0.2 && a.lo > 0.1 && a.hi == 1.0, "{} {}", a.lo, a.hi);
+        let a = Axis::new([1.0, 1.0].into_iter(), false, None);
+        assert!(a.hi > 1.0);
     }
 
     /// Series with the same values stay visible: each has its own colour and marker, and their
@@ -376,7 +471,7 @@ mod tests {
 
     #[test]
     fn linear_ticks_are_round() {
-        let a = Axis::new([0.0, 1.0].into_iter(), false);
+        let a = Axis::new([0.0, 1.0].into_iter(), false, None);
         let t = a.ticks();
         assert!(t.contains(&0.0) && t.contains(&1.0), "{t:?}");
     }

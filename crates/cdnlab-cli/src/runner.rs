@@ -640,7 +640,23 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
     }
     plot::Chart {
         title: p.title.clone().unwrap_or_else(|| sc.resolved.name.clone()),
-        x_label: p.x.clone(),
+        x_label: sc
+            .experiment
+            .params()
+            .iter()
+            .find(|s| s.name == p.x)
+            .map_or_else(|| p.x.clone(), |s| s.label()),
+        // Shares and yes/no rates cannot leave 0..1.
+        y_bounds: p
+            .y
+            .iter()
+            .all(|y| {
+                sc.experiment
+                    .metrics()
+                    .iter()
+                    .any(|m| m.name == y.as_str() && matches!(m.unit, "fraction" | "0/1"))
+            })
+            .then_some((0.0, 1.0)),
         y_label: p
             .y_label
             .clone()

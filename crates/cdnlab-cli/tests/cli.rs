@@ -385,12 +385,161 @@ fn reproduce_quick_writes_report_and_claims() {
         ids.contains(&"cache.C1") && ids.contains(&"gwtw.C1-video"),
         "{ids:?}"
     );
+    for c in claims {
+        let words = c["in_words"].as_str().unwrap_or_default();
+        assert!(
+            !words.is_empty(),
+            "claim without its measurement in words: {c}"
+        );
+    }
     let html = String::from_utf8(read(&d.path().join("r/report.html"))).unwrap();
-    assert!(html.contains("<svg") && html.contains("cache.C1") && html.contains("gwtw-e8"));
+    assert!(html.contains("<img src=") && html.contains("cache.C1") && html.contains("gwtw-e8"));
     assert!(
         html.contains("Produced by cdnlab ") && html.contains("Seeds: "),
         "provenance"
     );
+    // In a real browser at 1280 px: nothing wider than the window, every figure loads, every
+    // claim links to its experiment's section.
+    if let Some(r) = browser_check(&d.path().join("r/report.html")) {
+        assert_eq!(r["too_wide"], serde_json::json!([]), "{r}");
+        assert_eq!(r["broken_images"], serde_json::json!([]), "{r}");
+        assert_eq!(r["dangling_links"], serde_json::json!([]), "{r}");
+        assert_eq!(r["rows_without_link"], 0, "{r}");
+        assert!(r["images"].as_u64().unwrap() >= 3, "{r}");
+        // Each claim twice: in the table of its kind and in its experiment's section.
+        assert_eq!(
+            r["claim_rows"].as_u64().unwrap(),
+            2 * claims.len() as u64,
+            "{r}"
+        );
+    }
+}
+
+/// Measures a page in headless Chromium at 1280 x 900: elements reaching past the window's
+/// width, images that did not load, `#` links to no element, claim-table rows without a link.
+const CHECK_SCRIPT: &str = r##"<script>
+window.addEventListener('load', () => {
+  const de = document.documentElement;
+  const r = {width: de.clientWidth, scroll_width: de.scrollWidth};
+  r.too_wide = [...document.querySelectorAll('body *')]
+    .filter(e => e.getClientRects().length && e.getBoundingClientRect().right > de.clientWidth + 1)
+    .slice(0, 10).map(e => e.tagName + (e.id ? '#' + e.id : ''));
+  if (de.scrollWidth > de.clientWidth && !r.too_wide.length) r.too_wide.push('page');
+  const imgs = [...document.images];
+  r.images = imgs.length;
+  r.broken_images = imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'));
+  const rows = [...document.querySelectorAll('table.claims tr')].filter(tr => tr.querySelector('td'));
+  r.claim_rows = rows.length;
+  r.rows_without_link = rows.filter(tr => !tr.querySelector('a[href^="#"]')).length;
+  r.dangling_links = [...document.querySelectorAll('a[href^="#"]')]
+    .map(a => a.getAttribute('href').slice(1))
+    .filter(id => !document.getElementById(decodeURIComponent(id)));
+  const out = document.createElement('pre');
+  out.id = 'cdnlab-check';
+  out.textContent = JSON.stringify(r);
+  document.body.appendChild(out);
+});
+</script>"##;
+
+/// Chromium: `CDNLAB_CHROMIUM`, else `chromium`, `chromium-browser` or `google-chrome` on PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CDNLAB_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Runs [`CHECK_SCRIPT`] on `page` (a copy beside it, so relative links resolve) and returns
+/// its measurements. Without Chromium: None, unless `CI` is set (`.ci/run` installs it), where
+/// the test must not pass unchecked.
+fn browser_check(page: &Path) -> Option<serde_json::Value> {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Chromium is needed to check the report (apt-get install chromium)"
+        );
+        eprintln!("no Chromium: the report's browser check is skipped");
+        return None;
+    };
+    let html = String::from_utf8(read(page)).unwrap();
+    let copy = page.with_file_name("report-check.html");
+    std::fs::write(
+        &copy,
+        html.replace("</body>", &format!("{CHECK_SCRIPT}</body>")),
+    )
+    .unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--window-size=1280,900",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", copy.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    // Bounded: a browser that hangs fails the test instead of holding CI.
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut dom = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut dom).unwrap();
+    let json = dom
+        .split("<pre id=\"cdnlab-check\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no check result in chromium's DOM: {dom:.500}"));
+    let json = json
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    Some(serde_json::from_str(&json).unwrap())
+}
+
+/// The browser check fails on a doctored report: a table wider than the window, an image that
+/// does not load, a claim linking to a missing section and a claim row without a link.
+#[test]
+fn browser_check_catches_overflow_broken_images_and_dangling_links() {
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("report.html");
+    std::fs::write(
+        &page,
+        "<!doctype html><html><body><h2 id=\"a\">A</h2>\
+         <table class=\"claims\"><tr><th>x</th></tr>\
+         <tr><td><a href=\"#a\">a</a></td></tr><tr><td><a href=\"#nowhere\">b</a></td></tr>\
+         <tr><td>no link</td></tr></table>\
+         <table><tr><td style=\"white-space:nowrap\">wide wide wide wide wide wide wide wide \
+         wide wide wide wide wide wide wide wide wide wide wide wide wide wide wide wide wide \
+         wide wide wide wide wide wide wide wide wide wide wide wide wide wide wide wide</td>\
+         </tr></table><img src=\"missing.svg\" alt=\"m\"></body></html>",
+    )
+    .unwrap();
+    let Some(r) = browser_check(&page) else {
+        return;
+    };
+    assert_ne!(r["too_wide"], serde_json::json!([]), "{r}");
+    assert_eq!(
+        r["broken_images"],
+        serde_json::json!(["missing.svg"]),
+        "{r}"
+    );
+    assert_eq!(r["dangling_links"], serde_json::json!(["nowhere"]), "{r}");
+    assert_eq!(r["rows_without_link"], 1, "{r}");
 }
 
 const GWTW: &str = r#"

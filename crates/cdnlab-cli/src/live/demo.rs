@@ -193,8 +193,9 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
             "Users at the best value over time ({} edges, {} users, {} per edge)",
             a.edges, a.users, a.users_per_edge
         ),
-        x_label: "seconds".into(),
+        x_label: "time (s)".into(),
         y_label: "share of users at the best value".into(),
+        y_bounds: Some((0.0, 1.0)),
         series: runs
             .iter()
             .map(|(k, out)| Series {
@@ -279,7 +280,7 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
             cfg.crowd_end.as_secs_f64(),
             cfg.kill_at.unwrap_or_default().as_secs_f64()
         ),
-        x_label: "seconds".into(),
+        x_label: "time (s)".into(),
         y_label: "replicas of file 0".into(),
         series: vec![
             line("replicas held", 0, &|s| s.hot_replicas as f64),
@@ -290,7 +291,7 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
     w.svg("dht_replicas.svg", &replicas)?;
     let probes = Chart {
         title: "Probes per request (random binary search, replication and gap removal)".into(),
-        x_label: "seconds".into(),
+        x_label: "time (s)".into(),
         y_label: "probes per request".into(),
         series: vec![line("probes per request", 0, &|s| s.probes_per_request)],
         ..Chart::default()
@@ -346,7 +347,8 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             a.scale
         ),
         x_label: format!("population ({})", out.populations.join(", ")),
-        y_label: "blocked streams".into(),
+        y_label: "share of streams blocked".into(),
+        y_bounds: Some((0.0, 1.0)),
         series: out
             .results
             .iter()
@@ -370,8 +372,9 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
             "Blocking per second, demand shift at {:.0} s (legend: blocking in the final third)",
             a.duration / 3.0
         ),
-        x_label: "seconds".into(),
-        y_label: "blocked streams".into(),
+        x_label: "time (s)".into(),
+        y_label: "share of streams blocked".into(),
+        y_bounds: Some((0.0, 1.0)),
         series: out
             .results
             .iter()

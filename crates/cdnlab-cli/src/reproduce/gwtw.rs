@@ -3,8 +3,8 @@
 //! not reproduce is reported as failing, with the mechanism in the notes.
 
 use super::{
-    Claim, Reproduction, critical, fit_json, metric, monotone, monotone_json, num, runs, se, text,
-    trend, values_of,
+    Claim, Reproduction, critical, fit_json, metric, monotone, monotone_json, num, runs, se,
+    summary, text, trend, values_of, words,
 };
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
@@ -262,6 +262,7 @@ fn baselines(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     // Per run: GWTW's mean value against the oracle's in the same (model, n) cell.
     let mut short = Vec::new();
     let mut cells = 0;
+    let mut gwtw_runs = 0;
     for g in only(rows, |r| text(r, "policy") == "gwtw") {
         let Some(o) = rows.iter().find(|o| {
             text(o, "policy") == "oracle"
@@ -271,6 +272,7 @@ fn baselines(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             continue;
         };
         cells += 1;
+        gwtw_runs += g.metrics[0].n;
         let best = runs(sc, o, "mean_value")
             .iter()
             .copied()
@@ -296,6 +298,11 @@ fn baselines(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "every GWTW run's mean value equals the oracle's best in its cell".into(),
             cells > 0 && short.is_empty(),
         )
+        .says(format!(
+            "{} cells (model, n): {} below the oracle's best in its cell",
+            cells,
+            words::of(short.len(), gwtw_runs, "GWTW runs")
+        ))
         .addition(),
     ]
 }
@@ -323,7 +330,18 @@ fn e1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
          P[Binomial(m - 1, 1/n) <= c - 1] within its t-interval"
             .into(),
         multi.len() >= 2 && unsatisfied.is_empty() && k1_check.is_some_and(|c| c.3),
-    )]
+    )
+    .says(format!(
+        "at slot {}: {} left a user unsatisfied; k = 1 satisfied {} against the exact {}",
+        words::sig(last, 6),
+        words::of(
+            unsatisfied.len(),
+            multi.iter().map(|r| r.metrics[0].n).sum(),
+            "k = 2 and 3 runs"
+        ),
+        k1.map_or("n/a".into(), |r| words::ci(summary(sc, r, "satisfied"))),
+        k1_check.map_or("n/a".into(), |c| words::sig(c.1, 4)),
+    ))]
 }
 
 fn e2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -351,7 +369,11 @@ fn e2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"runs": runs_total, "runs_not_converged": not_converged}),
             "every run of k = 2 and k = 3 converged".into(),
             runs_total > 0 && not_converged.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} failed to converge",
+            words::of(not_converged.len(), runs_total, "runs of k = 2 and 3")
+        )),
         claim(
             "gwtw.C1-quick",
             "Convergence is quick: its time grows like log n (k = 2)",
@@ -360,7 +382,13 @@ fn e2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              point's standard error) and fits better than time = a + b n"
                 .into(),
             k2.len() >= 3 && adequate && better,
-        ),
+        )
+        .says(format!(
+            "k = 2 convergence slot: {}; against ln n: {}; against n: chi-square {}",
+            words::points(sc, &k2, "servers", "convergence_slot"),
+            words::fit(&log_fit, "unit of ln n"),
+            lin_fit.map_or("n/a".into(), |f| words::sig(f.chi2, 2))
+        )),
     ]
 }
 
@@ -380,6 +408,11 @@ fn e3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 .into(),
             all.len() >= 3 && wrong.is_some_and(|m| m.ok),
         )
+        .says(format!(
+            "wrong settles per decision: {}; {}",
+            words::points(sc, &all, "tau", "wrong_settle_rate"),
+            words::trend(&wrong)
+        ))
         .note("Passes at quick scale (tau 5 to 80) only: at paper scale (tau 2 to 160, n = 1000, 40 runs) the rate falls from 0.133 to 0.0049 at tau 40, stays at 0.0052 at 80 and rises to 0.0108 at 160, so the claim holds up to a window of about 40-80 and reverses beyond."),
         claim(
             "gwtw.C3-slower",
@@ -389,7 +422,12 @@ fn e3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              step down beyond its interval"
                 .into(),
             from10.len() >= 3 && slower.is_some_and(|m| m.ok),
-        ),
+        )
+        .says(format!(
+            "convergence slot: {}; {}",
+            words::points(sc, &from10, "tau", "convergence_slot"),
+            words::trend(&slower)
+        )),
     ]
 }
 
@@ -416,6 +454,12 @@ fn e3_c1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             .into(),
         all.len() >= 3 && trend.is_some_and(|m| m.ok),
     )
+    .says(format!(
+        "converged fraction: {}; {}; {} runs without an optimum",
+        words::points(sc, &all, "tau", "converged"),
+        words::trend(&trend),
+        infeasible
+    ))
     .note("An honest divergence: the c = 1 livelock does not depend on the window here (runs not converging: 0.10-0.19 at tau 5-80 over 100 runs each at quick scale, 0.085-0.185 at tau 2-160 over 200 runs at paper scale); C3 holds in the wrong-settle reading (gwtw.C3).")]
 }
 
@@ -437,6 +481,11 @@ fn e4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "the slope against alpha, over every alpha, is below 0 with 95% confidence".into(),
             k2.len() >= 3 && w2.is_some_and(|f| f.falls()),
         )
+        .says(format!(
+            "warm-up slot (k = 2): {}; {}",
+            words::points(sc, &k2, "alpha", "warmup_slot"),
+            words::fit(&w2, "unit of alpha")
+        ))
         .note("This reading measures cache warm-up; gwtw.C4-control shows k = 1 has the same trend, so it is caching's, not selection's."),
         claim(
             "gwtw.C4-control",
@@ -446,6 +495,11 @@ fn e4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "k = 1's slope against alpha is below 0 with 95% confidence".into(),
             k1.len() >= 3 && w1.is_some_and(|f| f.falls()),
         )
+        .says(format!(
+            "warm-up slot against alpha, k = 1: {}; k = 2: {}",
+            words::fit(&w1, "unit of alpha"),
+            words::fit(&w2, "unit of alpha")
+        ))
         .finding(),
         claim(
             "gwtw.C4-strict",
@@ -455,6 +509,11 @@ fn e4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "the slope against alpha is below 0 with 95% confidence".into(),
             k2.len() >= 3 && strict.is_some_and(|f| f.falls()),
         )
+        .says(format!(
+            "convergence slot (k = 2): {}; {}",
+            words::points(sc, &k2, "alpha", "convergence_slot"),
+            words::fit(&strict, "unit of alpha")
+        ))
         .note("An honest divergence: in this model strict convergence is paced by misses on rare items, so it slows as alpha grows (docs/gwtw.md)."),
     ]
 }
@@ -490,6 +549,10 @@ fn e5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "at least one run with an optimum that does not converge".into(),
             feasible_runs > 0 && !stuck.is_empty(),
         )
+        .says(format!(
+            "{} failed to converge (c = 1, k = 2)",
+            words::of(stuck.len(), feasible_runs, "runs with an optimum")
+        ))
         .finding(),
         claim(
             "gwtw.E5-collapse",
@@ -499,6 +562,16 @@ fn e5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "feasible in every run and converged in none (c = 2, k = 3, lambda = 1.8)".into(),
             collapse_ok,
         )
+        .says(match collapse {
+            Some(r) => format!(
+                "{} of {} runs had an optimum and {} converged; users satisfied {}",
+                runs(sc, r, "feasible").iter().filter(|&&f| f == 1.0).count(),
+                r.metrics[0].n,
+                runs(sc, r, "converged").iter().filter(|&&c| c == 1.0).count(),
+                words::ci(summary(sc, r, "satisfied"))
+            ),
+            None => "the cell (c = 2, k = 3, lambda = 1.8) was not run".into(),
+        })
         .finding(),
     ]
 }
@@ -519,6 +592,7 @@ fn partial_bound(r: &SummaryRow) -> f64 {
 
 fn orient(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let mut regimes = Vec::new();
+    let mut said = Vec::new();
     let names: Vec<&str> = {
         let mut v: Vec<&str> = rows.iter().map(|r| text(r, "regime")).collect();
         v.sort_unstable();
@@ -554,22 +628,38 @@ fn orient(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             && of.iter().any(|r| num(r, "relative") >= 1.05);
         let ok =
             covered && below_bad.is_empty() && above_bad.is_empty() && fall.is_some_and(|m| m.ok);
+        said.push(format!(
+            "{name}: {} at 0.9 or below without an optimum{}, share with one {}",
+            below_bad.len(),
+            if soft {
+                String::new()
+            } else {
+                format!(", {} at 1.05 or above with one", above_bad.len())
+            },
+            fall.map_or("n/a".into(), |m| format!(
+                "falls by {}",
+                words::pm(-m.change, m.change_ci95)
+            ))
+        ));
         regimes.push(
             json!({"regime": name, "runs_without_optimum_below": below_bad,
             "runs_with_optimum_above": above_bad, "fall": monotone_json(&fall), "ok": ok}),
         );
     }
-    vec![claim(
-        "gwtw.orient",
-        "An optimal state exists only below the orientability threshold: lambda / c < 0.5, \
+    vec![
+        claim(
+            "gwtw.orient",
+            "An optimal state exists only below the orientability threshold: lambda / c < 0.5, \
          0.918, 0.977 at c = 1 and k = 2, 3, 4; < 0.897, 0.959 at k = 2 and c = 2, 3",
-        json!(regimes),
-        "in every regime the share of runs with an optimum falls across the threshold (95%); \
+            json!(regimes),
+            "in every regime the share of runs with an optimum falls across the threshold (95%); \
          every run at 0.95 of the threshold has one and none at 1.05 (k = 2, c = 1, a soft \
          transition: every run at 0.9)"
-            .into(),
-        regimes.len() == 5 && regimes.iter().all(|r| r["ok"] == json!(true)),
-    )]
+                .into(),
+            regimes.len() == 5 && regimes.iter().all(|r| r["ok"] == json!(true)),
+        )
+        .says(format!("runs per regime: {}", said.join("; "))),
+    ]
 }
 
 /// Whether a row runs E9 (blind moves and re-warm misses ignored) or the paper's rule (neither).
@@ -615,6 +705,11 @@ fn e9_livelock(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 .into(),
             e9_runs > 0 && e9_stuck.is_empty() && !paper_stuck.is_empty(),
         )
+        .says(format!(
+            "failed to converge: E9, {}; the paper's rule, {}",
+            words::of(e9_stuck.len(), e9_runs, "runs with an optimum"),
+            words::of(paper_stuck.len(), paper_runs, "runs with an optimum")
+        ))
         .addition(),
     ]
 }
@@ -623,6 +718,7 @@ fn e9_main(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let (e9_runs, e9_stuck) = stuck_runs(sc, rows, "e9");
     // Not slower: at every n, E9's mean time is not above the paper's beyond the two intervals.
     let mut times = Vec::new();
+    let mut said = Vec::new();
     for e in rows.iter().filter(|r| rule(r) == Some("e9")) {
         let Some(p) = rows
             .iter()
@@ -639,6 +735,12 @@ fn e9_main(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             * (se(sc, e, "convergence_slot").powi(2) + se(sc, p, "convergence_slot").powi(2))
                 .sqrt();
         times.push((num(e, "servers"), te, tp, te <= tp + tol));
+        said.push(format!(
+            "n {}: E9 {} against {}",
+            num(e, "servers"),
+            words::ci(summary(sc, e, "convergence_slot")),
+            words::ci(summary(sc, p, "convergence_slot"))
+        ));
     }
     vec![claim(
         "gwtw.E9-main",
@@ -650,6 +752,11 @@ fn e9_main(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             .into(),
         e9_runs > 0 && e9_stuck.is_empty() && !times.is_empty() && times.iter().all(|t| t.3),
     )
+    .says(format!(
+        "E9: {} failed to converge; convergence slot, {}",
+        words::of(e9_stuck.len(), e9_runs, "runs"),
+        said.join(", ")
+    ))
     .addition()]
 }
 
@@ -665,7 +772,13 @@ fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         at(cache, load).map(|r| {
             let m = metric(sc, r, "at_best");
             let tol = critical(r.metrics[0].n.saturating_sub(1), 1) * se(sc, r, "at_best");
-            (m, tol, partial_bound(r), m + tol >= 0.95)
+            (
+                m,
+                tol,
+                partial_bound(r),
+                m + tol >= 0.95,
+                summary(sc, r, "at_best").ci95,
+            )
         })
     };
     let (c2, c1) = (c5(40.0, 1.2), c5(20.0, 0.3));
@@ -675,6 +788,7 @@ fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     // the binomial one of the bound over all its users, since runs that all satisfy everyone
     // have a sample error of 0.
     let mut regimes = Vec::new();
+    let mut said = Vec::new();
     let cells = rows.len();
     for cache in values_of(rows, "cache_size") {
         for load in values_of(rows, "load") {
@@ -713,6 +827,17 @@ fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             let ok = of.len() >= 3
                 && above.is_empty()
                 && (!(optimum && room) || rise.is_some_and(|m| m.ok));
+            if !ok {
+                said.push(format!(
+                    "C = {cache}, lambda = {load}: {} cells above the bound{}",
+                    above.len(),
+                    if optimum && room {
+                        format!(", {}", words::trend(&rise))
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
             regimes.push(json!({"cache_size": cache, "load": load,
                 "rise_checked": optimum && room, "rise": monotone_json(&rise),
                 "above_bound_p_satisfied_bound": above, "ok": ok}));
@@ -724,8 +849,16 @@ fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         .count();
     let sweep_ok =
         rise_checked > 0 && !regimes.is_empty() && regimes.iter().all(|r| r["ok"] == json!(true));
-    let c5_json = |c: Option<(f64, f64, f64, bool)>| {
+    let c5_json = |c: Option<(f64, f64, f64, bool, f64)>| {
         c.map(|c| json!({"at_best": c.0, "t_interval": c.1, "bound": c.2}))
+    };
+    let c5_words = |c: Option<(f64, f64, f64, bool, f64)>| match c {
+        Some(c) => format!(
+            "users at hit rate 1: {} (the partial-deployment bound: {})",
+            words::pm(c.0, c.4),
+            words::sig(c.2, 3)
+        ),
+        None => "the cell was not run".into(),
     };
     vec![
         claim(
@@ -735,14 +868,16 @@ fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!(c5_json(c2)),
             "users at hit rate 1 over the measured slots: mean + t-interval >= 0.95".into(),
             c2.is_some_and(|c| c.3),
-        ),
+        )
+        .says(c5_words(c2)),
         claim(
             "gwtw.C5-c1",
             "The same with c = 1 at low load (lambda = 0.3)",
             json!(c5_json(c1)),
             "users at hit rate 1: mean + t-interval >= 0.95".into(),
             c1.is_some_and(|c| c.3),
-        ),
+        )
+        .says(c5_words(c1)),
         claim(
             "gwtw.E6-sweep",
             "Over the whole sweep of p, satisfied users never exceed the partial-deployment \
@@ -754,7 +889,18 @@ fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              than at p = 0 with 95% confidence and no step down beyond its interval"
                 .into(),
             sweep_ok,
-        ),
+        )
+        .says(format!(
+            "{} regimes (cache size, load) over {} cells; the rise with p checked in {}; {}",
+            regimes.len(),
+            cells,
+            rise_checked,
+            if said.is_empty() {
+                "every regime holds".to_string()
+            } else {
+                format!("not holding: {}", said.join("; "))
+            }
+        )),
     ]
 }
 
@@ -768,13 +914,20 @@ fn e7(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     ] {
         let m = only(rows, |r| text(r, "model") == model);
         let fit = trend(sc, &m, |r| num(r, "servers").ln(), "worst_value");
-        out.push(claim(
-            id,
-            &format!("With k = 1 the worst user's {what} falls as the system grows"),
-            json!({"fit_vs_ln_n": fit_json(&fit), "n": values_of(rows, "servers")}),
-            "the slope against ln n, over every n, is below 0 with 95% confidence".into(),
-            m.len() >= 3 && fit.is_some_and(|f| f.falls()),
-        ));
+        out.push(
+            claim(
+                id,
+                &format!("With k = 1 the worst user's {what} falls as the system grows"),
+                json!({"fit_vs_ln_n": fit_json(&fit), "n": values_of(rows, "servers")}),
+                "the slope against ln n, over every n, is below 0 with 95% confidence".into(),
+                m.len() >= 3 && fit.is_some_and(|f| f.falls()),
+            )
+            .says(format!(
+                "worst user's {what}: {}; against ln n: {}",
+                words::points(sc, &m, "servers", "worst_value"),
+                words::fit(&fit, "unit of ln n")
+            )),
+        );
         // Failure (not reaching the optimal state) against its exact probability, per cell,
         // and towards 1 at the largest n.
         for r in &m {
@@ -800,12 +953,27 @@ fn e7(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
          family-wise), and at the largest n that probability is above 0.99 and every run fails"
             .into(),
         failure.len() >= 4 && failure_ok && at_largest_ok,
-    ));
+    )
+    .says(format!(
+        "runs failing (exact probability): {}",
+        words::list(
+            failure.iter().map(|f| format!(
+                "{} n {}: {} ({}){}",
+                f.0,
+                f.1,
+                words::sig(f.2, 3),
+                words::sig(f.3, 3),
+                if f.4 { "" } else { " outside its interval" }
+            )),
+            12
+        )
+    )));
     out
 }
 
 fn maxload(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let mut cells = Vec::new();
+    let mut said = Vec::new();
     for r in rows {
         let (m, n, c) = (users(r), num(r, "servers") as u64, capacity(r));
         let df = r.metrics[0].n.saturating_sub(1);
@@ -817,6 +985,13 @@ fn maxload(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         let tol_sat = critical(df, 2 * rows.len()) * se(sc, r, "satisfied");
         let ok = (got_max - want_max).abs() <= tol_max.max(1e-9)
             && (got_sat - want_sat).abs() <= tol_sat.max(1e-9);
+        said.push(format!(
+            "n {n}: busiest {} (exact {}), satisfied {} (exact {})",
+            words::ci(summary(sc, r, "max_load")),
+            words::sig(want_max, 3),
+            words::ci(summary(sc, r, "satisfied")),
+            words::sig(want_sat, 4)
+        ));
         cells.push(
             json!({"n": n, "max_load": got_max, "expected_max": want_max,
             "satisfied": got_sat, "expected_satisfied": want_sat, "ok": ok}),
@@ -832,20 +1007,31 @@ fn maxload(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
          of the exact expectations at every n, up to n = 10^5"
             .into(),
         rows.len() >= 3 && largest >= 1e5 && cells.iter().all(|c| c["ok"] == json!(true)),
-    )]
+    )
+    .says(if said.is_empty() {
+        "no cells were run".into()
+    } else {
+        said.join("; ")
+    })]
 }
 
 fn e8(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let multi = only(rows, |r| num(r, "k") >= 2.0);
     let bad = runs_below_one(sc, &multi, "converged", &["k", "servers"]);
     let total: usize = multi.iter().map(|r| r.metrics[0].n).sum();
-    vec![claim(
-        "gwtw.C1-video",
-        "In the video model k = 2 and 3 converge to the optimal state (every user at r_max)",
-        json!({"runs": total, "runs_not_converged": bad}),
-        "every run with k >= 2 converged".into(),
-        total > 0 && bad.is_empty(),
-    )]
+    vec![
+        claim(
+            "gwtw.C1-video",
+            "In the video model k = 2 and 3 converge to the optimal state (every user at r_max)",
+            json!({"runs": total, "runs_not_converged": bad}),
+            "every run with k >= 2 converged".into(),
+            total > 0 && bad.is_empty(),
+        )
+        .says(format!(
+            "{} failed to converge",
+            words::of(bad.len(), total, "runs of k = 2 and 3")
+        )),
+    ]
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ pub struct Claim {
     pub kind: Kind,
     pub claim: String,
     pub measured: serde_json::Value,
+    /// What was measured, in words, with numbers rounded to their uncertainty (the report
+    /// shows this; `measured` keeps full precision).
+    pub in_words: String,
     pub expected: String,
     pub pass: bool,
     /// Where the verdict is known to depend on the scale, or is an honest divergence: said
@@ -64,6 +67,12 @@ impl Claim {
     /// The same claim as one of cdnlab's additions.
     pub fn addition(mut self) -> Claim {
         self.kind = Kind::Addition;
+        self
+    }
+
+    /// The same claim with its measurement in words (see [`words`]).
+    pub fn says(mut self, in_words: String) -> Claim {
+        self.in_words = in_words;
         self
     }
 
@@ -104,6 +113,7 @@ mod cache;
 mod gwtw;
 mod multihash;
 mod transport;
+pub(crate) mod words;
 
 /// Every registered experiment, in report order.
 pub fn registry() -> Vec<Reproduction> {
@@ -146,6 +156,7 @@ pub(crate) fn claim(
         kind: Kind::Paper,
         claim: text.into(),
         measured,
+        in_words: String::new(),
         expected,
         pass,
         note: None,
@@ -225,6 +236,8 @@ pub(crate) struct Monotone {
     /// Last minus first, and its standard error.
     pub change: f64,
     pub change_se: f64,
+    /// Half-width of the change's 95% interval (Student t with the replications' df).
+    pub change_ci95: f64,
     /// The largest step against the direction, in standard errors (0 if none).
     pub worst_reverse_z: f64,
 }
@@ -250,7 +263,8 @@ pub(crate) fn monotone(
     let (first, last) = (pts[0], pts[pts.len() - 1]);
     let change = last.1 - first.1;
     let change_se = (first.2.powi(2) + last.2.powi(2)).sqrt();
-    let end_ok = sign * change > cdnlab::stats::t975(df.max(1)) * change_se;
+    let change_ci95 = cdnlab::stats::t975(df.max(1)) * change_se;
+    let end_ok = sign * change > change_ci95;
     let step_crit = critical(df, pts.len() - 1);
     let worst_reverse_z = pts
         .windows(2)
@@ -270,6 +284,7 @@ pub(crate) fn monotone(
         ok: end_ok && worst_reverse_z <= step_crit,
         change,
         change_se,
+        change_ci95,
         worst_reverse_z,
     })
 }
@@ -440,7 +455,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         let claims = (rep.claims)(&sc, &rows);
         for c in &claims {
             eprintln!(
-                "   {} {}{}: measured {} (expected {})",
+                "   {} {}{}: {} (expected {})",
                 if c.pass { "PASS" } else { "FAIL" },
                 c.id,
                 match c.kind {
@@ -448,7 +463,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
                     Kind::Finding => " [finding]",
                     Kind::Addition => " [addition]",
                 },
-                c.measured,
+                c.in_words,
                 c.expected
             );
         }
@@ -536,36 +551,314 @@ fn tally(claims: &[&Claim]) -> String {
     )
 }
 
+/// A paper's name in the report.
+fn paper_name(paper: &str) -> &'static str {
+    match paper {
+        "cache" => "Cache substrate: LRU against the Che approximation",
+        "gwtw" => "Go-With-The-Winner server selection",
+        "multihash" => "Multi-hash replication in a DHT-based CDN",
+        "transport" => "Optimal allocation for streaming (Transportation Problem)",
+        _ => "Other",
+    }
+}
+
+const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;max-width:1180px;margin:1.5em auto;\
+padding:0 1em;line-height:1.45;color:#222}\
+h1{font-size:1.7em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}h3{margin-top:1.6em}\
+table{border-collapse:collapse;margin:.8em 0;width:100%}\
+td,th{border:1px solid #ccc;padding:4px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}\
+th{background:#f4f4f4}table.claims td{overflow-wrap:anywhere}table.claims{table-layout:fixed;font-size:.92em}\
+tr.fail td{background:#fdecea}.pass-mark{color:#1a7f37;font-weight:bold}\
+.fail-mark{color:#b3261e;font-weight:bold}small{color:#555}\
+code{background:#f3f3f3;overflow-wrap:anywhere}\
+details pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8em;max-height:20em;overflow:auto}\
+figure{margin:1.2em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}\
+figcaption{font-size:.9em;color:#444}nav.toc ul{margin:.2em 0}.num{text-align:right}";
+
+/// A value of a resolved scenario as a person writes it: `web`, `1000`, `0.5`.
+fn show_toml(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Float(f) => words::sig(*f, 6),
+        toml::Value::Array(a) => a.iter().map(show_toml).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// A resolved parameter as a person writes it.
+fn show_value(v: &cdnlab::sim::Value) -> String {
+    match v {
+        cdnlab::sim::Value::Float(f) => words::sig(*f, 6),
+        other => other.to_string(),
+    }
+}
+
 fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) -> Result<String> {
-    let claims: Vec<&Claim> = done.iter().flat_map(|d| d.claims.iter()).collect();
+    let claims: Vec<(&Claim, &Done)> = done
+        .iter()
+        .flat_map(|d| d.claims.iter().map(move |c| (c, d)))
+        .collect();
+    let mut papers: Vec<&str> = done.iter().map(|d| d.rep.paper).collect();
+    papers.dedup();
     let mut h = String::new();
-    h.push_str(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>cdnlab reproduction report</title>\
-         <style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;line-height:1.4}\
-         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}\
-         .pass{background:#e6f4e6}.fail{background:#fbe3e3}code{background:#f3f3f3}</style></head><body>",
-    );
     h.push_str(&format!(
-        "<h1>cdnlab reproduction report ({scale} scale)</h1><p>{}.</p><p>Every number here \
-         is regenerated by <code>cdnlab reproduce --{scale}</code>; each experiment's folder \
-         holds its resolved scenario, per-replication results (with seeds) and the summary with \
-         95% confidence intervals. Claims of the papers are what the papers (or the specs' \
-         facts) state; findings are results of our reconstruction of the model that the papers \
-         do not state; additions are comparisons and variants cdnlab adds. Every claim is a \
-         function of the runs with a test that feeds it data from a wrong model and expects it \
-         to fail. A note beside a verdict says where it is known to depend on the scale or is \
-         an honest divergence.</p>",
-        esc(&tally(&claims))
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>cdnlab reproduction report ({scale} scale)</title><style>{STYLE}</style></head><body>\
+         <h1>cdnlab reproduction report ({scale} scale)</h1><p><strong>{}.</strong></p>",
+        esc(&tally(&claims.iter().map(|c| c.0).collect::<Vec<_>>()))
     ));
+    // Summary per paper.
+    h.push_str(
+        "<h2 id=\"summary\">Summary by paper</h2><table><tr><th>paper</th>\
+         <th class=\"num\">its claims</th><th class=\"num\">findings</th>\
+         <th class=\"num\">additions</th><th>experiments</th><th>not holding</th></tr>",
+    );
+    for paper in &papers {
+        let of = |k: Kind| {
+            let v: Vec<&Claim> = claims
+                .iter()
+                .filter(|c| c.0.paper == *paper && c.0.kind == k)
+                .map(|c| c.0)
+                .collect();
+            if v.is_empty() {
+                "—".to_string()
+            } else {
+                format!("{} of {}", v.iter().filter(|c| c.pass).count(), v.len())
+            }
+        };
+        let exps: Vec<String> = done
+            .iter()
+            .filter(|d| d.rep.paper == *paper)
+            .map(|d| format!("<a href=\"#{0}\">{0}</a>", d.rep.id))
+            .collect();
+        let failing: Vec<String> = claims
+            .iter()
+            .filter(|c| c.0.paper == *paper && !c.0.pass)
+            .map(|c| format!("<a href=\"#claim-{0}\">{0}</a>", esc(&c.0.id)))
+            .collect();
+        h.push_str(&format!(
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            paper_name(paper),
+            of(Kind::Paper),
+            of(Kind::Finding),
+            of(Kind::Addition),
+            exps.join(", "),
+            if failing.is_empty() {
+                "none".to_string()
+            } else {
+                failing.join(", ")
+            }
+        ));
+    }
+    h.push_str("</table>");
+    h.push_str(&format!(
+        "<p>Every number here is regenerated by <code>cdnlab reproduce --{scale}</code>; each \
+         experiment's folder holds its resolved scenario, per-replication results (with seeds) \
+         and the summary with 95% confidence intervals. <em>Claims of the papers</em> are what \
+         the papers (or the specs' facts) state; <em>findings</em> are results of our \
+         reconstruction of the model that the papers do not state; <em>additions</em> are \
+         comparisons and variants cdnlab adds. Every claim is a function of the runs, with a \
+         test that feeds it data from a wrong model and expects it to fail. Measurements are \
+         rounded to what their uncertainty supports: <code>0.73 ± 0.02</code> is a mean with \
+         the half-width of its 95% interval; a value without ± was the same in every run. The \
+         full-precision values are in <code>claims.json</code> and under each claim's \
+         <em>data</em>. A note under a verdict says where it is known to depend on the scale or \
+         is an honest divergence.</p>"
+    ));
+    // Contents.
+    h.push_str(
+        "<nav class=\"toc\"><h2 id=\"contents\">Contents</h2><ul>\
+         <li><a href=\"#summary\">Summary by paper</a></li>",
+    );
+    for kind in [Kind::Paper, Kind::Finding, Kind::Addition] {
+        if claims.iter().any(|c| c.0.kind == kind) {
+            h.push_str(&format!(
+                "<li><a href=\"#{}\">{}</a></li>",
+                kind_anchor(kind),
+                kind.heading()
+            ));
+        }
+    }
+    h.push_str("<li><a href=\"#experiments\">Experiments</a><ul>");
+    for paper in &papers {
+        let exps: Vec<String> = done
+            .iter()
+            .filter(|d| d.rep.paper == *paper)
+            .map(|d| format!("<a href=\"#{}\">{}</a>", d.rep.id, esc(d.rep.title)))
+            .collect();
+        h.push_str(&format!(
+            "<li>{}: {}</li>",
+            paper_name(paper),
+            exps.join(" · ")
+        ));
+    }
+    h.push_str("</ul></li><li><a href=\"#provenance\">Provenance</a></li></ul></nav>");
+    for kind in [Kind::Paper, Kind::Finding, Kind::Addition] {
+        let of: Vec<(&Claim, &Done)> = claims
+            .iter()
+            .copied()
+            .filter(|c| c.0.kind == kind)
+            .collect();
+        if !of.is_empty() {
+            h.push_str(&format!(
+                "<h2 id=\"{}\">{}</h2>",
+                kind_anchor(kind),
+                kind.heading()
+            ));
+            claims_table(&mut h, &of, true);
+        }
+    }
+    h.push_str("<h2 id=\"experiments\">Experiments</h2>");
+    let mut figure = 0;
+    for d in done {
+        experiment_section(&mut h, d, scale, &mut figure)?;
+    }
+    provenance_section(&mut h, done, prov);
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+fn kind_anchor(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Paper => "claims",
+        Kind::Finding => "findings",
+        Kind::Addition => "additions",
+    }
+}
+
+/// One experiment's section: what it tests, its scale, its parameters, its figures with
+/// captions and its claims.
+fn experiment_section(h: &mut String, d: &Done, scale: &str, figure: &mut usize) -> Result<()> {
+    let r = &d.scenario.resolved;
+    let folder = d
+        .dir
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    h.push_str(&format!(
+        "<h3 id=\"{id}\">{title} <small>({id})</small></h3><p><strong>Paper:</strong> {paper}. \
+         <strong>What it tests:</strong> {notes}</p>\
+         <p><strong>Scale:</strong> {scale} ({reps} replications per cell, {cells} cells, seed \
+         {seed}); experiment <code>{exp}</code>; results in <code>{folder}/</code> \
+         (<a href=\"{folder}/scenario.toml\">scenario.toml</a>, \
+         <a href=\"{folder}/summary.csv\">summary.csv</a>).</p>",
+        id = d.rep.id,
+        title = esc(d.rep.title),
+        paper = paper_name(d.rep.paper),
+        notes = d.rep.notes,
+        reps = r.replications,
+        cells = d.scenario.cells.len(),
+        seed = r.seed,
+        exp = esc(&r.experiment),
+        folder = esc(&folder),
+    ));
+    // Parameters: every one of the experiment's, swept ones with their values.
+    h.push_str(
+        "<table><colgroup><col style=\"width:16%\"><col style=\"width:30%\"><col></colgroup>\
+         <tr><th>parameter</th><th>value</th><th>meaning</th></tr>",
+    );
+    let first = d.scenario.cells.first().map(|c| c.params.values());
+    for spec in d.scenario.experiment.params() {
+        let value = if let Some(vs) = r.grid.get(spec.name) {
+            format!(
+                "<strong>swept:</strong> {}",
+                esc(&vs.iter().map(show_toml).collect::<Vec<_>>().join(", "))
+            )
+        } else if let Some(v) = r.params.get(spec.name) {
+            esc(&show_toml(v))
+        } else if let Some(v) = first.and_then(|p| p.get(spec.name)) {
+            format!("{} <small>(default)</small>", esc(&show_value(v)))
+        } else {
+            "—".into()
+        };
+        h.push_str(&format!(
+            "<tr><td><code>{}</code></td><td>{value}</td><td>{}</td></tr>",
+            spec.name,
+            esc(spec.help)
+        ));
+    }
+    h.push_str("</table>");
+    let metrics = d.scenario.experiment.metrics();
+    for p in &r.plots {
+        *figure += 1;
+        let what: Vec<String> =
+            p.y.iter()
+                .map(|y| match metrics.iter().find(|m| m.name == y.as_str()) {
+                    Some(m) => format!("{} ({})", esc(m.help), esc(m.unit)),
+                    None => esc(y),
+                })
+                .collect();
+        let x_help = d
+            .scenario
+            .experiment
+            .params()
+            .iter()
+            .find(|s| s.name == p.x)
+            .map_or(String::new(), |s| format!(" ({})", esc(s.help)));
+        let filter: Vec<String> = p
+            .filter
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", show_toml(v)))
+            .collect();
+        let svg = format!("{folder}/{}", p.file_as("svg"));
+        let png = format!("{folder}/{}", p.file_as("png"));
+        // The figure must exist: the report links it.
+        if !d.dir.join(p.file_as("svg")).is_file() {
+            return Err(CliError::Failed(format!(
+                "{}: figure {} missing (re-run the experiment)",
+                d.rep.id,
+                d.dir.join(p.file_as("svg")).display()
+            )));
+        }
+        h.push_str(&format!(
+            "<figure><a href=\"{png}\"><img src=\"{svg}\" alt=\"{alt}\"></a>\
+             <figcaption><strong>Figure {n}.</strong> {title}: {what} against <code>{x}</code>{x_help}\
+             {series}{filter}. Points are means over {reps} replications with 95% intervals. \
+             Files: <a href=\"{svg}\">SVG</a>, <a href=\"{png}\">PNG</a>.</figcaption></figure>",
+            alt = esc(p.title.as_deref().unwrap_or(&r.name)),
+            n = figure,
+            title = esc(p.title.as_deref().unwrap_or(&r.name)),
+            what = what.join("; "),
+            x = esc(&p.x),
+            series = p
+                .series
+                .as_ref()
+                .map_or(String::new(), |s| format!(", one line per <code>{}</code>", esc(s))),
+            filter = if filter.is_empty() {
+                String::new()
+            } else {
+                format!(", at {}", esc(&filter.join(", ")))
+            },
+            reps = r.replications,
+        ));
+    }
+    if !d.claims.is_empty() {
+        h.push_str(&format!(
+            "<p><strong>Claims checked by {}:</strong></p>",
+            d.rep.id
+        ));
+        claims_table(
+            h,
+            &d.claims.iter().map(|c| (c, d)).collect::<Vec<_>>(),
+            false,
+        );
+    }
+    Ok(())
+}
+
+fn provenance_section(h: &mut String, done: &[Done], prov: &provenance::Provenance) {
     let commit = if prov.commit.is_empty() {
         "not built from a git checkout".to_string()
     } else {
         format!("commit <code>{}</code>", esc(&prov.commit))
     };
     h.push_str(&format!(
-        "<p class=\"provenance\">Produced by cdnlab {version} ({commit}) with <code>{command}</code>, \
-         started {started}, {seconds:.0} s on {threads} threads; machine: {cores} cores, {os}. \
-         Seeds: {seeds}.</p>",
+        "<h2 id=\"provenance\">Provenance</h2><p class=\"provenance\">Produced by cdnlab \
+         {version} ({commit}) with <code>{command}</code>, started {started}, {seconds:.0} s \
+         on {threads} threads; machine: {cores} cores, {os}. Results do not depend on the \
+         thread count. Seeds: {seeds}.</p>",
         version = esc(&prov.version),
         command = esc(&prov.command.join(" ")),
         started = esc(&prov.started),
@@ -579,79 +872,51 @@ fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) -> Result<S
             .collect::<Vec<_>>()
             .join(", "),
     ));
-    for kind in [Kind::Paper, Kind::Finding, Kind::Addition] {
-        let of: Vec<&Claim> = claims.iter().copied().filter(|c| c.kind == kind).collect();
-        if !of.is_empty() {
-            h.push_str(&format!("<h2>{}</h2>", kind.heading()));
-            claims_table(&mut h, &of);
-        }
-    }
-    for d in done {
-        let r = &d.scenario.resolved;
-        h.push_str(&format!(
-            "<h2 id=\"{id}\">{title} <small>({id}, paper: {paper})</small></h2><p>{notes}</p>",
-            id = d.rep.id,
-            title = esc(d.rep.title),
-            paper = d.rep.paper,
-            notes = d.rep.notes
-        ));
-        h.push_str(&format!(
-            "<p>Experiment <code>{}</code>, seed {}, {} replications per cell, {} cells. \
-             Results: <code>{}</code>.</p><table><tr><th>parameter</th><th>value</th></tr>",
-            r.experiment,
-            r.seed,
-            r.replications,
-            d.scenario.cells.len(),
-            esc(&d.dir.display().to_string())
-        ));
-        for (k, v) in &r.params {
-            h.push_str(&format!(
-                "<tr><td>{k}</td><td>{}</td></tr>",
-                esc(&v.to_string())
-            ));
-        }
-        for (k, vs) in &r.grid {
-            let vals: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
-            h.push_str(&format!(
-                "<tr><td>{k} (swept)</td><td>{}</td></tr>",
-                esc(&vals.join(", "))
-            ));
-        }
-        h.push_str("</table>");
-        for p in &r.plots {
-            let svg = output::read_text(&d.dir.join(p.file_as("svg")))?;
-            h.push_str(&format!("<figure>{svg}</figure>"));
-        }
-        claims_table(&mut h, &d.claims.iter().collect::<Vec<_>>());
-    }
-    h.push_str("</body></html>\n");
-    Ok(h)
 }
 
-fn claims_table(h: &mut String, claims: &[&Claim]) {
+/// The claims table: verdict, statement, measurement in words (the JSON folded under it),
+/// expectation and the experiment. `anchors` gives each row its `claim-ID` anchor (once per
+/// report).
+fn claims_table(h: &mut String, claims: &[(&Claim, &Done)], anchors: bool) {
     h.push_str(
-        "<table><tr><th>id</th><th>kind</th><th>claim</th><th>measured</th><th>expected</th>\
-         <th>pass</th></tr>",
+        "<table class=\"claims\"><colgroup><col style=\"width:8%\"><col style=\"width:28%\">\
+         <col style=\"width:37%\"><col style=\"width:18%\"><col style=\"width:9%\"></colgroup>\
+         <tr><th>verdict</th><th>claim</th><th>measured</th><th>expected</th>\
+         <th>experiment</th></tr>",
     );
-    for c in claims {
+    for (c, d) in claims {
         let note = c
             .note
             .as_deref()
-            .map(|n| format!("<br><small>{}</small>", esc(n)))
+            .map(|n| format!("<br><small><strong>Note:</strong> {}</small>", esc(n)))
             .unwrap_or_default();
+        let data = serde_json::to_string_pretty(&c.measured).unwrap_or_default();
         h.push_str(&format!(
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{note}</td></tr>",
-            if c.pass { "pass" } else { "fail" },
-            c.id,
-            match c.kind {
+            "<tr class=\"{class}\"{anchor}><td>{mark}</td><td>{claim}<br><small>{id} · {kind}\
+             </small></td><td>{words}{note}<details><summary>data</summary><pre>{data}</pre>\
+             </details></td><td>{expected}</td><td><a href=\"#{exp}\">{exp}</a></td></tr>",
+            class = if c.pass { "pass" } else { "fail" },
+            anchor = if anchors {
+                format!(" id=\"claim-{}\"", esc(&c.id))
+            } else {
+                String::new()
+            },
+            mark = if c.pass {
+                "<span class=\"pass-mark\">✔ pass</span>"
+            } else {
+                "<span class=\"fail-mark\">✘ FAIL</span>"
+            },
+            claim = esc(&c.claim),
+            id = esc(&c.id),
+            kind = match c.kind {
                 Kind::Paper => "paper",
                 Kind::Finding => "finding",
                 Kind::Addition => "addition",
             },
-            esc(&c.claim),
-            esc(&c.measured.to_string()),
-            esc(&c.expected),
-            if c.pass { "yes" } else { "NO" }
+            words = esc(&c.in_words),
+            data = esc(&data),
+            expected = esc(&c.expected),
+            exp = d.rep.id,
         ));
     }
     h.push_str("</table>");
@@ -855,6 +1120,17 @@ mod tests {
                             "{} fails on the right model ({path}): measured {}",
                             c.id, right.measured
                         );
+                        // The report shows the words: they exist, and no raw float leaks in.
+                        for v in [&right, c] {
+                            assert!(!v.in_words.is_empty(), "{}: no measurement in words", c.id);
+                            assert_eq!(
+                                words::overlong_number(&v.in_words),
+                                None,
+                                "{}: {}",
+                                c.id,
+                                v.in_words
+                            );
+                        }
                         for (name, wrong) in &f.wrong {
                             let v = verdict(rep, &sc, &synth(&sc, *wrong), &c.id);
                             assert!(

@@ -2,7 +2,7 @@
 //! experiments X1-X6). Every pass/fail is computed from the run's summary against the spec's
 //! formulas, with the tolerance stated in the claim.
 
-use super::{Claim, Reproduction, metric, num, runs, se, text};
+use super::{Claim, Reproduction, metric, num, runs, se, text, words};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use cdnlab::dht::analysis;
@@ -192,7 +192,14 @@ fn x1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"lowest_fraction_of_runs_passing": min_fit, "largest_chi2_over_bound": worst_chi}),
             "every run below the 1e-4 chi-square bound".into(),
             !rows.is_empty() && min_fit == 1.0,
-        ),
+        )
+        .says(format!(
+            "{} cells (K, n); runs below the bound: {}% in the worst cell; the largest \
+             chi-square is {} of the bound",
+            rows.len(),
+            words::sig(100.0 * min_fit, 3),
+            words::sig(worst_chi, 2)
+        )),
         claim(
             "mh.rbs-probes",
             "RBS makes 1 + H_K - H_n probes per request on average",
@@ -201,7 +208,11 @@ fn x1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 "|mean - formula| within {bound:.2} standard errors in every cell (normal, 0.001 family-wise)"
             ),
             !rows.is_empty() && worst_z <= bound,
-        ),
+        )
+        .says(format!(
+            "the farthest cell's mean is {} standard errors from the formula",
+            words::sig(worst_z, 2)
+        )),
         claim(
             "mh.rbs-variance",
             "The variance of the probe count is the sum over j in (n, K] of 1/j - 1/j^2",
@@ -210,7 +221,13 @@ fn x1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 "sample variance within {var_bound:.2} of its standard errors of the formula in every cell with n < K (0.001 family-wise)"
             ),
             !with_var.is_empty() && worst_var <= var_bound,
-        ),
+        )
+        .says(format!(
+            "{} cells with n < K; the farthest sample variance is {} of its standard errors \
+             from the formula",
+            with_var.len(),
+            words::sig(worst_var, 2)
+        )),
     ]
 }
 
@@ -260,14 +277,26 @@ fn gaps(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 "every run below the 1e-4 chi-square bound; failure rate within {bound:.2} standard errors of 1/n (0.001 family-wise)"
             ),
             !rows.is_empty() && min_fit == 1.0 && fail_z <= bound,
-        ),
+        )
+        .says(format!(
+            "{} cells; runs below the chi-square bound: {}% in the worst cell; the failure \
+             rate at g = 1 is at most {} standard errors from 1/n",
+            rows.len(),
+            words::sig(100.0 * min_fit, 3),
+            words::sig(fail_z, 2)
+        )),
         claim(
             "mh.rgr-rounds",
             "Random gap removal fills a single gap g after (n - 1)/(n - g) rounds on average",
             json!({"largest_z": rgr_z, "bound": bound}),
             format!("within {bound:.2} standard errors in every cell (0.001 family-wise)"),
             !rows.is_empty() && rgr_z <= bound,
-        ),
+        )
+        .says(format!(
+            "{} cells (n, g); the farthest mean is {} standard errors from (n - 1)/(n - g)",
+            rows.len(),
+            words::sig(rgr_z, 2)
+        )),
     ]
 }
 
@@ -280,13 +309,22 @@ fn multigap(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         .iter()
         .map(|r| metric(sc, r, "max_abs_dev"))
         .fold(0.0, f64::max);
-    vec![claim(
-        "mh.gap-multi",
-        "With several gaps the served index and failures follow the exact recursion",
-        json!({"lowest_fraction_of_runs_passing_chi2": min_fit, "largest_abs_deviation": dev}),
-        "every run below the 1e-4 chi-square bound".into(),
-        !rows.is_empty() && min_fit == 1.0,
-    )]
+    vec![
+        claim(
+            "mh.gap-multi",
+            "With several gaps the served index and failures follow the exact recursion",
+            json!({"lowest_fraction_of_runs_passing_chi2": min_fit, "largest_abs_deviation": dev}),
+            "every run below the 1e-4 chi-square bound".into(),
+            !rows.is_empty() && min_fit == 1.0,
+        )
+        .says(format!(
+            "{} cells; runs below the chi-square bound: {}% in the worst cell; the largest \
+         deviation of a served-index share from the recursion is {}",
+            rows.len(),
+            words::sig(100.0 * min_fit, 3),
+            words::sig(dev, 2)
+        )),
+    ]
 }
 
 fn x3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -333,13 +371,41 @@ fn x3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             && cells.iter().all(|c| c.2 < c.3)
             && !growth.is_empty()
             && growth.iter().all(|g| g.2),
-    )]
+    )
+    .says(format!(
+        "busiest node over the mean, worst multi-hash run against best single-hash run: {}; \
+         slope of ln(gain) against alpha: {}",
+        words::list(
+            cells.iter().map(|c| format!(
+                "alpha {} ({} vnodes) {} vs {}",
+                words::sig(c.0, 3),
+                c.1,
+                words::sig(c.2, 3),
+                words::sig(c.3, 3)
+            )),
+            12
+        ),
+        words::list(
+            growth.iter().map(|g| format!(
+                "{} at {} vnodes",
+                g.1.map_or("n/a".into(), |x| words::sig(x, 2)),
+                g.0
+            )),
+            4
+        )
+    ))]
 }
 
 fn steady(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let windows = super::values_of(rows, "window");
     let (Some(&short), Some(&long)) = (windows.first(), windows.last()) else {
-        return steady_claims(json!(null), false, json!(null), false);
+        return steady_claims(
+            json!(null),
+            false,
+            json!(null),
+            false,
+            "no window was run".into(),
+        );
     };
     let per_run = |w: f64| -> Vec<(f64, usize, f64, f64)> {
         let mut v = Vec::new();
@@ -357,11 +423,28 @@ fn steady(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         && !at_long.is_empty()
         && at_long.iter().all(|x| x.2 == 1.0 && x.3 >= 0.99);
     let short_over = !at_short.is_empty() && at_short.iter().all(|x| x.2 < 1.0);
+    let in_band = |v: &[(f64, usize, f64, f64)]| {
+        let hot = v.iter().filter(|x| x.2 == 1.0).count();
+        let low = v.iter().map(|x| x.3).fold(f64::INFINITY, f64::min);
+        format!(
+            "{} had all 10 hot files in the band, and at least {}% of all files were in it",
+            words::of(hot, v.len(), "runs"),
+            words::sig(100.0 * low, 3)
+        )
+    };
+    let said = format!(
+        "window {}: {}; window {}: {}",
+        words::sig(long, 4),
+        in_band(&at_long),
+        words::sig(short, 4),
+        in_band(&at_short)
+    );
     steady_claims(
         json!({"window": long, "alpha_rep_hot_all": at_long}),
         long_ok,
         json!({"window": short, "alpha_rep_hot_all": at_short}),
         short_over && long_ok,
+        said,
     )
 }
 
@@ -370,6 +453,7 @@ fn steady_claims(
     long_ok: bool,
     short: serde_json::Value,
     short_ok: bool,
+    said: String,
 ) -> Vec<Claim> {
     vec![
         claim(
@@ -382,7 +466,8 @@ fn steady_claims(
              (ends capped at K)"
                 .into(),
             long_ok,
-        ),
+        )
+        .says(said.clone()),
         claim(
             "mh.steady-noise",
             "With a short overload window the hot files settle above their band: the busiest of \
@@ -394,6 +479,7 @@ fn steady_claims(
                 .into(),
             short_ok,
         )
+        .says(said)
         .finding(),
     ]
 }
@@ -558,7 +644,17 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              target's replicas at 0.001), every run of one above c_high"
                 .into(),
             load_runs > 0 && loaded.is_empty() && one_runs_load > 0 && one_lags,
-        ),
+        )
+        .says(format!(
+            "doubling and jump: {} above the limit {}; one per window: {} above c_high",
+            words::of(loaded.len(), load_runs, "run-windows"),
+            words::sig(limit, 3),
+            if one_lags {
+                format!("every one of {one_runs_load} run-windows")
+            } else {
+                "not every run-window".to_string()
+            }
+        )),
         claim(
             "mh.invariants",
             "Without failures the used indices of every file stay a prefix 1..n_f and the home \
@@ -567,7 +663,11 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"runs": total, "runs_broken_growth_horizon_rep_prefix_home": broken}),
             "in every run and every window: no file with a gap, none without index 1".into(),
             total > 0 && broken.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} broke an invariant in some window",
+            words::of(broken.len(), total, "runs")
+        )),
         claim(
             "mh.flash-growth",
             "Doubling and jump replicate a flash crowd within a few windows; one replica per window lags, adding exactly one per window",
@@ -587,7 +687,14 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 && slow.is_empty()
                 && double_max > 0
                 && over.is_empty(),
-        ),
+        )
+        .says(format!(
+            "one per window: {} off h + 1; double and jump two windows in: {} below {target}; \
+             {} above the bound",
+            words::of(one_off.len(), one_runs, "run-windows"),
+            words::of(slow.len(), fast_runs, "runs"),
+            words::of(over.len(), rows.iter().filter(|r| text(r, "growth") != "one" && num(r, "horizon") > start).map(|r| r.metrics[0].n).sum(), "run-windows of double and jump")
+        )),
         claim(
             "mh.flash-shrink",
             "After the crowd leaves, top-only de-replication removes one replica per window",
@@ -596,7 +703,21 @@ fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              since, within the 95% interval of the difference plus one, for double and jump"
                 .into(),
             shrink.len() == 2 && shrink.iter().all(|s| s.4),
-        ),
+        )
+        .says(format!(
+            "{} windows after the crowd: {}",
+            words::sig(last - end, 4),
+            words::list(
+                shrink.iter().map(|s| format!(
+                    "{} from {} to {} replicas (expected {})",
+                    s.0,
+                    words::sig(s.1, 3),
+                    words::sig(s.2, 3),
+                    words::sig(s.3, 3)
+                )),
+                2
+            )
+        )),
     ]
 }
 
@@ -680,7 +801,15 @@ fn x5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              pick's by more than that critical value of their error"
                 .into(),
             n_runs > 0 && skew_bad.is_empty() && pooled.0 > crit * pooled.1.max(1.0).sqrt(),
-        ),
+        )
+        .says(format!(
+            "{} off the recursion (the farthest {} standard errors, bound {}); over all runs, \
+             {} standard errors above a uniform pick",
+            words::of(skew_bad.len(), n_runs, "runs"),
+            words::sig(worst_skew_z, 2),
+            words::sig(crit, 3),
+            words::sig(pooled.0 / pooled.1.max(1.0).sqrt(), 3)
+        )),
         claim(
             "mh.failure-recursion",
             "After crashes, the request failure rate is what the exact recursion predicts from the surviving replicas",
@@ -690,14 +819,29 @@ fn x5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 super::critical(0, rows.len())
             ),
             !rows.is_empty() && worst <= super::critical(0, rows.len()),
-        ),
+        )
+        .says(format!(
+            "{} cells; the farthest is {} standard errors from the prediction",
+            rows.len(),
+            words::sig(worst, 2)
+        )),
         claim(
             "mh.repair",
             "Random gap removal and its variants remove every gap",
             json!({"runs_with_gaps_left_repair_fraction_rep_rounds": unrepaired, "worst_run": worst_run, "mean_rounds": rounds}),
             "no gap left before the horizon in any run".into(),
             !rows.is_empty() && unrepaired.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} left a gap at the horizon; the slowest run took {} rounds ({}); mean rounds: {}",
+            words::of(unrepaired.len(), rows.iter().map(|r| r.metrics[0].n).sum(), "runs"),
+            worst_run.as_ref().map_or("n/a".into(), |w| words::sig(w.3, 4)),
+            worst_run.as_ref().map_or("n/a".into(), |w| format!("{}, {} failed", w.0, words::sig(w.1, 3))),
+            words::list(
+                rounds.iter().map(|r| format!("{} at {} failed: {}", r.0, words::sig(r.1, 3), words::sig(r.2, 3))),
+                8
+            )
+        )),
     ]
 }
 
@@ -766,7 +910,16 @@ fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"largest_deviation": worst, "nodes_hops": hops}),
             "within 0.5 hops of 0.5 log2 N at every N".into(),
             !rows.is_empty() && worst <= 0.5,
-        ),
+        )
+        .says(format!(
+            "hops: {}; the largest deviation from 0.5 log2 N is {}",
+            words::list(
+                hops.iter()
+                    .map(|h| format!("N {}: {}", h.0, words::sig(h.1, 3))),
+                8
+            ),
+            words::sig(worst, 2)
+        )),
         claim(
             "mh.x6-probes",
             "Requests in the running DHT, through replication, crashes and repair, make the \
@@ -779,7 +932,12 @@ fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                  theorem's mean over its requests (0.001 family-wise)"
             ),
             n_runs > 0 && probes_off.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} off the theorem; the farthest run is {} standard errors away",
+            words::of(probes_off.len(), n_runs, "runs"),
+            words::sig(probes_z, 2)
+        )),
         claim(
             "mh.x6-replication",
             "A replication costs the search for the smallest unused index, 2 floor(log2(n_f - \
@@ -791,7 +949,17 @@ fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              the run's searches"
                 .into(),
             n_runs > 0 && repl_off.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} off the closed form; messages per replica created: {}",
+            words::of(repl_off.len(), n_runs, "runs"),
+            words::list(
+                repl_cost
+                    .iter()
+                    .map(|c| format!("N {}: {}", c.0, words::sig(c.1, 3))),
+                8
+            )
+        )),
         claim(
             "mh.x6-repair",
             "A round of random gap removal costs one probe per replica above the home, plus \
@@ -801,7 +969,11 @@ fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              round's start plus the refills, over the rounds"
                 .into(),
             n_runs > 0 && repair_off.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} off the count",
+            words::of(repair_off.len(), n_runs, "runs")
+        )),
         claim(
             "mh.create-once",
             "Concurrent replication attempts at one index create one replica: CREATE_IF_ABSENT \
@@ -812,7 +984,12 @@ fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              window did a file hold one index twice"
                 .into(),
             n_runs > 0 && refused > 0.0 && dup.is_empty(),
-        ),
+        )
+        .says(format!(
+            "{} attempts refused as existing; {} held an index twice",
+            words::sig(refused, 6),
+            words::of(dup.len(), n_runs, "runs")
+        )),
     ]
 }
 

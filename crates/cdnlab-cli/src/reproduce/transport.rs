@@ -1,7 +1,7 @@
 //! Reproductions of optimal server allocation for streaming (spec `docs/spec/transport.md`,
 //! experiments T1-T5). Every pass/fail is computed from the run's summary.
 
-use super::{Claim, Reproduction, metric, num, runs, se, summary, text};
+use super::{Claim, Reproduction, metric, num, runs, se, summary, text, words};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use serde_json::json;
@@ -152,6 +152,7 @@ fn slack(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     // Per load: blocking from the largest reserve to the smallest; each step may not rise
     // beyond the two intervals, and no reserve must beat complete partitioning clearly.
     let mut per_rho = Vec::new();
+    let mut said = Vec::new();
     for rho in rhos {
         let mut by: Vec<&SummaryRow> = rows.iter().filter(|r| num(r, "rho") == rho).collect();
         by.sort_by(|a, b| num(b, "reserve").total_cmp(&num(a, "reserve")));
@@ -165,6 +166,17 @@ fn slack(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         let gain = b(full) - b(none);
         let clear = gain > ci(sc, full, "blocking") + ci(sc, none, "blocking");
         per_rho.push((rho, b(full), b(none), monotone && clear));
+        said.push(format!(
+            "rho {}: {} partitioned, {} with no reserve{}",
+            words::sig(rho, 3),
+            words::ci(summary(sc, full, "blocking")),
+            words::ci(summary(sc, none, "blocking")),
+            if monotone {
+                ""
+            } else {
+                " (rises somewhere as the reserve shrinks)"
+            }
+        ));
     }
     vec![claim(
         "tp.slack",
@@ -172,7 +184,8 @@ fn slack(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         json!({"rho_partitioned_noreserve_ok": per_rho}),
         "at every load, blocking does not rise as the reserve shrinks (95% intervals) and is clearly lower with no reserve than with complete partitioning".into(),
         !per_rho.is_empty() && per_rho.iter().all(|x| x.3),
-    )]
+    )
+    .says(format!("blocking: {}", said.join("; ")))]
 }
 
 fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -217,7 +230,16 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"size_agreement_time_ratio": checked}),
             "agreement on every instance where the reference ran".into(),
             !checked.is_empty() && checked.iter().all(|c| c.1 == 1.0),
-        ),
+        )
+        .says(format!(
+            "share of instances where the optimum agreed: {}",
+            words::list(
+                checked
+                    .iter()
+                    .map(|c| format!("size {}: {}", c.0, words::sig(c.1, 3))),
+                8
+            )
+        )),
         claim(
             "tp.solver-faster",
             "The network simplex solves faster than the general LP solver at every size (a \
@@ -228,6 +250,16 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 .into(),
             !checked.is_empty() && slowest < 1.0,
         )
+        .says(format!(
+            "time / reference time (mean): {}; the largest of any run {}",
+            words::list(
+                checked
+                    .iter()
+                    .map(|c| format!("size {}: {}", c.0, words::sig(c.2, 2))),
+                8
+            ),
+            words::sig(slowest, 2)
+        ))
         .addition(),
         claim(
             "tp.vogel",
@@ -240,6 +272,13 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 .into(),
             !vogel.is_empty() && vogel.iter().all(|v| v.0 < v.1),
         )
+        .says(format!(
+            "{} runs; Vogel's cost above the optimum at most {}, the north-west corner's at \
+             least {} (relative)",
+            vogel.len(),
+            words::sig(vogel.iter().map(|v| v.0).fold(0.0, f64::max), 2),
+            words::sig(vogel.iter().map(|v| v.1).fold(f64::INFINITY, f64::min), 2)
+        ))
         .addition(),
         claim(
             "tp.solver-warm",
@@ -248,6 +287,17 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "warm / cold at most 0.10 at the largest size (mean of the instances)".into(),
             warm.is_some_and(|w| w.1 <= 0.10),
         )
+        .says(format!(
+            "warm / cold: {}",
+            words::list(
+                rows.iter().map(|r| format!(
+                    "size {}: {}",
+                    num(r, "size"),
+                    words::ci(summary(sc, r, "warm_ratio"))
+                )),
+                8
+            )
+        ))
         .addition(),
     ]
 }
@@ -255,6 +305,7 @@ fn t5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
 fn t4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let most = rows.iter().map(|r| num(r, "sources")).fold(0.0, f64::max);
     let mut cells = Vec::new();
+    let mut said = Vec::new();
     for single in rows.iter().filter(|r| num(r, "sources") == 1.0) {
         let cross = num(single, "cross");
         if let Some(multi) = rows
@@ -264,6 +315,14 @@ fn t4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             let (l1, lk) = (metric(sc, single, "loss"), metric(sc, multi, "loss"));
             let (d1, dk) = (metric(sc, single, "latency"), metric(sc, multi, "latency"));
             cells.push((cross, l1, lk, d1, dk, lk <= l1 && dk < d1));
+            said.push(format!(
+                "cross {}: loss {} vs {}, latency {} vs {}",
+                words::sig(cross, 3),
+                words::ci(summary(sc, single, "loss")),
+                words::ci(summary(sc, multi, "loss")),
+                words::ci(summary(sc, single, "latency")),
+                words::ci(summary(sc, multi, "latency"))
+            ));
         }
     }
     vec![claim(
@@ -277,7 +336,11 @@ fn t4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             && cells.iter().all(|c| c.5)
             && cells.iter().filter(|c| c.1 > 0.0).all(|c| c.2 < c.1)
             && cells.iter().any(|c| c.1 > 0.0),
-    )]
+    )
+    .says(format!(
+        "single source vs {most} sources: {}",
+        said.join("; ")
+    ))]
 }
 
 fn t3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -298,6 +361,7 @@ fn t3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         })
         .collect();
     let mut points = Vec::new();
+    let mut said = Vec::new();
     let (mut excess, mut excess_var) = (0.0, 0.0);
     for (f, s) in &pairs {
         let target = metric(sc, f, "erlang_end");
@@ -316,6 +380,14 @@ fn t3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         let ok = bs - bf > t * (ef.powi(2) + es.powi(2)).sqrt() && share + t * share_se >= 0.9;
         excess += bf - target;
         excess_var += ef.powi(2);
+        said.push(format!(
+            "hour {}: {} with, {} without (Erlang-B {}), {}% of the excess removed",
+            num(f, "hours"),
+            words::ci(summary(sc, f, "blocking_tail")),
+            words::ci(summary(sc, s, "blocking_tail")),
+            words::sig(target, 3),
+            words::pm(100.0 * share, 100.0 * t * share_se)
+        ));
         points.push(json!({"hour": num(f, "hours"), "with": bf, "without": bs,
             "erlang_for_new_demand": target, "share_of_excess_removed": share, "ok": ok}));
     }
@@ -331,7 +403,8 @@ fn t3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
              the new demand removed (within the share's 95% interval)"
                 .into(),
             pairs.len() >= 2 && points.iter().all(|p| p["ok"] == json!(true)),
-        ),
+        )
+        .says(format!("blocking {}", said.join("; "))),
         claim(
             "tp.reallocation-excess",
             "Re-allocated blocking stays a little above Erlang-B for the new demand: thresholds \
@@ -342,6 +415,11 @@ fn t3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 .into(),
             pairs.len() >= 2 && excess > 1.96 * excess_se,
         )
+        .says(format!(
+            "blocking above Erlang-B for the new demand, averaged over {} points: {}",
+            pairs.len(),
+            words::pm(excess, 1.96 * excess_se)
+        ))
         .finding(),
     ]
 }
@@ -398,14 +476,35 @@ fn t1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"peak_gap_by_profile": peaks}),
             "the R15 gap peaks at rho in [0.8, 1.2] and reaches at least 0.10".into(),
             gap_pass,
-        ),
+        )
+        .says(format!(
+            "largest gap (nearest minus optimal blocking): {}",
+            words::list(
+                peaks.iter().map(|p| format!(
+                    "{} {} at rho {}",
+                    p.0,
+                    words::sig(p.2, 2),
+                    words::sig(p.1, 3)
+                )),
+                2
+            )
+        )),
         claim(
             "tp.s4-lowest",
             "Full sharing (no partitioning) blocks least of all",
             json!({"cells_where_not_lowest": s4_worse}),
             "S4 at or below every other policy in every cell (95% intervals)".into(),
             !rows.is_empty() && s4_worse.is_empty(),
-        ),
+        )
+        .says(format!(
+            "cells where full sharing blocks more than another policy: {}",
+            words::list(
+                s4_worse
+                    .iter()
+                    .map(|w| format!("{} rho {} vs {}", w.0, words::sig(w.1, 3), w.2)),
+                6
+            )
+        )),
         hops,
     ]
 }
@@ -474,6 +573,35 @@ fn hop_bounds(sc: &Scenario, rows: &[SummaryRow]) -> Claim {
             .into(),
         !opt.is_empty() && outside.is_empty() && nw_near.is_empty(),
     )
+    .says(format!(
+        "{} cells; outside the bounds: {}; where the NW corner is not farther: {}; at the \
+         highest load, {}",
+        cells.len(),
+        words::list(
+            outside
+                .iter()
+                .map(|o| format!("{} rho {}", o.0, words::sig(o.1, 3))),
+            6
+        ),
+        words::list(
+            nw_near
+                .iter()
+                .map(|o| format!("{} rho {}", o.0, words::sig(o.1, 3))),
+            6
+        ),
+        words::list(
+            cells
+                .iter()
+                .filter(|c| c.1 == cells.iter().map(|c| c.1).fold(0.0, f64::max))
+                .map(|c| format!(
+                    "{}: {} hops against at most {}",
+                    c.0,
+                    words::sig(c.2, 3),
+                    words::sig(c.4, 3)
+                )),
+            4
+        )
+    ))
 }
 
 fn balance(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -489,6 +617,7 @@ fn balance(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     // Two comparisons of spread and two of blocking per cell.
     let tests = 4 * frac.len().max(1);
     let (mut unbalanced, mut blocking_differs, mut cells) = (Vec::new(), Vec::new(), Vec::new());
+    let mut said = Vec::new();
     for f in &frac {
         let (profile, rho) = (text(f, "profile"), num(f, "rho"));
         let mut spreads = vec![metric(sc, f, "cluster_spread")];
@@ -514,6 +643,15 @@ fn balance(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 blocking_differs.push((profile.to_string(), rho, other, d));
             }
         }
+        said.push(format!(
+            "{profile} rho {}: {}",
+            words::sig(rho, 3),
+            spreads
+                .iter()
+                .map(|x| words::sig(*x, 2))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        ));
         cells.push((profile.to_string(), rho, spreads));
     }
     vec![claim(
@@ -528,7 +666,14 @@ fn balance(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
          blocking within that interval of theirs"
             .into(),
         !frac.is_empty() && unbalanced.is_empty() && blocking_differs.is_empty(),
-    )]
+    )
+    .says(format!(
+        "occupancy spread, fraction / free slots / nearest first: {}; cells not more balanced: \
+         {}; cells where blocking differs: {}",
+        words::list(said, 12),
+        unbalanced.len(),
+        blocking_differs.len()
+    ))]
 }
 
 fn t1_random(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -571,7 +716,22 @@ fn t1_random(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             && (0.8..=1.2).contains(&peak.0)
             && peak.1 >= 0.10
             && sharing_lowest,
-    )]
+    )
+    .says(format!(
+        "nearest minus optimal blocking: {}; the peak {} at rho {}; full sharing {}",
+        words::list(
+            gaps.iter()
+                .map(|g| format!("rho {}: {}", words::sig(g.0, 3), words::sig(g.1, 2))),
+            12
+        ),
+        words::sig(peak.1, 2),
+        words::sig(peak.0, 3),
+        if sharing_lowest {
+            "lowest at every load"
+        } else {
+            "not lowest at some load"
+        }
+    ))]
 }
 
 fn t2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
@@ -600,7 +760,18 @@ fn t2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             json!({"largest_mean_max_z": worst_z, "cells_off": off}),
             "overall blocking within 2 x its 95% interval of Erlang-B in every cell; the largest per-population deviation, averaged over runs, below 3.5 standard errors".into(),
             !rows.is_empty() && off.is_empty() && worst_z < 3.5,
-        ),
+        )
+        .says(format!(
+            "{} cells; off Erlang-B: {}; the largest per-population deviation, averaged over \
+             runs, {} standard errors",
+            rows.len(),
+            words::list(
+                off.iter()
+                    .map(|o| format!("{} {} rho {}", o.0, o.1, words::sig(o.2, 3))),
+                6
+            ),
+            words::sig(worst_z, 2)
+        )),
     ]
 }
 

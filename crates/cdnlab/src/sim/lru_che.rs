@@ -25,8 +25,9 @@ const PARAMS: &[ParamSpec] = &[
         100_000_000,
         100,
         "LRU capacity C in objects (below N)",
-    ),
-    ParamSpec::float("alpha", 0.0, 5.0, 0.8, "Zipf exponent (0 = uniform)"),
+    )
+    .unit("objects"),
+    ParamSpec::float("alpha", 0.0, 5.0, 0.8, "Zipf exponent (0 = uniform)").unit("Zipf exponent"),
     ParamSpec::int(
         "warmup",
         0,

@@ -115,6 +115,9 @@ pub struct ParamSpec {
     pub kind: Kind,
     pub default: DefaultValue,
     pub help: &'static str,
+    /// Its unit, or what the number is when it has none ("slots", "Zipf exponent"); "" if not
+    /// said. Plots label their x axis `name (unit)`.
+    pub unit: &'static str,
 }
 
 /// A default, in a form that can live in a `static`.
@@ -157,6 +160,7 @@ impl ParamSpec {
             kind: Kind::Int { min, max },
             default: DefaultValue::Int(default),
             help,
+            unit: "",
         }
     }
 
@@ -194,6 +198,7 @@ impl ParamSpec {
             },
             default: DefaultValue::Float(default),
             help,
+            unit: "",
         }
     }
 
@@ -208,6 +213,7 @@ impl ParamSpec {
             kind: Kind::Choice(options),
             default: DefaultValue::Text(options[0]),
             help,
+            unit: "",
         }
     }
 
@@ -218,6 +224,22 @@ impl ParamSpec {
             kind: Kind::Bool,
             default: DefaultValue::Bool(default),
             help,
+            unit: "",
+        }
+    }
+
+    /// The same parameter with its unit.
+    pub const fn unit(mut self, unit: &'static str) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// `name (unit)`, or the name alone.
+    pub fn label(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} ({})", self.name, self.unit)
         }
     }
 
@@ -327,12 +349,14 @@ mod tests {
             },
             default: DefaultValue::Float(0.8),
             help: "",
+            unit: "",
         },
         ParamSpec {
             name: "n",
             kind: Kind::Int { min: 1, max: 10 },
             default: DefaultValue::Int(3),
             help: "",
+            unit: "",
         },
     ];
 

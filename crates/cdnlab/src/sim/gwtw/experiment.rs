@@ -18,14 +18,15 @@ const PARAMS: &[ParamSpec] = &[
         "service: web (LRU hit rate) or video (bit rate)",
     ),
     ParamSpec::choice("policy", Policy::NAMES, "how users pick servers"),
-    ParamSpec::int("servers", 1, 1_000_000, 200, "number of servers n"),
+    ParamSpec::int("servers", 1, 1_000_000, 200, "number of servers n").unit("servers"),
     ParamSpec::float(
         "load",
         0.0,
         100.0,
         1.0,
         "users per server lambda (users = round(lambda n))",
-    ),
+    )
+    .unit("users per server"),
     ParamSpec::int(
         "k",
         1,
@@ -39,7 +40,8 @@ const PARAMS: &[ParamSpec] = &[
         1_000_000,
         gwtw::DEFAULT_TAU as i64,
         "history window: outcomes per candidate",
-    ),
+    )
+    .unit("outcomes per candidate"),
     ParamSpec::choice("probe", Probe::NAMES, "where trial requests go"),
     ParamSpec::choice(
         "retrial",
@@ -58,8 +60,9 @@ const PARAMS: &[ParamSpec] = &[
         1.0,
         1.0,
         "fraction p of users running GWTW (the rest k = 1)",
-    ),
-    ParamSpec::int("horizon", 1, 100_000_000, 3000, "slots simulated"),
+    )
+    .unit("fraction of users"),
+    ParamSpec::int("horizon", 1, 100_000_000, 3000, "slots simulated").unit("slots"),
     ParamSpec::int(
         "measure",
         1,
@@ -90,7 +93,8 @@ const PARAMS: &[ParamSpec] = &[
         100_000_000,
         40,
         "web: LRU capacity C in items",
-    ),
+    )
+    .unit("items"),
     ParamSpec::int("catalogue", 1, 100_000_000, 20, "web: items N per user"),
     ParamSpec::float(
         "alpha",
@@ -98,7 +102,8 @@ const PARAMS: &[ParamSpec] = &[
         10.0,
         0.8,
         "web: Zipf exponent of each user's requests",
-    ),
+    )
+    .unit("Zipf exponent"),
     ParamSpec::float("bandwidth", 0.0, 1e9, 2.0, "video: bandwidth B per server"),
     ParamSpec::positive("r_max", 1e9, 1.0, "video: highest bit rate of a stream"),
     ParamSpec::flag(

@@ -17,7 +17,7 @@ pub struct OrientExperiment;
 const REGIMES: &[&str] = &["k2-c1", "k3-c1", "k4-c1", "k2-c2", "k2-c3"];
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("servers", 1, 10_000_000, 10_000, "number of servers n"),
+    ParamSpec::int("servers", 1, 10_000_000, 10_000, "number of servers n").unit("servers"),
     ParamSpec::choice(
         "regime",
         REGIMES,
@@ -29,7 +29,8 @@ const PARAMS: &[ParamSpec] = &[
         10.0,
         1.0,
         "load per capacity lambda / c as a multiple of the regime's threshold",
-    ),
+    )
+    .unit("multiple of the threshold"),
 ];
 
 const METRICS: &[MetricSpec] = &[

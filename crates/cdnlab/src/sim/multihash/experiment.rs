@@ -16,18 +16,20 @@ const PARAMS: &[ParamSpec] = &[
         Policy::NAMES,
         "where requests go: multi-hash replicas, or a production baseline without replication",
     ),
-    ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N"),
+    ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N").unit("nodes"),
     ParamSpec::int("vnodes", 1, 1000, 1, "ring positions per node"),
     ParamSpec::int("files", 1, 100_000_000, 10_000, "files M"),
     ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K"),
-    ParamSpec::float("alpha", 0.0, 10.0, 1.0, "Zipf exponent of file popularity"),
+    ParamSpec::float("alpha", 0.0, 10.0, 1.0, "Zipf exponent of file popularity")
+        .unit("Zipf exponent"),
     ParamSpec::float(
         "load",
         0.0,
         100.0,
         0.5,
         "offered load per node (node capacity 1 request per time unit)",
-    ),
+    )
+    .unit("requests per node per unit time"),
     ParamSpec::positive(
         "c_high",
         1e9,
@@ -71,7 +73,8 @@ const PARAMS: &[ParamSpec] = &[
         1.0,
         0.0,
         "fraction of nodes that crash after window fail_at",
-    ),
+    )
+    .unit("fraction of nodes"),
     ParamSpec::int(
         "fail_at",
         0,
@@ -99,7 +102,7 @@ const PARAMS: &[ParamSpec] = &[
         "first window of the flash crowd",
     ),
     ParamSpec::int("flash_end", 0, 100_000_000, 30, "first window after it"),
-    ParamSpec::int("horizon", 1, 100_000_000, 40, "windows simulated"),
+    ParamSpec::int("horizon", 1, 100_000_000, 40, "windows simulated").unit("windows"),
     ParamSpec::int(
         "measure",
         1,

@@ -23,7 +23,8 @@ const PARAMS: &[ParamSpec] = &[
         1 << 20,
         8,
         "replicas n_f: indices 1..n used, at most K",
-    ),
+    )
+    .unit("used indices"),
     ParamSpec::choice(
         "gaps",
         &["none", "single", "random"],

@@ -37,7 +37,8 @@ const PARAMS: &[ParamSpec] = &[
         0.999,
         0.6,
         "cross traffic on every path, as a fraction of capacity (Poisson)",
-    ),
+    )
+    .unit("fraction of path capacity"),
     ParamSpec::positive("duration", 1e9, 100_000.0, "simulated ms"),
 ];
 

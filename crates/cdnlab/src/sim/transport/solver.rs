@@ -19,7 +19,7 @@ use std::time::Instant;
 pub struct SolverExperiment;
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("size", 1, 5000, 100, "supplies = demands = size"),
+    ParamSpec::int("size", 1, 5000, 100, "supplies = demands = size").unit("supplies = demands"),
     ParamSpec::int(
         "max_cost",
         1,

@@ -70,7 +70,8 @@ const PARAMS: &[ParamSpec] = &[
         1.0,
         1.0,
         "partial sharing of slack (CP-1 with thresholds): a request refused by every threshold of its cluster takes a free slot at a cluster server while more than reserve x capacity slots are free there; 1: complete partitioning, 0: any free slot",
-    ),
+    )
+    .unit("fraction of the threshold"),
     ParamSpec::choice(
         "topology",
         &["reference", "random"],
@@ -82,13 +83,15 @@ const PARAMS: &[ParamSpec] = &[
         &["r1", "r15"],
         "demand profile of the reference instance",
     ),
-    ParamSpec::positive("rho", 10.0, 1.0, "offered load: sum A_i / sum C_j"),
+    ParamSpec::positive("rho", 10.0, 1.0, "offered load: sum A_i / sum C_j")
+    .unit("offered load per capacity"),
     ParamSpec::choice(
         "holding",
         &["exponential", "deterministic"],
         "holding-time distribution (mean 90 minutes)",
     ),
-    ParamSpec::positive("hours", 1e7, 1000.0, "simulated hours after the warm-up"),
+    ParamSpec::positive("hours", 1e7, 1000.0, "simulated hours after the warm-up")
+    .unit("hours"),
     ParamSpec::float("warmup", 0.0, 1e7, 20.0, "hours simulated before measuring"),
     ParamSpec::float(
         "shift_at",
