@@ -58,8 +58,13 @@ fn experiments() {
         outln!("{}: {}", e.name(), e.about());
         outln!("  parameters:");
         for p in e.params() {
+            let unit = if p.unit.is_empty() {
+                String::new()
+            } else {
+                format!("unit: {}; ", p.unit)
+            };
             outln!(
-                "    {:<12} {} ({}; default {})",
+                "    {:<12} {} ({unit}{}; default {})",
                 p.name,
                 p.help,
                 p.kind.allowed(),

@@ -71,7 +71,7 @@ fn cache_claims(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 words::sig(w.2, 3),
                 words::sig(w.3, 6),
                 words::ci(&w.4),
-                words::sig(w.5, 4),
+                words::sig(w.5, 5),
                 words::sig(100.0 * w.1, 2),
                 words::sig(w.0, 2)
             ),

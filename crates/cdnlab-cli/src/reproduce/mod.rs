@@ -879,8 +879,8 @@ fn provenance_section(h: &mut String, done: &[Done], prov: &provenance::Provenan
 /// report).
 fn claims_table(h: &mut String, claims: &[(&Claim, &Done)], anchors: bool) {
     h.push_str(
-        "<table class=\"claims\"><colgroup><col style=\"width:8%\"><col style=\"width:28%\">\
-         <col style=\"width:37%\"><col style=\"width:18%\"><col style=\"width:9%\"></colgroup>\
+        "<table class=\"claims\"><colgroup><col style=\"width:8%\"><col style=\"width:27%\">\
+         <col style=\"width:37%\"><col style=\"width:17%\"><col style=\"width:11%\"></colgroup>\
          <tr><th>verdict</th><th>claim</th><th>measured</th><th>expected</th>\
          <th>experiment</th></tr>",
     );

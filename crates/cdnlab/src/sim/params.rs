@@ -234,9 +234,9 @@ impl ParamSpec {
         self
     }
 
-    /// `name (unit)`, or the name alone.
+    /// `name (unit)`, or the name alone (without a unit, or one that repeats the name).
     pub fn label(&self) -> String {
-        if self.unit.is_empty() {
+        if self.unit.is_empty() || self.unit == self.name {
             self.name.to_string()
         } else {
             format!("{} ({})", self.name, self.unit)
