@@ -1,13 +1,23 @@
-//! `cdnlab cache-replay`: replays a trace through one cache policy and reports the miss ratio and
-//! the throughput, with reading and simulation timed separately.
+//! `cdnlab cache-replay`: replays a trace through several cache policies at several sizes in one
+//! run and reports each one's miss ratio and throughput, with reading and simulation timed
+//! separately; draws the miss-ratio curve when there are several sizes.
+//!
+//! Sizes below 1 are fractions of the trace's working set (distinct objects, or the bytes of
+//! distinct objects at their first request), truncated as libCacheSim's `cachesim` does; 1 or
+//! more is an absolute capacity. The (policy, size) caches are shared out over worker threads;
+//! each worker streams the trace once and feeds every chunk to each of its caches, so memory
+//! stays constant in the trace's length and the results do not depend on the thread count.
 
 use crate::error::{CliError, Result};
 use crate::output;
 use crate::output::outln;
+use crate::plot::{Chart, Series};
 use cdnlab::Named;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
+use cdnlab::workload::Request;
 use cdnlab::workload::trace::{self, CsvColumns};
 use clap::{Args, ValueEnum};
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -24,6 +34,11 @@ pub enum Format {
 
 /// Arguments of `cdnlab cache-replay`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cdnlab cache-replay --trace t.oracleGeneral --policy lru --size 1000
+  cdnlab cache-replay --trace t.oracleGeneral --policy lru,fifo,s3fifo --size 0.001,0.01,0.1
+  cdnlab cache-replay --trace t.oracleGeneral --policy all --size 0.01,0.1 --size-unit bytes --csv
+  cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json")]
 pub struct ReplayArgs {
     /// Trace file to replay.
     #[arg(long)]
@@ -31,18 +46,33 @@ pub struct ReplayArgs {
     /// Trace format.
     #[arg(long, value_enum, default_value = "oracle-general")]
     pub format: Format,
-    /// Eviction policy: lru, fifo, lfu, s3fifo or sieve.
+    /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo, sieve.
     #[arg(long, default_value = "lru")]
     pub policy: String,
-    /// Cache capacity, in --size-unit units (at least 1).
+    /// Cache sizes, comma-separated: below 1 a fraction of the trace's working set (its distinct
+    /// objects, or their bytes with --size-unit bytes), 1 or more an absolute capacity in
+    /// --size-unit units.
     #[arg(long)]
-    pub size: u64,
+    pub size: String,
     /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size).
     #[arg(long, default_value = "objects")]
     pub size_unit: String,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long, value_parser = crate::runner::parse_threads)]
+    pub threads: Option<usize>,
+    /// Print one JSON object per (policy, size), one a line, instead of text.
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print CSV (a header, then a row per (policy, size)) instead of text.
+    #[arg(long)]
+    pub csv: bool,
+    /// Where to draw the miss-ratio curve (an .svg; the .png beside it), when there are several
+    /// sizes [default: out/cache-replay/mrc.svg].
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Do not draw the miss-ratio curve.
+    #[arg(long, conflicts_with = "plot")]
+    pub no_plot: bool,
     /// CSV: column of the object id (1-based).
     #[arg(long, default_value_t = 1)]
     pub csv_id: usize,
@@ -63,6 +93,58 @@ pub struct ReplayArgs {
     pub csv_id_text: bool,
 }
 
+/// A requested size: a fraction of the working set, or an absolute capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SizeSpec {
+    Fraction(f64),
+    Absolute(u64),
+}
+
+/// Parses `--size`: comma-separated numbers above 0; below 1 a fraction, else a whole number.
+fn parse_sizes(s: &str) -> Result<Vec<SizeSpec>> {
+    let bad = |t: &str, why: &str| {
+        CliError::Usage(format!(
+            "--size `{t}`: {why} (sizes are comma-separated: below 1 a fraction of the working \
+             set, e.g. 0.01; 1 or more a whole capacity, e.g. 1000)"
+        ))
+    };
+    let mut out = Vec::new();
+    for t in s.split(',').map(str::trim) {
+        let x: f64 = t.parse().map_err(|_| bad(t, "not a number"))?;
+        if !(x > 0.0 && x.is_finite()) {
+            return Err(bad(t, "a size must be above 0"));
+        }
+        let spec = if x < 1.0 {
+            SizeSpec::Fraction(x)
+        } else if x.fract() == 0.0 && x <= u64::MAX as f64 {
+            SizeSpec::Absolute(x as u64)
+        } else {
+            return Err(bad(t, "a capacity of 1 or more must be a whole number"));
+        };
+        if out.contains(&spec) {
+            return Err(bad(t, "given twice"));
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// Parses `--policy`: comma-separated names, or `all`.
+fn parse_policies(s: &str) -> Result<Vec<Policy>> {
+    if s.trim() == "all" {
+        return Ok(Policy::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for t in s.split(',').map(str::trim) {
+        let p: Policy = t.parse()?;
+        if out.contains(&p) {
+            return Err(CliError::Usage(format!("--policy {t}: given twice")));
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
 /// Peak resident memory of this process (Linux), in bytes.
 fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -75,51 +157,48 @@ fn peak_rss() -> Option<u64> {
 /// state, large enough that per-chunk work is negligible.
 const CHUNK_RECORDS: usize = 1 << 14;
 
-/// What a replay counted, and where its time went.
-struct Replayed {
-    requests: u64,
-    hits: u64,
-    read_s: f64,
-    sim_s: f64,
-}
-
-/// Streams an oracleGeneral file through `cache` in chunks, with one reused buffer: no copy of
-/// the whole trace in memory (which cost more than the simulation on large traces). Time in
-/// reading and decoding counts as reading; time in the cache as simulation.
-fn stream_oracle_general(a: &ReplayArgs, sized: bool, cache: &mut dyn Cache) -> Result<Replayed> {
+/// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral), or reads
+/// a CSV trace whole and hands it over in chunks. Returns the seconds spent reading and
+/// decoding (the time inside `each` excluded).
+fn stream(a: &ReplayArgs, sized: bool, mut each: impl FnMut(&[Request])) -> Result<f64> {
     let bad = |e: trace::TraceError| CliError::file(&a.trace, e.to_string());
-    let mut file = std::fs::File::open(&a.trace).map_err(|e| CliError::io(&a.trace, e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| CliError::io(&a.trace, e))?
-        .len();
-    trace::check_oracle_general_length(len).map_err(bad)?;
-    let mut buf = vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD];
-    let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
-    let mut r = Replayed {
-        requests: 0,
-        hits: 0,
-        read_s: 0.0,
-        sim_s: 0.0,
-    };
-    loop {
-        let t = Instant::now();
-        let got = fill(&mut file, &mut buf).map_err(|e| CliError::io(&a.trace, e))?;
-        if got == 0 {
-            break;
+    let mut read_s = 0.0;
+    match a.format {
+        Format::OracleGeneral => {
+            let mut file = std::fs::File::open(&a.trace).map_err(|e| CliError::io(&a.trace, e))?;
+            let len = file
+                .metadata()
+                .map_err(|e| CliError::io(&a.trace, e))?
+                .len();
+            trace::check_oracle_general_length(len).map_err(bad)?;
+            let mut buf = vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD];
+            let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+            let mut first = 0;
+            loop {
+                let t = Instant::now();
+                let got = fill(&mut file, &mut buf).map_err(|e| CliError::io(&a.trace, e))?;
+                if got == 0 {
+                    break;
+                }
+                trace::decode_oracle_general(&buf[..got], first, sized, &mut reqs).map_err(bad)?;
+                read_s += t.elapsed().as_secs_f64();
+                first += reqs.len();
+                each(&reqs);
+            }
+            if first == 0 {
+                return Err(bad(trace::TraceError::Empty));
+            }
         }
-        trace::decode_oracle_general(&buf[..got], r.requests as usize, sized, &mut reqs)
-            .map_err(bad)?;
-        let t1 = Instant::now();
-        r.hits += cache.replay_dyn(&reqs);
-        r.sim_s += t1.elapsed().as_secs_f64();
-        r.read_s += (t1 - t).as_secs_f64();
-        r.requests += reqs.len() as u64;
+        Format::Csv => {
+            let t = Instant::now();
+            let reqs = read_csv(a)?;
+            read_s = t.elapsed().as_secs_f64();
+            for chunk in reqs.chunks(CHUNK_RECORDS) {
+                each(chunk);
+            }
+        }
     }
-    if r.requests == 0 {
-        return Err(bad(trace::TraceError::Empty));
-    }
-    Ok(r)
+    Ok(read_s)
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
@@ -136,8 +215,8 @@ fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-/// Reads a CSV trace whole, then replays it.
-fn replay_csv(a: &ReplayArgs, cache: &mut dyn Cache) -> Result<Replayed> {
+/// Reads a CSV trace whole.
+fn read_csv(a: &ReplayArgs) -> Result<Vec<Request>> {
     let delimiter = match a.csv_delimiter.as_bytes() {
         [d] => *d,
         _ => {
@@ -155,78 +234,415 @@ fn replay_csv(a: &ReplayArgs, cache: &mut dyn Cache) -> Result<Replayed> {
         delimiter,
         id_is_text: a.csv_id_text,
     };
-    let t0 = Instant::now();
     let bytes = output::read(&a.trace)?;
-    let reqs =
-        trace::read_csv(&bytes[..], &cols).map_err(|e| CliError::file(&a.trace, e.to_string()))?;
-    let t1 = Instant::now();
-    let hits = cache.replay_dyn(&reqs);
-    Ok(Replayed {
-        requests: reqs.len() as u64,
-        hits,
-        read_s: (t1 - t0).as_secs_f64(),
-        sim_s: t1.elapsed().as_secs_f64(),
-    })
+    trace::read_csv(&bytes[..], &cols).map_err(|e| CliError::file(&a.trace, e.to_string()))
+}
+
+/// The trace's working set: distinct objects, and their bytes at each one's first request
+/// (libCacheSim's `cal_working_set_size`, without its sampling of traces above 1 GiB).
+fn working_set(a: &ReplayArgs, sized: bool) -> Result<(u64, u64)> {
+    let mut seen = HashSet::new();
+    let mut bytes = 0u64;
+    stream(a, sized, |reqs| {
+        for r in reqs {
+            if seen.insert(r.id) {
+                bytes += u64::from(r.size);
+            }
+        }
+    })?;
+    Ok((seen.len() as u64, bytes))
+}
+
+/// One (policy, size) replay's outcome.
+struct Outcome {
+    policy: Policy,
+    spec: SizeSpec,
+    capacity: u64,
+    requests: u64,
+    hits: u64,
+    sim_s: f64,
+    cached_objects: usize,
+    heap_bytes: usize,
+}
+
+/// A cache being replayed, with its counters.
+struct Job {
+    policy: Policy,
+    spec: SizeSpec,
+    capacity: u64,
+    cache: Box<dyn Cache + Send>,
+    requests: u64,
+    hits: u64,
+    sim_s: f64,
+}
+
+/// A worker's jobs (with their order numbers) after the replay, and its reading time.
+type WorkerDone = (Vec<(usize, Job)>, f64);
+
+/// Replays the jobs: worker w takes jobs w, w + W, ... and streams the trace once for them.
+/// Returns the outcomes in job order and the largest reading time of a worker.
+fn replay_all(
+    a: &ReplayArgs,
+    sized: bool,
+    jobs: Vec<Job>,
+    threads: usize,
+) -> Result<(Vec<Outcome>, f64)> {
+    let workers = threads.clamp(1, jobs.len().max(1));
+    let mut shares: Vec<Vec<(usize, Job)>> = (0..workers).map(|_| Vec::new()).collect();
+    for (i, j) in jobs.into_iter().enumerate() {
+        shares[i % workers].push((i, j));
+    }
+    let results: Vec<Result<WorkerDone>> = std::thread::scope(|s| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|mut share| {
+                s.spawn(move || {
+                    let read_s = stream(a, sized, |reqs| {
+                        for (_, j) in share.iter_mut() {
+                            let t = Instant::now();
+                            j.hits += j.cache.replay_dyn(reqs);
+                            j.sim_s += t.elapsed().as_secs_f64();
+                            j.requests += reqs.len() as u64;
+                        }
+                    })?;
+                    Ok((share, read_s))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("replay worker panicked"))
+            .collect()
+    });
+    let mut done = Vec::new();
+    let mut read_s: f64 = 0.0;
+    for r in results {
+        let (share, t) = r?;
+        read_s = read_s.max(t);
+        done.extend(share);
+    }
+    done.sort_by_key(|(i, _)| *i);
+    let outcomes = done
+        .into_iter()
+        .map(|(_, j)| Outcome {
+            policy: j.policy,
+            spec: j.spec,
+            capacity: j.capacity,
+            requests: j.requests,
+            hits: j.hits,
+            sim_s: j.sim_s,
+            cached_objects: j.cache.len(),
+            heap_bytes: j.cache.heap_bytes(),
+        })
+        .collect();
+    Ok((outcomes, read_s))
 }
 
 /// Runs the command.
 pub fn run(a: &ReplayArgs) -> Result<()> {
-    let policy: Policy = a.policy.parse()?;
+    let policies = parse_policies(&a.policy)?;
+    let specs = parse_sizes(&a.size)?;
     let unit: Unit = a.size_unit.parse()?;
-    let cap = Capacity::new(a.size, unit).map_err(|_| {
-        CliError::Usage(format!(
-            "--size {}: the capacity must be at least 1",
-            a.size
-        ))
-    })?;
-    let mut cache = policy.build(cap);
-    let r = match a.format {
-        Format::OracleGeneral => stream_oracle_general(a, unit == Unit::Bytes, cache.as_mut()),
-        Format::Csv => replay_csv(a, cache.as_mut()),
-    }?;
-    let (n, hits, read_s, sim_s) = (r.requests, r.hits, r.read_s, r.sim_s);
-    let miss_ratio = (n - hits) as f64 / n as f64;
-    let mreq = n as f64 / sim_s.max(1e-9) / 1e6;
-    let heap = cache.heap_bytes();
-    let per_obj = heap as f64 / cache.len().max(1) as f64;
-    if a.json {
-        let v = serde_json::json!({
-            "trace": a.trace.display().to_string(),
-            "format": a.format.to_possible_value().map(|v| v.get_name().to_string()),
-            "policy": policy.name(),
-            "size": a.size,
-            "size_unit": a.size_unit,
-            "requests": n,
-            "hits": hits,
-            "misses": n - hits,
-            "miss_ratio": miss_ratio,
-            "read_seconds": read_s,
-            "sim_seconds": sim_s,
-            "mreq_per_s": mreq,
-            "cached_objects": cache.len(),
-            "cache_heap_bytes": heap,
-            "heap_bytes_per_cached_object": per_obj,
-            "peak_rss_bytes": peak_rss(),
-        });
-        outln!("{v}");
+    let sized = unit == Unit::Bytes;
+    let t0 = Instant::now();
+    let wss = if specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_))) {
+        Some(working_set(a, sized)?)
     } else {
-        outln!("trace        {} ({n} requests)", a.trace.display());
-        outln!(
-            "policy       {}, capacity {} {}",
-            policy.name(),
-            a.size,
-            a.size_unit
-        );
-        outln!("requests     {n}");
-        outln!("hits         {hits}");
-        outln!("miss ratio   {miss_ratio:.6}");
-        outln!("read time    {read_s:.3} s");
-        outln!("sim time     {sim_s:.3} s");
-        outln!("throughput   {mreq:.2} Mreq/s (simulation only)");
-        outln!(
-            "cache memory {heap} bytes for {} objects ({per_obj:.1} bytes/object)",
-            cache.len()
-        );
+        None
+    };
+    let wss_s = t0.elapsed().as_secs_f64();
+    let mut jobs = Vec::new();
+    for &policy in &policies {
+        for &spec in &specs {
+            let amount = match spec {
+                SizeSpec::Absolute(n) => n,
+                SizeSpec::Fraction(f) => {
+                    let (objects, bytes) = wss.expect("computed for fractions");
+                    let whole = if sized { bytes } else { objects };
+                    // Truncated, as libCacheSim does.
+                    (whole as f64 * f) as u64
+                }
+            };
+            let cap = Capacity::new(amount, unit).map_err(|_| {
+                CliError::Usage(match spec {
+                    SizeSpec::Fraction(f) => format!(
+                        "--size {f}: {f} of the working set ({} {}) is less than 1; give a \
+                         larger fraction",
+                        wss.map_or(0, |w| if sized { w.1 } else { w.0 }),
+                        unit.name()
+                    ),
+                    SizeSpec::Absolute(_) => "--size: the capacity must be at least 1".into(),
+                })
+            })?;
+            jobs.push(Job {
+                policy,
+                spec,
+                capacity: amount,
+                cache: policy.build(cap),
+                requests: 0,
+                hits: 0,
+                sim_s: 0.0,
+            });
+        }
+    }
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let (outs, read_s) = replay_all(a, sized, jobs, threads)?;
+    let rows: Vec<serde_json::Value> = outs
+        .iter()
+        .map(|o| {
+            let n = o.requests;
+            serde_json::json!({
+                "trace": a.trace.display().to_string(),
+                "format": a.format.to_possible_value().map(|v| v.get_name().to_string()),
+                "policy": o.policy.name(),
+                "size": o.capacity,
+                "size_fraction": match o.spec { SizeSpec::Fraction(f) => Some(f), _ => None },
+                "size_unit": unit.name(),
+                "requests": n,
+                "hits": o.hits,
+                "misses": n - o.hits,
+                "miss_ratio": (n - o.hits) as f64 / n.max(1) as f64,
+                "read_seconds": read_s,
+                "sim_seconds": o.sim_s,
+                "mreq_per_s": n as f64 / o.sim_s.max(1e-9) / 1e6,
+                "cached_objects": o.cached_objects,
+                "cache_heap_bytes": o.heap_bytes,
+                "heap_bytes_per_cached_object": o.heap_bytes as f64 / o.cached_objects.max(1) as f64,
+                "working_set_objects": wss.map(|w| w.0),
+                "working_set_bytes": wss.map(|w| w.1),
+                "peak_rss_bytes": peak_rss(),
+            })
+        })
+        .collect();
+    if a.json {
+        for r in &rows {
+            outln!("{r}");
+        }
+    } else if a.csv {
+        print_csv(&rows);
+    } else {
+        print_table(a, &outs, wss, unit, read_s, wss_s, threads);
+    }
+    if specs.len() >= 2 && !a.no_plot {
+        let path = a
+            .plot
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/cache-replay/mrc.svg"));
+        let files = draw_mrc(a, &outs, &policies, unit, &path)?;
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        eprintln!("miss-ratio curve: {}", names.join(", "));
     }
     Ok(())
+}
+
+/// The CSV columns, in order: the JSON keys.
+const CSV_KEYS: [&str; 19] = [
+    "trace",
+    "format",
+    "policy",
+    "size",
+    "size_fraction",
+    "size_unit",
+    "requests",
+    "hits",
+    "misses",
+    "miss_ratio",
+    "read_seconds",
+    "sim_seconds",
+    "mreq_per_s",
+    "cached_objects",
+    "cache_heap_bytes",
+    "heap_bytes_per_cached_object",
+    "working_set_objects",
+    "working_set_bytes",
+    "peak_rss_bytes",
+];
+
+fn print_csv(rows: &[serde_json::Value]) {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(CSV_KEYS);
+    for r in rows {
+        let _ = w.write_record(CSV_KEYS.iter().map(|k| match &r[*k] {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        }));
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    outln!("{}", String::from_utf8_lossy(&bytes).trim_end());
+}
+
+fn print_table(
+    a: &ReplayArgs,
+    outs: &[Outcome],
+    wss: Option<(u64, u64)>,
+    unit: Unit,
+    read_s: f64,
+    wss_s: f64,
+    threads: usize,
+) {
+    let n = outs.first().map_or(0, |o| o.requests);
+    outln!("trace        {} ({n} requests)", a.trace.display());
+    if let Some((objects, bytes)) = wss {
+        outln!("working set  {objects} objects, {bytes} bytes ({wss_s:.3} s to count)");
+    }
+    if let [o] = outs {
+        let miss_ratio = (n - o.hits) as f64 / n.max(1) as f64;
+        let mreq = n as f64 / o.sim_s.max(1e-9) / 1e6;
+        let per_obj = o.heap_bytes as f64 / o.cached_objects.max(1) as f64;
+        outln!(
+            "policy       {}, capacity {} {}",
+            o.policy.name(),
+            o.capacity,
+            unit.name()
+        );
+        outln!("requests     {n}");
+        outln!("hits         {}", o.hits);
+        outln!("miss ratio   {miss_ratio:.6}");
+        outln!("read time    {read_s:.3} s");
+        outln!("sim time     {:.3} s", o.sim_s);
+        outln!("throughput   {mreq:.2} Mreq/s (simulation only)");
+        outln!(
+            "cache memory {} bytes for {} objects ({per_obj:.1} bytes/object)",
+            o.heap_bytes,
+            o.cached_objects
+        );
+        return;
+    }
+    outln!(
+        "{} caches on {} threads; reading {read_s:.3} s per pass",
+        outs.len(),
+        threads.min(outs.len())
+    );
+    outln!(
+        "{:<8} {:>14} {:>9} {:>12} {:>10} {:>9} {:>11}",
+        "policy",
+        format!("size ({})", unit.name()),
+        "fraction",
+        "hits",
+        "miss ratio",
+        "sim s",
+        "Mreq/s"
+    );
+    for o in outs {
+        outln!(
+            "{:<8} {:>14} {:>9} {:>12} {:>10.6} {:>9.3} {:>11.2}",
+            o.policy.name(),
+            o.capacity,
+            match o.spec {
+                SizeSpec::Fraction(f) => f.to_string(),
+                SizeSpec::Absolute(_) => "-".into(),
+            },
+            o.hits,
+            (o.requests - o.hits) as f64 / o.requests.max(1) as f64,
+            o.sim_s,
+            o.requests as f64 / o.sim_s.max(1e-9) / 1e6
+        );
+    }
+}
+
+/// The miss-ratio curve: one line per policy, miss ratio against the capacity (log axis).
+fn draw_mrc(
+    a: &ReplayArgs,
+    outs: &[Outcome],
+    policies: &[Policy],
+    unit: Unit,
+    path: &std::path::Path,
+) -> Result<Vec<PathBuf>> {
+    if path.extension().is_none_or(|e| e != "svg" && e != "png") {
+        return Err(CliError::Usage(format!(
+            "--plot {}: the file must end in .svg or .png (both are written)",
+            path.display()
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        output::ensure_dir(dir)?;
+    }
+    let chart = Chart {
+        title: format!(
+            "Miss-ratio curve: {}",
+            a.trace.file_name().map_or_else(
+                || a.trace.display().to_string(),
+                |f| f.to_string_lossy().into_owned()
+            )
+        ),
+        x_label: format!("cache size ({})", unit.name()),
+        y_label: "miss ratio".into(),
+        log_x: true,
+        log_y: false,
+        y_bounds: Some((0.0, 1.0)),
+        series: policies
+            .iter()
+            .map(|p| Series {
+                label: p.name().into(),
+                points: outs
+                    .iter()
+                    .filter(|o| o.policy == *p)
+                    .map(|o| {
+                        (
+                            o.capacity as f64,
+                            (o.requests - o.hits) as f64 / o.requests.max(1) as f64,
+                            f64::NAN,
+                        )
+                    })
+                    .collect(),
+                dash: 0,
+            })
+            .collect(),
+    };
+    crate::runner::write_chart(
+        &chart,
+        &path.with_extension("svg"),
+        crate::runner::Format::Both,
+        2.0,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_fractions_below_one_and_whole_capacities_above() {
+        assert_eq!(
+            parse_sizes("0.001, 0.5,1000").unwrap(),
+            [
+                SizeSpec::Fraction(0.001),
+                SizeSpec::Fraction(0.5),
+                SizeSpec::Absolute(1000)
+            ]
+        );
+        assert_eq!(parse_sizes("1").unwrap(), [SizeSpec::Absolute(1)]);
+        for (bad, why) in [
+            ("0", "above 0"),
+            ("-0.1", "above 0"),
+            ("1.5", "whole number"),
+            ("x", "not a number"),
+            ("0.1,0.1", "twice"),
+            ("", "not a number"),
+            ("nan", "above 0"),
+        ] {
+            let e = parse_sizes(bad).unwrap_err().to_string();
+            assert!(e.contains(why) && e.contains("--size"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn policies_by_name_or_all() {
+        assert_eq!(
+            parse_policies("lru,sieve").unwrap(),
+            [Policy::Lru, Policy::Sieve]
+        );
+        assert_eq!(parse_policies("all").unwrap(), Policy::ALL);
+        let e = parse_policies("lru,nope").unwrap_err().to_string();
+        assert!(e.contains("nope") && e.contains("s3fifo"), "{e}");
+        assert!(
+            parse_policies("lru,lru")
+                .unwrap_err()
+                .to_string()
+                .contains("twice")
+        );
+    }
 }

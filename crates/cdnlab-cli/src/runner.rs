@@ -402,17 +402,33 @@ fn draw(
     format: Format,
     scale: f32,
 ) -> Result<Vec<PathBuf>> {
-    let svg = plot::svg(&chart(sc, p, rows));
+    write_chart(
+        &chart(sc, p, rows),
+        &dir.join(p.file_as("svg")),
+        format,
+        scale,
+    )
+}
+
+/// Writes `chart` to `svg_path` and/or the PNG beside it (same stem; at `scale` x 760 x 480
+/// px), each atomically; returns the files written. Every command that draws goes through
+/// here.
+pub fn write_chart(
+    chart: &plot::Chart,
+    svg_path: &Path,
+    format: Format,
+    scale: f32,
+) -> Result<Vec<PathBuf>> {
+    let svg = plot::svg(chart);
     let mut written = Vec::new();
     if format != Format::Png {
-        let f = dir.join(p.file_as("svg"));
-        write_atomic(&f, svg.as_bytes())?;
-        written.push(f);
+        write_atomic(svg_path, svg.as_bytes())?;
+        written.push(svg_path.to_path_buf());
     }
     if format != Format::Svg {
         let png = plot::png(&svg, scale)
-            .map_err(|e| CliError::Failed(format!("plot {}: {e}", p.file)))?;
-        let f = dir.join(p.file_as("png"));
+            .map_err(|e| CliError::Failed(format!("plot {}: {e}", svg_path.display())))?;
+        let f = svg_path.with_extension("png");
         write_atomic(&f, &png)?;
         written.push(f);
     }

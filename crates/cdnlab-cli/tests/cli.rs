@@ -193,7 +193,7 @@ fn trace_errors_and_replay() {
         &["cache-replay", "--trace", "good.bin", "--size", "0"],
         d.path(),
     );
-    fails_with(&out, &["--size 0", "at least 1"]);
+    fails_with(&out, &["--size `0`", "above 0"]);
 
     let out = replay("good.bin", &["--json"]);
     assert!(out.status.success());
@@ -218,6 +218,194 @@ fn trace_errors_and_replay() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hits"], 1);
+}
+
+/// Many policies and sizes in one run: the same hits as one run per (policy, size), whatever
+/// the threads; fractions of the working set counted as libCacheSim does (distinct objects,
+/// truncated); the miss-ratio curve drawn; bad sizes and plot paths refused.
+#[test]
+fn replay_many_policies_and_sizes_in_one_run() {
+    let d = tempfile::tempdir().unwrap();
+    let made = cdnlab(
+        &[
+            "gen-trace",
+            "--out",
+            "t.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "30000",
+            "--alpha",
+            "0.8",
+            "--seed",
+            "5",
+        ],
+        d.path(),
+    );
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let bytes = read(&d.path().join("t.bin"));
+    let distinct: std::collections::HashSet<u64> = bytes
+        .chunks_exact(24)
+        .map(|r| u64::from_le_bytes(r[4..12].try_into().unwrap()))
+        .collect();
+    let lines = |out: &Output| -> Vec<serde_json::Value> {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let key = |v: &serde_json::Value| {
+        (
+            v["policy"].as_str().unwrap().to_string(),
+            v["size"].as_u64().unwrap(),
+            v["hits"].as_u64().unwrap(),
+        )
+    };
+    let many = |threads: &str| {
+        lines(&cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--policy",
+                "all",
+                "--size",
+                "0.01,0.1,50",
+                "--json",
+                "--threads",
+                threads,
+                "--plot",
+                "m/mrc.svg",
+            ],
+            d.path(),
+        ))
+    };
+    let (one, two) = (many("1"), many("2"));
+    assert_eq!(one.len(), 15, "5 policies x 3 sizes");
+    assert_eq!(
+        one.iter().map(key).collect::<Vec<_>>(),
+        two.iter().map(key).collect::<Vec<_>>()
+    );
+    let wss = distinct.len() as f64;
+    for v in &one {
+        assert_eq!(v["working_set_objects"], distinct.len() as u64, "{v}");
+        let want = match v["size_fraction"].as_f64() {
+            Some(f) => (wss * f) as u64,
+            None => 50,
+        };
+        assert_eq!(v["size"], want, "{v}");
+        let single = lines(&cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--policy",
+                v["policy"].as_str().unwrap(),
+                "--size",
+                &want.to_string(),
+                "--json",
+            ],
+            d.path(),
+        ));
+        assert_eq!(single.len(), 1);
+        assert_eq!(key(&single[0]), key(v), "one run per (policy, size) agrees");
+    }
+    for f in ["m/mrc.svg", "m/mrc.png"] {
+        assert!(d.path().join(f).is_file(), "{f}");
+    }
+    let csv = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--policy",
+            "lru,fifo",
+            "--size",
+            "0.1,200",
+            "--csv",
+            "--no-plot",
+        ],
+        d.path(),
+    );
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(
+        text.starts_with("trace,format,policy,size,size_fraction"),
+        "{text}"
+    );
+    // Bytes: the working set is the distinct objects' bytes (100 each here).
+    let made = cdnlab(
+        &[
+            "gen-trace",
+            "--out",
+            "s.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "30000",
+            "--alpha",
+            "0.8",
+            "--seed",
+            "5",
+            "--size",
+            "100",
+        ],
+        d.path(),
+    );
+    assert!(made.status.success());
+    let v = lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "s.bin",
+            "--size",
+            "0.1",
+            "--size-unit",
+            "bytes",
+            "--json",
+        ],
+        d.path(),
+    ));
+    assert_eq!(v[0]["working_set_bytes"], 100 * distinct.len() as u64);
+    assert_eq!(v[0]["size"], (0.1 * 100.0 * wss) as u64);
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "t.bin", "--size", "0.00001"],
+            d.path(),
+        ),
+        &["--size 0.00001", "less than 1", "objects"],
+    );
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "t.bin", "--size", "1.5"],
+            d.path(),
+        ),
+        &["--size `1.5`", "whole number"],
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--size",
+                "10,20",
+                "--plot",
+                "x.txt",
+            ],
+            d.path(),
+        ),
+        &["--plot x.txt", ".svg or .png"],
+    );
 }
 
 /// A scenario.toml without its `[[provenance]]` entries.

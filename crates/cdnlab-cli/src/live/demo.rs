@@ -3,7 +3,7 @@
 use super::*;
 use crate::error::{CliError, Result};
 use crate::output::{self, outln, write_atomic};
-use crate::plot::{self, Chart, Series};
+use crate::plot::{Chart, Series};
 use cdnlab::Named;
 use cdnlab::cache::Policy;
 use cdnlab_live::demo::{self, DemoConfig};
@@ -462,10 +462,18 @@ impl<'a> Written<'a> {
     /// A plot.
     /// Writes `chart` as `name` (an .svg) and as the PNG of the same stem.
     fn svg(&mut self, name: &str, chart: &Chart) -> Result<()> {
-        let svg = plot::svg(chart);
-        let png = plot::png(&svg, 2.0).map_err(|e| CliError::Failed(format!("{name}: {e}")))?;
-        self.bytes(name, svg.as_bytes())?;
-        self.bytes(&name.replace(".svg", ".png"), &png)
+        let files = crate::runner::write_chart(
+            chart,
+            &self.dir.join(name),
+            crate::runner::Format::Both,
+            2.0,
+        )?;
+        self.files.extend(
+            files
+                .iter()
+                .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned())),
+        );
+        Ok(())
     }
 
     /// Says what was written.
