@@ -30,6 +30,8 @@ pub enum Format {
     OracleGeneral,
     /// Text, one request a line; columns chosen with --csv-id, --csv-size, --csv-time.
     Csv,
+    /// Text, one object id a line (every size 1; --csv-id-text for ids that are not numbers).
+    Text,
 }
 
 /// Arguments of `cdnlab cache-replay`.
@@ -38,9 +40,12 @@ pub enum Format {
   cdnlab cache-replay --trace t.oracleGeneral --policy lru --size 1000
   cdnlab cache-replay --trace t.oracleGeneral --policy lru,fifo,s3fifo --size 0.001,0.01,0.1
   cdnlab cache-replay --trace t.oracleGeneral --policy all --size 0.01,0.1 --size-unit bytes --csv
-  cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json")]
+  cdnlab cache-replay --trace t.oracleGeneral.zst --policy lru,s3fifo --size 0.01
+  cdnlab cache-replay --trace ids.txt --format text --size 100
+  cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json
+A trace compressed with zstd is decompressed as it streams in, whatever its name.")]
 pub struct ReplayArgs {
-    /// Trace file to replay.
+    /// Trace file to replay (zstd-compressed or not: told by its first bytes).
     #[arg(long)]
     pub trace: PathBuf,
     /// Trace format.
@@ -157,29 +162,116 @@ fn peak_rss() -> Option<u64> {
 /// state, large enough that per-chunk work is negligible.
 const CHUNK_RECORDS: usize = 1 << 14;
 
-/// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral), or reads
-/// a CSV trace whole and hands it over in chunks. Returns the seconds spent reading and
-/// decoding (the time inside `each` excluded).
+/// The zstd frame magic number (RFC 8878), as it lies on disk.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// The trace's bytes, decompressed as they are read if the file is zstd, with its first bytes
+/// available for sniffing.
+struct Source {
+    reader: std::io::BufReader<Box<dyn Read + Send>>,
+    /// The file's length when it is not compressed (its record count is then known up front).
+    plain_len: Option<u64>,
+}
+
+/// Opens the trace; a zstd file (by its magic number, whatever its name) is decompressed as it
+/// streams.
+fn open(a: &ReplayArgs) -> Result<Source> {
+    use std::io::Seek;
+    let io = |e| CliError::io(&a.trace, e);
+    let mut file = std::fs::File::open(&a.trace).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut magic = [0u8; 4];
+    let got = fill(&mut file, &mut magic).map_err(io)?;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+    let (inner, plain_len): (Box<dyn Read + Send>, _) = if got == 4 && magic == ZSTD_MAGIC {
+        let d = zstd::stream::read::Decoder::new(file)
+            .map_err(|e| CliError::file(&a.trace, format!("zstd: {e}")))?;
+        (Box::new(d), None)
+    } else {
+        (Box::new(file), Some(len))
+    };
+    Ok(Source {
+        reader: std::io::BufReader::with_capacity(1 << 16, inner),
+        plain_len,
+    })
+}
+
+/// Refuses a trace whose first bytes do not fit `--format`, naming the likely format and the
+/// flag: oracleGeneral records hold zero bytes (small times and sizes in wide fields), so a
+/// start of printable text is a text trace; text holds no zero bytes, so one is binary.
+fn sniff(a: &ReplayArgs, head: &[u8]) -> Result<()> {
+    let head = &head[..head.len().min(4096)];
+    let text = !head.is_empty()
+        && head
+            .iter()
+            .all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b));
+    let binary = head.contains(&0);
+    match a.format {
+        Format::OracleGeneral if text => Err(CliError::file(
+            &a.trace,
+            "this looks like a text trace (printable characters, no binary records), not \
+             oracleGeneral: use --format csv (with --csv-id, --csv-size, ...) or --format text \
+             (one id a line)"
+                .to_string(),
+        )),
+        Format::Csv | Format::Text if binary => Err(CliError::file(
+            &a.trace,
+            format!(
+                "this looks binary (it holds zero bytes), not {}: an oracleGeneral trace is \
+                 read with --format oracle-general (the default)",
+                if matches!(a.format, Format::Csv) {
+                    "CSV"
+                } else {
+                    "text"
+                }
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral, plain or
+/// zstd: constant memory), or reads a text trace whole and hands it over in chunks. Returns
+/// the seconds spent reading, decompressing and decoding (the time inside `each` excluded).
 fn stream(a: &ReplayArgs, sized: bool, mut each: impl FnMut(&[Request])) -> Result<f64> {
+    use std::io::BufRead;
     let bad = |e: trace::TraceError| CliError::file(&a.trace, e.to_string());
-    let mut read_s = 0.0;
+    let t0 = Instant::now();
+    let mut src = open(a)?;
+    let head = src
+        .reader
+        .fill_buf()
+        .map_err(|e| CliError::file(&a.trace, format!("reading (or decompressing): {e}")))?;
+    sniff(a, head)?;
+    let mut read_s = t0.elapsed().as_secs_f64();
     match a.format {
         Format::OracleGeneral => {
-            let mut file = std::fs::File::open(&a.trace).map_err(|e| CliError::io(&a.trace, e))?;
-            let len = file
-                .metadata()
-                .map_err(|e| CliError::io(&a.trace, e))?
-                .len();
-            trace::check_oracle_general_length(len).map_err(bad)?;
+            if let Some(len) = src.plain_len {
+                trace::check_oracle_general_length(len).map_err(bad)?;
+            }
             let mut buf = vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD];
             let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
             let mut first = 0;
             loop {
                 let t = Instant::now();
-                let got = fill(&mut file, &mut buf).map_err(|e| CliError::io(&a.trace, e))?;
+                let got = fill(&mut src.reader, &mut buf).map_err(|e| {
+                    CliError::file(
+                        &a.trace,
+                        if src.plain_len.is_none() {
+                            format!(
+                                "decompressing (zstd): {e}; the compressed file is cut short \
+                                 or damaged"
+                            )
+                        } else {
+                            format!("reading: {e}")
+                        },
+                    )
+                })?;
                 if got == 0 {
                     break;
                 }
+                // A compressed trace's length is known at its end: a partial last record is
+                // reported as truncated there.
                 trace::decode_oracle_general(&buf[..got], first, sized, &mut reqs).map_err(bad)?;
                 read_s += t.elapsed().as_secs_f64();
                 first += reqs.len();
@@ -189,10 +281,10 @@ fn stream(a: &ReplayArgs, sized: bool, mut each: impl FnMut(&[Request])) -> Resu
                 return Err(bad(trace::TraceError::Empty));
             }
         }
-        Format::Csv => {
+        Format::Csv | Format::Text => {
             let t = Instant::now();
-            let reqs = read_csv(a)?;
-            read_s = t.elapsed().as_secs_f64();
+            let reqs = read_text(a, src.reader)?;
+            read_s += t.elapsed().as_secs_f64();
             for chunk in reqs.chunks(CHUNK_RECORDS) {
                 each(chunk);
             }
@@ -215,27 +307,46 @@ fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-/// Reads a CSV trace whole.
-fn read_csv(a: &ReplayArgs) -> Result<Vec<Request>> {
-    let delimiter = match a.csv_delimiter.as_bytes() {
-        [d] => *d,
-        _ => {
-            return Err(CliError::Usage(format!(
-                "--csv-delimiter `{}`: one ASCII character is allowed",
-                a.csv_delimiter
-            )));
+/// Reads a CSV or one-id-a-line trace whole.
+fn read_text(a: &ReplayArgs, input: impl Read) -> Result<Vec<Request>> {
+    let cols = if matches!(a.format, Format::Text) {
+        // One field a line: a delimiter no id line holds.
+        CsvColumns {
+            id: 1,
+            size: None,
+            time: None,
+            header: false,
+            delimiter: b'\t',
+            id_is_text: a.csv_id_text,
+        }
+    } else {
+        let delimiter = match a.csv_delimiter.as_bytes() {
+            [d] => *d,
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--csv-delimiter `{}`: one ASCII character is allowed",
+                    a.csv_delimiter
+                )));
+            }
+        };
+        CsvColumns {
+            id: a.csv_id,
+            size: a.csv_size,
+            time: a.csv_time,
+            header: a.csv_header,
+            delimiter,
+            id_is_text: a.csv_id_text,
         }
     };
-    let cols = CsvColumns {
-        id: a.csv_id,
-        size: a.csv_size,
-        time: a.csv_time,
-        header: a.csv_header,
-        delimiter,
-        id_is_text: a.csv_id_text,
-    };
-    let bytes = output::read(&a.trace)?;
-    trace::read_csv(&bytes[..], &cols).map_err(|e| CliError::file(&a.trace, e.to_string()))
+    let reqs =
+        trace::read_csv(input, &cols).map_err(|e| CliError::file(&a.trace, e.to_string()))?;
+    if reqs.is_empty() {
+        return Err(CliError::file(
+            &a.trace,
+            trace::TraceError::Empty.to_string(),
+        ));
+    }
+    Ok(reqs)
 }
 
 /// The trace's working set: distinct objects, and their bytes at each one's first request

@@ -408,6 +408,132 @@ fn replay_many_policies_and_sizes_in_one_run() {
     );
 }
 
+/// Compressed and mismatched traces: a .zst trace replays exactly as the plain one (told by its
+/// magic number, not its name), a cut one is reported as such, a text file is not read as
+/// oracleGeneral (the 48-byte CSV "replayed" as 2 requests) nor a binary one as CSV,
+/// and one id a line is a format of its own.
+#[test]
+fn compressed_and_mismatched_traces() {
+    let d = tempfile::tempdir().unwrap();
+    let made = cdnlab(
+        &[
+            "gen-trace",
+            "--out",
+            "t.bin",
+            "--objects",
+            "2000",
+            "--requests",
+            "50000",
+            "--seed",
+            "3",
+        ],
+        d.path(),
+    );
+    assert!(made.status.success());
+    let plain = read(&d.path().join("t.bin"));
+    let packed = zstd::encode_all(&plain[..], 3).unwrap();
+    std::fs::write(d.path().join("t.bin.zst"), &packed).unwrap();
+    std::fs::write(d.path().join("named-plainly.bin"), &packed).unwrap();
+    std::fs::write(d.path().join("cut.zst"), &packed[..packed.len() / 2]).unwrap();
+    let mut partial = zstd::encode_all(&plain[..1000], 3).unwrap();
+    std::fs::write(d.path().join("partial.zst"), &partial).unwrap();
+    partial.clear();
+    let hits = |t: &str, extra: &[&str]| {
+        let mut a = vec![
+            "cache-replay",
+            "--trace",
+            t,
+            "--policy",
+            "lru,sieve",
+            "--size",
+        ];
+        a.extend_from_slice(&["0.05,100", "--json", "--no-plot"]);
+        a.extend_from_slice(extra);
+        let out = cdnlab(&a, d.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["size"].clone(), v["hits"].clone(), v["requests"].clone())
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = hits("t.bin", &[]);
+    assert_eq!(want.len(), 4);
+    assert_eq!(hits("t.bin.zst", &[]), want);
+    assert_eq!(hits("named-plainly.bin", &[]), want);
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "cut.zst", "--size", "10"],
+            d.path(),
+        ),
+        &["cut.zst", "zstd", "cut short"],
+    );
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "partial.zst", "--size", "10"],
+            d.path(),
+        ),
+        &["partial.zst", "truncated", "1000 bytes", "16 stray"],
+    );
+    // 48 bytes of CSV: a multiple of 24, so only its content tells it is not oracleGeneral.
+    let csv = "1,100,5\n2,200,6\n3,300,7\n1,100,8\n2,200,9\n3,300,1\n";
+    assert_eq!(csv.len(), 48);
+    std::fs::write(d.path().join("t.csv"), csv).unwrap();
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "t.csv", "--size", "2"],
+            d.path(),
+        ),
+        &[
+            "t.csv",
+            "looks like a text trace",
+            "--format csv",
+            "--format text",
+        ],
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin.zst",
+                "--size",
+                "2",
+                "--format",
+                "csv",
+            ],
+            d.path(),
+        ),
+        &["t.bin.zst", "looks binary", "--format oracle-general"],
+    );
+    std::fs::write(d.path().join("ids.txt"), "7\n8\n7\n9\n7\n").unwrap();
+    let out = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "ids.txt",
+            "--format",
+            "text",
+            "--size",
+            "2",
+            "--json",
+        ],
+        d.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // LRU of 2 on 7 8 7 9 7: hits at the second and third 7.
+    assert_eq!(
+        (v["requests"].as_u64(), v["hits"].as_u64()),
+        (Some(5), Some(2))
+    );
+}
+
 /// A scenario.toml without its `[[provenance]]` entries.
 fn scenario_part(bytes: Vec<u8>) -> Vec<u8> {
     let text = String::from_utf8(bytes).unwrap();
