@@ -103,11 +103,13 @@ pub fn decode_oracle_general(
             value,
             allowed,
         };
-        if next_access < -1 {
+        // The next access is a later request: -1, or an index past this one (0- or 1-based
+        // alike). A file of another format decoded as records breaks this at once.
+        if next_access < -1 || (next_access != -1 && next_access <= i as i64) {
             return Err(corrupt(
                 "next_access",
                 next_access.to_string(),
-                "-1 (never again) or a request index >= 0",
+                "-1 (never again) or the index of a later request",
             ));
         }
         if require_size && size == 0 {
@@ -329,6 +331,13 @@ mod tests {
         bad[16..24].copy_from_slice(&(-5i64).to_le_bytes());
         let e = parse_oracle_general(&bad, false).unwrap_err();
         assert!(e.to_string().contains("record 0"), "{e}");
+        // A next access at or before its own request is not a later request.
+        for (next, ok) in [(0i64, false), (1, false), (2, true), (-1, true)] {
+            let mut b = good.clone();
+            b[24 + 16..48].copy_from_slice(&next.to_le_bytes());
+            let r = parse_oracle_general(&b, false);
+            assert_eq!(r.is_ok(), ok, "next_access {next} at record 1: {r:?}");
+        }
     }
 
     #[test]
