@@ -51,7 +51,7 @@ pub struct ReplayArgs {
     /// Trace format.
     #[arg(long, value_enum, default_value = "oracle-general")]
     pub format: Format,
-    /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo, sieve.
+    /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo, sieve, clock.
     #[arg(long, default_value = "lru")]
     pub policy: String,
     /// Cache sizes, comma-separated: below 1 a fraction of the trace's working set (its distinct

@@ -7,6 +7,7 @@
 //! | `lfu` | least frequently used, ties to the least recent | [`lfu`] |
 //! | `s3fifo` | S3-FIFO (Yang et al., SOSP 2023) | [`s3fifo`] |
 //! | `sieve` | SIEVE (Zhang et al., NSDI 2024) | [`sieve`] |
+//! | `clock` | CLOCK, second-chance FIFO (Corbató 1968), one reference bit | [`clock`] |
 //!
 //! A capacity counts objects or bytes ([`Capacity`]); an object weighs 1 or its size. An object
 //! heavier than the whole capacity is never admitted (a miss that stores nothing), as in
@@ -15,6 +16,7 @@
 //! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests.
 
 pub mod che;
+pub mod clock;
 pub mod fifo;
 pub mod index;
 pub mod lfu;
@@ -157,6 +159,7 @@ pub enum Policy {
     Lfu,
     S3Fifo,
     Sieve,
+    Clock,
 }
 
 impl Policy {
@@ -168,6 +171,7 @@ impl Policy {
             Policy::Lfu => Box::new(lfu::Lfu::new(cap)),
             Policy::S3Fifo => Box::new(s3fifo::S3Fifo::new(cap)),
             Policy::Sieve => Box::new(sieve::Sieve::new(cap)),
+            Policy::Clock => Box::new(clock::Clock::new(cap)),
         }
     }
 }
@@ -178,6 +182,7 @@ crate::registry!(Policy, "cache policy", [
     Policy::Lfu => "lfu",
     Policy::S3Fifo => "s3fifo",
     Policy::Sieve => "sieve",
+    Policy::Clock => "clock",
 ]);
 
 #[cfg(test)]

@@ -80,6 +80,30 @@ impl Model for NaiveSieve {
     }
 }
 
+/// CLOCK from its description (second-chance FIFO, one reference bit): queue of (id, w, bit),
+/// newest at the front; evict from the back, giving a set bit a second chance at the front.
+struct NaiveClock(VecDeque<(u64, u32, bool)>, u64);
+impl Model for NaiveClock {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        if let Some(e) = self.0.iter_mut().find(|e| e.0 == id) {
+            e.2 = true;
+            return true;
+        }
+        if u64::from(w) > self.1 {
+            return false;
+        }
+        while self.0.iter().map(|e| u64::from(e.1)).sum::<u64>() + u64::from(w) > self.1 {
+            let mut t = self.0.pop_back().unwrap();
+            if t.2 {
+                t.2 = false;
+                self.0.push_front(t);
+            }
+        }
+        self.0.push_front((id, w, false));
+        false
+    }
+}
+
 /// LFU: (id, w, freq, last tick); evict min (freq, last).
 struct NaiveLfu(Vec<(u64, u32, u32, u64)>, u64, u64);
 impl Model for NaiveLfu {
@@ -197,6 +221,7 @@ fn model(p: Policy, cap: u64) -> Box<dyn Model> {
         Policy::Lfu => Box::new(NaiveLfu(Vec::new(), cap, 0)),
         Policy::S3Fifo => Box::new(NaiveS3::new(cap)),
         Policy::Sieve => Box::new(NaiveSieve(Vec::new(), None, cap)),
+        Policy::Clock => Box::new(NaiveClock(VecDeque::new(), cap)),
     }
 }
 
@@ -329,7 +354,7 @@ fn registry_names_roundtrip_and_refuse_unknown() {
     }
     let e = "arc".parse::<Policy>().unwrap_err().to_string();
     assert!(
-        e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve"),
+        e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve, clock"),
         "{e}"
     );
     assert!(Capacity::objects(0).is_err());
