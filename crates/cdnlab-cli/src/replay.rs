@@ -51,7 +51,8 @@ pub struct ReplayArgs {
     /// Trace format.
     #[arg(long, value_enum, default_value = "oracle-general")]
     pub format: Format,
-    /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo, sieve, clock.
+    /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo (libCacheSim's),
+    /// sieve, clock, s3fifo-paper (the paper's pseudocode).
     #[arg(long, default_value = "lru")]
     pub policy: String,
     /// Cache sizes, comma-separated: below 1 a fraction of the trace's working set (its distinct

@@ -290,7 +290,7 @@ fn replay_many_policies_and_sizes_in_one_run() {
         ))
     };
     let (one, two) = (many("1"), many("2"));
-    assert_eq!(one.len(), 15, "5 policies x 3 sizes");
+    assert_eq!(one.len(), 21, "7 policies x 3 sizes");
     assert_eq!(
         one.iter().map(key).collect::<Vec<_>>(),
         two.iter().map(key).collect::<Vec<_>>()

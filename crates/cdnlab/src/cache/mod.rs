@@ -5,7 +5,8 @@
 //! | `lru` | least recently used | [`lru`]; [`lru_bank`] holds many small LRU caches in one arena |
 //! | `fifo` | first in, first out | [`fifo`] |
 //! | `lfu` | least frequently used, ties to the least recent | [`lfu`] |
-//! | `s3fifo` | S3-FIFO (Yang et al., SOSP 2023) | [`s3fifo`] |
+//! | `s3fifo` | S3-FIFO (Yang et al., SOSP 2023) as libCacheSim implements it | [`s3fifo`] |
+//! | `s3fifo-paper` | S3-FIFO as the paper's Algorithm 1 writes it | [`s3fifo`] |
 //! | `sieve` | SIEVE (Zhang et al., NSDI 2024) | [`sieve`] |
 //! | `clock` | CLOCK, second-chance FIFO (Corbató 1968), one reference bit | [`clock`] |
 //!
@@ -160,6 +161,7 @@ pub enum Policy {
     S3Fifo,
     Sieve,
     Clock,
+    S3FifoPaper,
 }
 
 impl Policy {
@@ -172,6 +174,9 @@ impl Policy {
             Policy::S3Fifo => Box::new(s3fifo::S3Fifo::new(cap)),
             Policy::Sieve => Box::new(sieve::Sieve::new(cap)),
             Policy::Clock => Box::new(clock::Clock::new(cap)),
+            Policy::S3FifoPaper => {
+                Box::new(s3fifo::S3Fifo::with_variant(cap, s3fifo::Variant::Paper))
+            }
         }
     }
 }
@@ -183,6 +188,7 @@ crate::registry!(Policy, "cache policy", [
     Policy::S3Fifo => "s3fifo",
     Policy::Sieve => "sieve",
     Policy::Clock => "clock",
+    Policy::S3FifoPaper => "s3fifo-paper",
 ]);
 
 #[cfg(test)]

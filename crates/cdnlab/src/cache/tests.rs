@@ -214,12 +214,108 @@ impl Model for NaiveS3 {
     }
 }
 
+/// S3-FIFO as libCacheSim's `S3FIFO.c` runs it, step by step: queues of (id, w, freq), newest
+/// at the front; S of floor(0.1 C), M of the rest, a ghost FIFO of floor(0.9 C).
+struct NaiveS3Lcs {
+    s: VecDeque<(u64, u32, u8)>,
+    m: VecDeque<(u64, u32, u8)>,
+    g: VecDeque<(u64, u32)>,
+    cap: u64,
+    s_cap: u64,
+    m_cap: u64,
+    g_cap: u64,
+    has_evicted: bool,
+}
+impl NaiveS3Lcs {
+    fn new(cap: u64) -> Self {
+        let s_cap = (cap as f64 * 0.1) as u64;
+        NaiveS3Lcs {
+            s: VecDeque::new(),
+            m: VecDeque::new(),
+            g: VecDeque::new(),
+            cap,
+            s_cap,
+            m_cap: cap - s_cap,
+            g_cap: (cap as f64 * 0.9) as u64,
+            has_evicted: false,
+        }
+    }
+    fn ghost_get(&mut self, id: u64, w: u32) {
+        if self.g.iter().any(|e| e.0 == id) || u64::from(w) > self.g_cap {
+            return;
+        }
+        while self.g.iter().map(|e| u64::from(e.1)).sum::<u64>() + u64::from(w) > self.g_cap {
+            self.g.pop_back();
+        }
+        self.g.push_front((id, w));
+    }
+    fn evict(&mut self) {
+        self.has_evicted = true;
+        if used3(&self.m) > self.m_cap || self.s.is_empty() {
+            // S3FIFO_evict_main
+            while let Some(t) = self.m.pop_back() {
+                if t.2 >= 1 {
+                    self.m.push_front((t.0, t.1, t.2.min(3) - 1));
+                } else {
+                    return;
+                }
+            }
+        } else {
+            // S3FIFO_evict_fifo
+            while let Some(t) = self.s.pop_back() {
+                if t.2 >= 2 {
+                    self.m.push_front((t.0, t.1, 0));
+                } else {
+                    self.ghost_get(t.0, t.1);
+                    return;
+                }
+            }
+        }
+    }
+}
+impl Model for NaiveS3Lcs {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        if let Some(e) = self.s.iter_mut().find(|e| e.0 == id) {
+            e.2 = e.2.saturating_add(1);
+            return true;
+        }
+        let ghost_hit = match self.g.iter().position(|e| e.0 == id) {
+            Some(i) => {
+                self.g.remove(i);
+                true
+            }
+            None => false,
+        };
+        if let Some(e) = self.m.iter_mut().find(|e| e.0 == id) {
+            e.2 = e.2.saturating_add(1);
+            return true;
+        }
+        if u64::from(w) > self.s_cap {
+            return false;
+        }
+        while used3(&self.s) + used3(&self.m) + u64::from(w) > self.cap {
+            self.evict();
+        }
+        if ghost_hit {
+            self.m.push_front((id, w, 0));
+        } else if u64::from(w) < self.s_cap {
+            if !self.has_evicted && used3(&self.s) >= self.s_cap {
+                self.m.push_front((id, w, 0));
+            } else {
+                self.s.push_front((id, w, 0));
+            }
+        }
+        false
+    }
+}
+
 fn model(p: Policy, cap: u64) -> Box<dyn Model> {
     match p {
         Policy::Lru => Box::new(NaiveLru(VecDeque::new(), cap)),
         Policy::Fifo => Box::new(NaiveFifo(VecDeque::new(), cap)),
         Policy::Lfu => Box::new(NaiveLfu(Vec::new(), cap, 0)),
-        Policy::S3Fifo => Box::new(NaiveS3::new(cap)),
+        Policy::S3Fifo => Box::new(NaiveS3Lcs::new(cap)),
+        Policy::S3FifoPaper => Box::new(NaiveS3::new(cap)),
         Policy::Sieve => Box::new(NaiveSieve(Vec::new(), None, cap)),
         Policy::Clock => Box::new(NaiveClock(VecDeque::new(), cap)),
     }
@@ -337,7 +433,14 @@ fn lru_bank_refuses_bad_capacities() {
 
 #[test]
 fn oversized_objects_are_not_admitted() {
-    for &p in Policy::ALL {
+    // libCacheSim's S3-FIFO admits only objects lighter than its small queue (10%).
+    let mut c = Policy::S3Fifo.build(Capacity::new(100, Unit::Bytes).unwrap());
+    assert!(
+        !c.access(1, 10) && !c.contains(1),
+        "as heavy as S: evicted for, not inserted"
+    );
+    assert!(!c.access(2, 9) && c.access(2, 9));
+    for &p in Policy::ALL.iter().filter(|&&p| p != Policy::S3Fifo) {
         let mut c = p.build(Capacity::new(10, Unit::Bytes).unwrap());
         assert!(!c.access(1, 11));
         assert!(!c.contains(1), "{}", p.name());
@@ -354,10 +457,24 @@ fn registry_names_roundtrip_and_refuse_unknown() {
     }
     let e = "arc".parse::<Policy>().unwrap_err().to_string();
     assert!(
-        e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve, clock"),
+        e.contains("arc") && e.contains("lru, fifo, lfu, s3fifo, sieve, clock, s3fifo-paper"),
         "{e}"
     );
     assert!(Capacity::objects(0).is_err());
+}
+
+/// A 2-bit CLOCK gives an object hit twice two second chances; the 1-bit one gives one.
+#[test]
+fn clock_counter_bits() {
+    let run = |mut c: clock::Clock| {
+        for id in [1, 1, 1, 2, 3, 4] {
+            c.access(id, 1);
+        }
+        c.access(1, 1)
+    };
+    let cap = Capacity::objects(2).unwrap();
+    assert!(run(clock::Clock::with_bits(cap, 2)));
+    assert!(!run(clock::Clock::new(cap)));
 }
 
 #[test]
