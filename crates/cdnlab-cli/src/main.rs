@@ -7,6 +7,7 @@ mod error;
 mod gentrace;
 #[cfg(feature = "live")]
 mod live;
+mod mrc;
 mod output;
 mod plot;
 mod progress;
@@ -31,8 +32,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Replay a trace through a cache policy: miss ratio, timings, throughput.
+    /// Replay a trace through cache policies at several sizes: miss ratios, timings, throughput.
     CacheReplay(replay::ReplayArgs),
+    /// The LRU miss-ratio curve of a trace in one pass (exact, or SHARDS-sampled).
+    Mrc(mrc::MrcArgs),
     /// Run a scenario: its grid x replications in parallel, with results, summary and plots.
     Run(runner::RunArgs),
     /// Combine the output folders of `run --shard` into one.
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::CacheReplay(a) => replay::run(a),
+        Command::Mrc(a) => mrc::run(a),
         Command::Run(a) => runner::run(a),
         Command::Merge(a) => runner::merge(a),
         Command::Plot(a) => runner::plot_dir(a),

@@ -34,6 +34,35 @@ pub enum Format {
     Text,
 }
 
+/// Where a trace is and how to read it (shared by the commands that read traces).
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Trace file (zstd-compressed or not: told by its first bytes).
+    #[arg(long)]
+    pub trace: PathBuf,
+    /// Trace format.
+    #[arg(long, value_enum, default_value = "oracle-general")]
+    pub format: Format,
+    /// CSV: column of the object id (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub csv_id: usize,
+    /// CSV: column of the object size in bytes (default: every size is 1).
+    #[arg(long)]
+    pub csv_size: Option<usize>,
+    /// CSV: column of the timestamp (default: the line number).
+    #[arg(long)]
+    pub csv_time: Option<usize>,
+    /// CSV: the first line is a header.
+    #[arg(long)]
+    pub csv_header: bool,
+    /// CSV: field delimiter (one ASCII character).
+    #[arg(long, default_value = ",")]
+    pub csv_delimiter: String,
+    /// CSV: ids are text (hashed with FNV-1a 64) rather than integers.
+    #[arg(long)]
+    pub csv_id_text: bool,
+}
+
 /// Arguments of `cdnlab cache-replay`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -45,12 +74,8 @@ pub enum Format {
   cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json
 A trace compressed with zstd is decompressed as it streams in, whatever its name.")]
 pub struct ReplayArgs {
-    /// Trace file to replay (zstd-compressed or not: told by its first bytes).
-    #[arg(long)]
-    pub trace: PathBuf,
-    /// Trace format.
-    #[arg(long, value_enum, default_value = "oracle-general")]
-    pub format: Format,
+    #[command(flatten)]
+    pub input: TraceArgs,
     /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo (libCacheSim's),
     /// sieve, clock, s3fifo-paper (the paper's pseudocode).
     #[arg(long, default_value = "lru")]
@@ -79,24 +104,6 @@ pub struct ReplayArgs {
     /// Do not draw the miss-ratio curve.
     #[arg(long, conflicts_with = "plot")]
     pub no_plot: bool,
-    /// CSV: column of the object id (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub csv_id: usize,
-    /// CSV: column of the object size in bytes (default: every size is 1).
-    #[arg(long)]
-    pub csv_size: Option<usize>,
-    /// CSV: column of the timestamp (default: the line number).
-    #[arg(long)]
-    pub csv_time: Option<usize>,
-    /// CSV: the first line is a header.
-    #[arg(long)]
-    pub csv_header: bool,
-    /// CSV: field delimiter (one ASCII character).
-    #[arg(long, default_value = ",")]
-    pub csv_delimiter: String,
-    /// CSV: ids are text (hashed with FNV-1a 64) rather than integers.
-    #[arg(long)]
-    pub csv_id_text: bool,
 }
 
 /// A requested size: a fraction of the working set, or an absolute capacity.
@@ -176,7 +183,7 @@ struct Source {
 
 /// Opens the trace; a zstd file (by its magic number, whatever its name) is decompressed as it
 /// streams.
-fn open(a: &ReplayArgs) -> Result<Source> {
+fn open(a: &TraceArgs) -> Result<Source> {
     use std::io::Seek;
     let io = |e| CliError::io(&a.trace, e);
     let mut file = std::fs::File::open(&a.trace).map_err(io)?;
@@ -200,7 +207,7 @@ fn open(a: &ReplayArgs) -> Result<Source> {
 /// Refuses a trace whose first bytes do not fit `--format`, naming the likely format and the
 /// flag: oracleGeneral records hold zero bytes (small times and sizes in wide fields), so a
 /// start of printable text is a text trace; text holds no zero bytes, so one is binary.
-fn sniff(a: &ReplayArgs, head: &[u8]) -> Result<()> {
+fn sniff(a: &TraceArgs, head: &[u8]) -> Result<()> {
     let head = &head[..head.len().min(4096)];
     let text = !head.is_empty()
         && head
@@ -234,7 +241,7 @@ fn sniff(a: &ReplayArgs, head: &[u8]) -> Result<()> {
 /// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral, plain or
 /// zstd: constant memory), or reads a text trace whole and hands it over in chunks. Returns
 /// the seconds spent reading, decompressing and decoding (the time inside `each` excluded).
-fn stream(a: &ReplayArgs, sized: bool, mut each: impl FnMut(&[Request])) -> Result<f64> {
+pub(crate) fn stream(a: &TraceArgs, sized: bool, mut each: impl FnMut(&[Request])) -> Result<f64> {
     use std::io::BufRead;
     let bad = |e: trace::TraceError| CliError::file(&a.trace, e.to_string());
     let t0 = Instant::now();
@@ -309,7 +316,7 @@ fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// Reads a CSV or one-id-a-line trace whole.
-fn read_text(a: &ReplayArgs, input: impl Read) -> Result<Vec<Request>> {
+fn read_text(a: &TraceArgs, input: impl Read) -> Result<Vec<Request>> {
     let cols = if matches!(a.format, Format::Text) {
         // One field a line: a delimiter no id line holds.
         CsvColumns {
@@ -352,7 +359,7 @@ fn read_text(a: &ReplayArgs, input: impl Read) -> Result<Vec<Request>> {
 
 /// The trace's working set: distinct objects, and their bytes at each one's first request
 /// (libCacheSim's `cal_working_set_size`, without its sampling of traces above 1 GiB).
-fn working_set(a: &ReplayArgs, sized: bool) -> Result<(u64, u64)> {
+fn working_set(a: &TraceArgs, sized: bool) -> Result<(u64, u64)> {
     let mut seen = HashSet::new();
     let mut bytes = 0u64;
     stream(a, sized, |reqs| {
@@ -409,7 +416,7 @@ fn replay_all(
             .into_iter()
             .map(|mut share| {
                 s.spawn(move || {
-                    let read_s = stream(a, sized, |reqs| {
+                    let read_s = stream(&a.input, sized, |reqs| {
                         for (_, j) in share.iter_mut() {
                             let t = Instant::now();
                             j.hits += j.cache.replay_dyn(reqs);
@@ -458,7 +465,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     let sized = unit == Unit::Bytes;
     let t0 = Instant::now();
     let wss = if specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_))) {
-        Some(working_set(a, sized)?)
+        Some(working_set(&a.input, sized)?)
     } else {
         None
     };
@@ -506,8 +513,8 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         .map(|o| {
             let n = o.requests;
             serde_json::json!({
-                "trace": a.trace.display().to_string(),
-                "format": a.format.to_possible_value().map(|v| v.get_name().to_string()),
+                "trace": a.input.trace.display().to_string(),
+                "format": a.input.format.to_possible_value().map(|v| v.get_name().to_string()),
                 "policy": o.policy.name(),
                 "size": o.capacity,
                 "size_fraction": match o.spec { SizeSpec::Fraction(f) => Some(f), _ => None },
@@ -596,7 +603,7 @@ fn print_table(
     threads: usize,
 ) {
     let n = outs.first().map_or(0, |o| o.requests);
-    outln!("trace        {} ({n} requests)", a.trace.display());
+    outln!("trace        {} ({n} requests)", a.input.trace.display());
     if let Some((objects, bytes)) = wss {
         outln!("working set  {objects} objects, {bytes} bytes ({wss_s:.3} s to count)");
     }
@@ -675,8 +682,8 @@ fn draw_mrc(
     let chart = Chart {
         title: format!(
             "Miss-ratio curve: {}",
-            a.trace.file_name().map_or_else(
-                || a.trace.display().to_string(),
+            a.input.trace.file_name().map_or_else(
+                || a.input.trace.display().to_string(),
                 |f| f.to_string_lossy().into_owned()
             )
         ),

@@ -534,6 +534,84 @@ fn compressed_and_mismatched_traces() {
     );
 }
 
+/// `cdnlab mrc` in one pass gives exactly the LRU miss ratios of `cache-replay` at each size;
+/// SHARDS at rate 1 is the exact curve; a bad rate is refused.
+#[test]
+fn mrc_equals_lru_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let made = cdnlab(
+        &[
+            "gen-trace",
+            "--out",
+            "t.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "40000",
+            "--seed",
+            "9",
+        ],
+        d.path(),
+    );
+    assert!(made.status.success());
+    let lines = |out: Output| -> Vec<serde_json::Value> {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let sizes = "1,7,50,333,2000";
+    let curve = lines(cdnlab(
+        &[
+            "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--plot", "m/c.svg",
+        ],
+        d.path(),
+    ));
+    let replay = lines(cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--size",
+            sizes,
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    assert_eq!(curve.len(), 5);
+    for (c, r) in curve.iter().zip(&replay) {
+        assert_eq!(c["size"], r["size"]);
+        assert_eq!(c["miss_ratio"], r["miss_ratio"], "{c} {r}");
+    }
+    let full = lines(cdnlab(
+        &[
+            "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--sample", "1", "--plot",
+            "m/c.svg",
+        ],
+        d.path(),
+    ));
+    assert_eq!(
+        full.iter()
+            .map(|v| v["miss_ratio"].clone())
+            .collect::<Vec<_>>(),
+        curve
+            .iter()
+            .map(|v| v["miss_ratio"].clone())
+            .collect::<Vec<_>>()
+    );
+    assert!(d.path().join("m/c.png").is_file());
+    fails_with(
+        &cdnlab(&["mrc", "--trace", "t.bin", "--sample", "0"], d.path()),
+        &["--sample 0", "above 0"],
+    );
+}
+
 /// A scenario.toml without its `[[provenance]]` entries.
 fn scenario_part(bytes: Vec<u8>) -> Vec<u8> {
     let text = String::from_utf8(bytes).unwrap();

@@ -45,7 +45,8 @@ pub(super) struct EdgeArgs {
     /// Pace every response at this many bytes per second (a stream's bit rate).
     #[arg(long)]
     stream_rate: Option<u64>,
-    /// Eviction policy: lru, fifo, lfu, s3fifo or sieve (the library's registry).
+    /// Eviction policy, from the library's registry: lru, fifo, lfu, s3fifo, sieve, clock or
+    /// s3fifo-paper.
     #[arg(long, default_value = "lru")]
     policy: Policy,
     /// Cache capacity in bytes (with --ring: of home copies, least recently used evicted, and

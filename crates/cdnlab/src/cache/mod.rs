@@ -14,7 +14,8 @@
 //! heavier than the whole capacity is never admitted (a miss that stores nothing), as in
 //! libCacheSim. All policies keep their state in [`slots::Slots`]: flat arrays indexed by dense
 //! slot numbers, with an open-addressing id index ([`index`]), so a request allocates nothing once
-//! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests.
+//! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests;
+//! [`mrc`] the one-pass LRU miss-ratio curve (stack distances, and SHARDS sampling).
 
 pub mod che;
 pub mod clock;
@@ -23,6 +24,7 @@ pub mod index;
 pub mod lfu;
 pub mod lru;
 pub mod lru_bank;
+pub mod mrc;
 pub mod s3fifo;
 pub mod sieve;
 pub mod slots;

@@ -1,0 +1,238 @@
+//! `cdnlab mrc`: the LRU miss-ratio curve of a trace in one pass (capacities in objects):
+//! exact by stack distances, or estimated by SHARDS sampling; CSV or JSON and a plot.
+
+use crate::error::{CliError, Result};
+use crate::output::outln;
+use crate::plot::{Chart, Series};
+use crate::replay::{TraceArgs, stream};
+use cdnlab::cache::mrc::{Shards, StackDistances};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `cdnlab mrc`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cdnlab mrc --trace t.oracleGeneral                       exact curve at 40 sizes
+  cdnlab mrc --trace t.oracleGeneral.zst --sizes 100,1000,10000 --json
+  cdnlab mrc --trace big.oracleGeneral --sample 0.01 --exact-too   SHARDS and its error")]
+pub struct MrcArgs {
+    #[command(flatten)]
+    pub input: TraceArgs,
+    /// Capacities in objects, comma-separated [default: 40 sizes spaced evenly on a log scale
+    /// from 1 to the trace's distinct objects].
+    #[arg(long)]
+    pub sizes: Option<String>,
+    /// Estimate by SHARDS, sampling this share of the objects (spatially, by a hash of the id),
+    /// in (0, 1].
+    #[arg(long)]
+    pub sample: Option<f64>,
+    /// With --sample: compute the exact curve in the same pass too and report the error.
+    #[arg(long, requires = "sample")]
+    pub exact_too: bool,
+    /// Print one JSON object per size, one a line.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV: size, miss_ratio (and exact_miss_ratio with --exact-too).
+    #[arg(long)]
+    pub csv: bool,
+    /// Where to draw the curve (SVG and the PNG beside it).
+    #[arg(long, default_value = "out/mrc/mrc.svg")]
+    pub plot: PathBuf,
+}
+
+fn parse_sizes(s: &str) -> Result<Vec<u64>> {
+    s.split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|&c| c >= 1)
+                .ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "--sizes `{t}`: capacities are whole numbers of objects, at least 1"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// `n` capacities from 1 to `max`, evenly spaced in log, without repeats.
+fn log_sizes(max: u64, n: usize) -> Vec<u64> {
+    let max = max.max(1) as f64;
+    let mut v: Vec<u64> = (0..n)
+        .map(|i| max.powf(i as f64 / (n - 1).max(1) as f64).round() as u64)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// Runs the command.
+pub fn run(a: &MrcArgs) -> Result<()> {
+    let given = a.sizes.as_deref().map(parse_sizes).transpose()?;
+    let mut exact = (a.sample.is_none() || a.exact_too).then(StackDistances::new);
+    let mut shards = a
+        .sample
+        .map(|r| {
+            Shards::new(r).map_err(|_| {
+                CliError::Usage(format!("--sample {r}: the rate must be above 0, at most 1"))
+            })
+        })
+        .transpose()?;
+    let mut distinct = std::collections::HashSet::new();
+    let t = Instant::now();
+    let mut requests = 0u64;
+    stream(&a.input, false, |reqs| {
+        requests += reqs.len() as u64;
+        for r in reqs {
+            if let Some(e) = exact.as_mut() {
+                e.access(r.id);
+            }
+            if let Some(s) = shards.as_mut() {
+                s.access(r.id);
+            }
+            if given.is_none() && exact.is_none() {
+                distinct.insert(r.id);
+            }
+        }
+    })?;
+    let seconds = t.elapsed().as_secs_f64();
+    let objects = exact
+        .as_ref()
+        .map_or(distinct.len() as u64, StackDistances::distinct);
+    let sizes = given.unwrap_or_else(|| log_sizes(objects, 40));
+    let exact_curve = exact.as_ref().map(|e| e.curve(&sizes));
+    let sampled_curve = shards.as_ref().map(|s| s.curve(&sizes));
+    let main = sampled_curve
+        .clone()
+        .or(exact_curve.clone())
+        .unwrap_or_default();
+    let error = match (&exact_curve, &sampled_curve) {
+        (Some(e), Some(s)) => Some(
+            e.iter()
+                .zip(s)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max),
+        ),
+        _ => None,
+    };
+    if a.json {
+        for (i, &c) in sizes.iter().enumerate() {
+            outln!(
+                "{}",
+                serde_json::json!({
+                    "size": c, "miss_ratio": main[i],
+                    "exact_miss_ratio": exact_curve.as_ref().map(|e| e[i]),
+                    "sample": a.sample, "requests": requests, "objects": objects,
+                })
+            );
+        }
+    } else if a.csv {
+        outln!(
+            "size,miss_ratio{}",
+            if exact_curve.is_some() && a.sample.is_some() {
+                ",exact_miss_ratio"
+            } else {
+                ""
+            }
+        );
+        for (i, &c) in sizes.iter().enumerate() {
+            match (&exact_curve, a.sample) {
+                (Some(e), Some(_)) => outln!("{c},{},{}", main[i], e[i]),
+                _ => outln!("{c},{}", main[i]),
+            }
+        }
+    } else {
+        outln!(
+            "trace        {} ({requests} requests, {objects} objects{})",
+            a.input.trace.display(),
+            if exact.is_none() { " sampled" } else { "" }
+        );
+        outln!(
+            "method       {} ({seconds:.3} s)",
+            match a.sample {
+                Some(r) => format!(
+                    "SHARDS at rate {r}{}",
+                    if a.exact_too { ", and exact" } else { "" }
+                ),
+                None => "exact stack distances".into(),
+            }
+        );
+        if let Some(e) = error {
+            outln!("largest |SHARDS - exact| over the sizes: {e:.4}");
+        }
+        outln!("{:>12} {:>12}", "size", "miss ratio");
+        for (i, &c) in sizes.iter().enumerate() {
+            outln!("{c:>12} {:>12.6}", main[i]);
+        }
+    }
+    let mut series = vec![Series {
+        label: if a.sample.is_some() {
+            format!("SHARDS, rate {}", a.sample.unwrap_or(1.0))
+        } else {
+            "exact".into()
+        },
+        points: sizes
+            .iter()
+            .zip(&main)
+            .map(|(&c, &m)| (c as f64, m, f64::NAN))
+            .collect(),
+        dash: 0,
+    }];
+    if let (Some(e), Some(_)) = (&exact_curve, a.sample) {
+        series.push(Series {
+            label: "exact".into(),
+            points: sizes
+                .iter()
+                .zip(e)
+                .map(|(&c, &m)| (c as f64, m, f64::NAN))
+                .collect(),
+            dash: 1,
+        });
+    }
+    if a.plot.extension().is_none_or(|e| e != "svg" && e != "png") {
+        return Err(CliError::Usage(format!(
+            "--plot {}: the file must end in .svg or .png (both are written)",
+            a.plot.display()
+        )));
+    }
+    if let Some(dir) = a.plot.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::output::ensure_dir(dir)?;
+    }
+    let chart = Chart {
+        title: "LRU miss-ratio curve".into(),
+        x_label: "cache size (objects)".into(),
+        y_label: "miss ratio".into(),
+        log_x: true,
+        y_bounds: Some((0.0, 1.0)),
+        series,
+        ..Chart::default()
+    };
+    let files = crate::runner::write_chart(
+        &chart,
+        &a.plot.with_extension("svg"),
+        crate::runner::Format::Both,
+        2.0,
+    )?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    eprintln!("miss-ratio curve: {}", names.join(", "));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_spaced_on_a_log_scale() {
+        assert_eq!(log_sizes(1000, 4), [1, 10, 100, 1000]);
+        assert_eq!(log_sizes(1, 40), [1]);
+        assert!(
+            parse_sizes("10,0")
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1")
+        );
+        assert_eq!(parse_sizes("5, 7").unwrap(), [5, 7]);
+    }
+}

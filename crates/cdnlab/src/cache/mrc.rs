@@ -1,0 +1,316 @@
+//! LRU miss-ratio curves in one pass over a trace: exact by stack distances (Mattson, Gecsei,
+//! Slutz and Traiger, "Evaluation techniques for storage hierarchies", 1970), and approximate by
+//! spatial sampling (SHARDS with a fixed rate: Waldspurger, Park, Garthwaite and Ahmad, FAST
+//! 2015). Capacities count objects (every object weighs 1), where LRU is a stack algorithm: a
+//! request hits in a cache of C objects exactly when fewer than C other distinct objects were
+//! requested since its previous request, so one pass gives every capacity at once.
+//!
+//! The distinct objects since a previous request are counted with a Fenwick tree over request
+//! positions holding a 1 at each object's latest position: O(log M) per request for M distinct
+//! objects, as positions are renumbered (compacted) when the tree fills.
+
+use std::collections::HashMap;
+
+/// A Fenwick (binary indexed) tree of counts.
+#[derive(Debug, Clone, Default)]
+struct Fenwick(Vec<i32>);
+
+impl Fenwick {
+    fn with_len(n: usize) -> Self {
+        Fenwick(vec![0; n])
+    }
+
+    fn add(&mut self, i: usize, d: i32) {
+        let mut i = i + 1;
+        while i <= self.0.len() {
+            self.0[i - 1] += d;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum of positions 0..i (exclusive).
+    fn prefix(&self, i: usize) -> i64 {
+        let mut i = i;
+        let mut s = 0i64;
+        while i > 0 {
+            s += i64::from(self.0[i - 1]);
+            i &= i - 1;
+        }
+        s
+    }
+
+    /// The tree of `n` positions with a 1 at each of 0..k (built in O(n)).
+    fn ones(n: usize, k: usize) -> Self {
+        let mut t = vec![0i32; n];
+        for v in t.iter_mut().take(k) {
+            *v = 1;
+        }
+        for i in 1..=n {
+            let j = i + (i & i.wrapping_neg());
+            if j <= n {
+                let v = t[i - 1];
+                t[j - 1] += v;
+            }
+        }
+        Fenwick(t)
+    }
+}
+
+/// Stack distances of a request stream: the exact LRU miss ratio at every capacity.
+#[derive(Debug, Clone)]
+pub struct StackDistances {
+    last: HashMap<u64, usize>,
+    tree: Fenwick,
+    now: usize,
+    /// `hist[d - 1]`: requests whose stack distance is d (d distinct objects, itself included,
+    /// since and at its previous request).
+    hist: Vec<u64>,
+    cold: u64,
+    requests: u64,
+}
+
+impl Default for StackDistances {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StackDistances {
+    /// Nothing seen yet.
+    pub fn new() -> Self {
+        StackDistances {
+            last: HashMap::new(),
+            tree: Fenwick::with_len(1 << 16),
+            now: 0,
+            hist: Vec::new(),
+            cold: 0,
+            requests: 0,
+        }
+    }
+
+    /// Records a request for `id`; returns its stack distance (None for a first request).
+    pub fn access(&mut self, id: u64) -> Option<u64> {
+        if self.now == self.tree.0.len() {
+            self.compact();
+        }
+        self.requests += 1;
+        let d = match self.last.insert(id, self.now) {
+            Some(p) => {
+                let d = (self.tree.prefix(self.now) - self.tree.prefix(p + 1)) as u64 + 1;
+                self.tree.add(p, -1);
+                if self.hist.len() < d as usize {
+                    self.hist.resize(d as usize, 0);
+                }
+                self.hist[d as usize - 1] += 1;
+                Some(d)
+            }
+            None => {
+                self.cold += 1;
+                None
+            }
+        };
+        self.tree.add(self.now, 1);
+        self.now += 1;
+        d
+    }
+
+    /// Renumbers the objects' latest positions 0..M in order, in a tree twice as large.
+    fn compact(&mut self) {
+        let mut order: Vec<(usize, u64)> = self.last.iter().map(|(&id, &p)| (p, id)).collect();
+        order.sort_unstable();
+        for (i, &(_, id)) in order.iter().enumerate() {
+            self.last.insert(id, i);
+        }
+        let m = order.len();
+        self.tree = Fenwick::ones((2 * m).max(1 << 16), m);
+        self.now = m;
+    }
+
+    /// Requests seen.
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// Distinct objects seen (first requests).
+    pub fn distinct(&self) -> u64 {
+        self.cold
+    }
+
+    /// The requests whose distance is at most `c` (hits of an LRU cache of `c` objects).
+    pub fn hits(&self, c: u64) -> u64 {
+        let c = (c as usize).min(self.hist.len());
+        self.hist[..c].iter().sum()
+    }
+
+    /// LRU miss ratio at capacity `c` objects.
+    pub fn miss_ratio(&self, c: u64) -> f64 {
+        if self.requests == 0 {
+            return f64::NAN;
+        }
+        1.0 - self.hits(c) as f64 / self.requests as f64
+    }
+
+    /// Miss ratios at each capacity of `caps` (one pass over the histogram).
+    pub fn curve(&self, caps: &[u64]) -> Vec<f64> {
+        let mut cum = Vec::with_capacity(self.hist.len() + 1);
+        cum.push(0u64);
+        for h in &self.hist {
+            cum.push(cum.last().copied().unwrap_or(0) + h);
+        }
+        caps.iter()
+            .map(|&c| {
+                let hits = cum[(c as usize).min(self.hist.len())];
+                1.0 - hits as f64 / self.requests.max(1) as f64
+            })
+            .collect()
+    }
+}
+
+/// SHARDS with a fixed sampling rate R: only objects whose hashed id falls below R x 2^24 are
+/// tracked, and a sampled distance d stands for d / R distances of the whole trace. Memory and
+/// time shrink by R; the curve is an estimate.
+#[derive(Debug, Clone)]
+pub struct Shards {
+    rate: f64,
+    threshold: u64,
+    inner: StackDistances,
+    /// Every request, sampled or not (for SHARDS_adj).
+    seen: u64,
+}
+
+/// Hash space of the sampling test (SHARDS' P = 2^24).
+const MODULUS: u64 = 1 << 24;
+
+impl Shards {
+    /// Sampling at `rate` in (0, 1].
+    pub fn new(rate: f64) -> Result<Self, crate::Error> {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(crate::Error::param(
+                "sample rate",
+                rate,
+                "above 0, at most 1",
+            ));
+        }
+        Ok(Shards {
+            rate,
+            threshold: (rate * MODULUS as f64).round().max(1.0) as u64,
+            inner: StackDistances::new(),
+            seen: 0,
+        })
+    }
+
+    /// SplitMix64's finaliser: a well-mixed hash of the id, so that sampling is spatial and
+    /// unbiased whatever the ids' pattern.
+    fn hash(id: u64) -> u64 {
+        let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Records a request (sampled or not).
+    pub fn access(&mut self, id: u64) {
+        self.seen += 1;
+        if Self::hash(id) % MODULUS < self.threshold {
+            self.inner.access(id);
+        }
+    }
+
+    /// Requests sampled.
+    pub fn sampled(&self) -> u64 {
+        self.inner.requests()
+    }
+
+    /// Estimated LRU miss ratios at each capacity (objects of the whole trace): a sampled
+    /// distance d counts as a hit at capacity c when d / R <= c. With SHARDS_adj: the gap
+    /// between the requests expected in the sample (R x all) and those sampled, which comes
+    /// from sampling hot objects more or less often than their share, is counted as hits at
+    /// the smallest distance, and the curve is taken over the expected count.
+    pub fn curve(&self, caps: &[u64]) -> Vec<f64> {
+        let expected = self.rate * self.seen as f64;
+        let adjust = expected - self.inner.requests() as f64;
+        caps.iter()
+            .map(|&c| {
+                let scaled = (c as f64 * self.rate).floor() as u64;
+                let hits = self.inner.hits(scaled) as f64 + if scaled >= 1 { adjust } else { 0.0 };
+                (1.0 - hits / expected.max(1.0)).clamp(0.0, 1.0)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{Cache, Capacity, lru::Lru};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+
+        /// One pass of stack distances gives exactly the hits of an LRU cache replayed at each
+        /// capacity, across compactions of the tree.
+        #[test]
+        fn stack_distances_equal_lru_replay(ids in proptest::collection::vec(0u64..60, 1..3000)) {
+            let mut sd = StackDistances::new();
+            sd.tree = Fenwick::with_len(7); // force many compactions
+            for &id in &ids {
+                sd.access(id);
+            }
+            let caps: Vec<u64> = (1..=65).collect();
+            let curve = sd.curve(&caps);
+            for (i, &c) in caps.iter().enumerate() {
+                let mut lru = Lru::new(Capacity::objects(c).unwrap());
+                let hits = ids.iter().filter(|&&id| lru.access(id, 1)).count() as u64;
+                prop_assert_eq!(sd.hits(c), hits, "capacity {}", c);
+                let want = 1.0 - hits as f64 / ids.len() as f64;
+                prop_assert!((curve[i] - want).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn distances_by_hand() {
+        let mut sd = StackDistances::new();
+        let d: Vec<Option<u64>> = [1, 2, 3, 1, 1, 3].iter().map(|&i| sd.access(i)).collect();
+        assert_eq!(d, [None, None, None, Some(3), Some(1), Some(2)]);
+        assert_eq!((sd.requests(), sd.distinct()), (6, 3));
+        assert_eq!(sd.hits(1), 1);
+        assert_eq!(sd.hits(2), 2);
+        assert_eq!(sd.hits(3), 3);
+    }
+
+    /// SHARDS at rate 1 is exact; at rate 0.1 on a Zipf trace of 4x10^5 requests its curve
+    /// stays within 0.03 of the exact one at every capacity from 10 / R on (below that a
+    /// sampled distance cannot resolve the capacity). Measured: 0.026 at 100, 0.009 to 0.011
+    /// from 300 to 10^4; without the SHARDS_adj correction 0.096 at 100, so the test fails
+    /// on the uncorrected estimator.
+    #[test]
+    fn shards_approximates_the_exact_curve() {
+        use crate::workload::popularity::{Law, Sampler};
+        let table = Sampler::new(Law::Zipf { alpha: 0.8 }, 20_000).unwrap();
+        let mut rng = crate::rng::stream(3, 0, 0);
+        let ids: Vec<u64> = (0..400_000)
+            .map(|_| table.sample(&mut rng) as u64)
+            .collect();
+        let mut exact = StackDistances::new();
+        let mut all = Shards::new(1.0).unwrap();
+        let mut tenth = Shards::new(0.1).unwrap();
+        for &id in &ids {
+            exact.access(id);
+            all.access(id);
+            tenth.access(id);
+        }
+        let caps: Vec<u64> = [100, 300, 1000, 3000, 10000].to_vec();
+        let e = exact.curve(&caps);
+        assert_eq!(all.curve(&caps), e);
+        let s = tenth.curve(&caps);
+        let worst = e
+            .iter()
+            .zip(&s)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 0.03, "{e:?} {s:?}");
+        assert!(Shards::new(0.0).is_err() && Shards::new(1.5).is_err());
+    }
+}
