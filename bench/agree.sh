@@ -14,16 +14,7 @@ OBJECTS="${OBJECTS:-20000}"
 REQUESTS="${REQUESTS:-500000}"
 ALPHA="${ALPHA:-0.9}"
 SIZES="${SIZES:-100,1000,5000}"
-LIBCACHESIM_VERSION="${LIBCACHESIM_VERSION:-0.3.5}"
-if [ ! -x "$here/.venv/bin/python" ]; then
-  python3 -m venv "$here/.venv"
-fi
-if ! "$here/.venv/bin/python" -c "import libcachesim" 2>/dev/null; then
-  "$here/.venv/bin/pip" install --quiet "libcachesim==$LIBCACHESIM_VERSION"
-fi
-(cd "$root" && cargo build --release --quiet -p cdnlab-cli)
-cdnlab="$root/target/release/cdnlab"
-mkdir -p "$here/data"
+. "$here/libcachesim-venv.sh"
 trace="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
 if [ ! -f "$trace" ]; then
   "$cdnlab" gen-trace --out "$trace" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7

@@ -14,17 +14,7 @@ OBJECTS="${OBJECTS:-1000000}"
 REQUESTS="${REQUESTS:-10000000}"
 ALPHA="${ALPHA:-0.8}"
 SIZES="${SIZES:-10000 100000}"
-LIBCACHESIM_VERSION="${LIBCACHESIM_VERSION:-0.3.5}"
-
-if [ ! -x "$here/.venv/bin/python" ]; then
-  python3 -m venv "$here/.venv"
-fi
-if ! "$here/.venv/bin/python" -c "import libcachesim" 2>/dev/null; then
-  "$here/.venv/bin/pip" install --quiet "libcachesim==$LIBCACHESIM_VERSION"
-fi
-(cd "$root" && cargo build --release --quiet)
-cdnlab="$root/target/release/cdnlab"
-mkdir -p "$here/data"
+. "$here/libcachesim-venv.sh"
 trace="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
 if [ ! -f "$trace" ]; then
   "$cdnlab" gen-trace --out "$trace" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 1

@@ -70,6 +70,7 @@ fn log_sizes(max: u64, n: usize) -> Vec<u64> {
 /// Runs the command.
 pub fn run(a: &MrcArgs) -> Result<()> {
     let given = a.sizes.as_deref().map(parse_sizes).transpose()?;
+    let svg_path = crate::runner::plot_target(&a.plot)?;
     let mut exact = (a.sample.is_none() || a.exact_too).then(StackDistances::new);
     let mut shards = a
         .sample
@@ -190,15 +191,6 @@ pub fn run(a: &MrcArgs) -> Result<()> {
             dash: 1,
         });
     }
-    if a.plot.extension().is_none_or(|e| e != "svg" && e != "png") {
-        return Err(CliError::Usage(format!(
-            "--plot {}: the file must end in .svg or .png (both are written)",
-            a.plot.display()
-        )));
-    }
-    if let Some(dir) = a.plot.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::output::ensure_dir(dir)?;
-    }
     let chart = Chart {
         title: "LRU miss-ratio curve".into(),
         x_label: "cache size (objects)".into(),
@@ -208,12 +200,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         series,
         ..Chart::default()
     };
-    let files = crate::runner::write_chart(
-        &chart,
-        &a.plot.with_extension("svg"),
-        crate::runner::Format::Both,
-        2.0,
-    )?;
+    let files = crate::runner::write_chart(&chart, &svg_path, crate::runner::Format::Both, 2.0)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     eprintln!("miss-ratio curve: {}", names.join(", "));
     Ok(())

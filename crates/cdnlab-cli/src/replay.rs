@@ -9,7 +9,6 @@
 //! stays constant in the trace's length and the results do not depend on the thread count.
 
 use crate::error::{CliError, Result};
-use crate::output;
 use crate::output::outln;
 use crate::plot::{Chart, Series};
 use cdnlab::Named;
@@ -463,6 +462,16 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     let specs = parse_sizes(&a.size)?;
     let unit: Unit = a.size_unit.parse()?;
     let sized = unit == Unit::Bytes;
+    // The plot's path is checked before the replay, not after it.
+    let plot = if specs.len() >= 2 && !a.no_plot {
+        let path = a
+            .plot
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/cache-replay/mrc.svg"));
+        Some(crate::runner::plot_target(&path)?)
+    } else {
+        None
+    };
     let t0 = Instant::now();
     let wss = if specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_))) {
         Some(working_set(&a.input, sized)?)
@@ -508,6 +517,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let (outs, read_s) = replay_all(a, sized, jobs, threads)?;
+    let rss = peak_rss();
     let rows: Vec<serde_json::Value> = outs
         .iter()
         .map(|o| {
@@ -531,7 +541,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
                 "heap_bytes_per_cached_object": o.heap_bytes as f64 / o.cached_objects.max(1) as f64,
                 "working_set_objects": wss.map(|w| w.0),
                 "working_set_bytes": wss.map(|w| w.1),
-                "peak_rss_bytes": peak_rss(),
+                "peak_rss_bytes": rss,
             })
         })
         .collect();
@@ -544,11 +554,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
     } else {
         print_table(a, &outs, wss, unit, read_s, wss_s, threads);
     }
-    if specs.len() >= 2 && !a.no_plot {
-        let path = a
-            .plot
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/cache-replay/mrc.svg"));
+    if let Some(path) = plot {
         let files = draw_mrc(a, &outs, &policies, unit, &path)?;
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         eprintln!("miss-ratio curve: {}", names.join(", "));
@@ -668,17 +674,8 @@ fn draw_mrc(
     outs: &[Outcome],
     policies: &[Policy],
     unit: Unit,
-    path: &std::path::Path,
+    svg_path: &std::path::Path,
 ) -> Result<Vec<PathBuf>> {
-    if path.extension().is_none_or(|e| e != "svg" && e != "png") {
-        return Err(CliError::Usage(format!(
-            "--plot {}: the file must end in .svg or .png (both are written)",
-            path.display()
-        )));
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        output::ensure_dir(dir)?;
-    }
     let chart = Chart {
         title: format!(
             "Miss-ratio curve: {}",
@@ -711,12 +708,7 @@ fn draw_mrc(
             })
             .collect(),
     };
-    crate::runner::write_chart(
-        &chart,
-        &path.with_extension("svg"),
-        crate::runner::Format::Both,
-        2.0,
-    )
+    crate::runner::write_chart(&chart, svg_path, crate::runner::Format::Both, 2.0)
 }
 
 #[cfg(test)]

@@ -410,6 +410,21 @@ fn draw(
     )
 }
 
+/// Checks a `--plot FILE` flag before any work: it must end in .svg or .png (both are written);
+/// its folder is created. Returns the SVG's path.
+pub fn plot_target(path: &Path) -> Result<PathBuf> {
+    if path.extension().is_none_or(|e| e != "svg" && e != "png") {
+        return Err(CliError::Usage(format!(
+            "--plot {}: the file must end in .svg or .png (both are written)",
+            path.display()
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        output::ensure_dir(dir)?;
+    }
+    Ok(path.with_extension("svg"))
+}
+
 /// Writes `chart` to `svg_path` and/or the PNG beside it (same stem; at `scale` x 760 x 480
 /// px), each atomically; returns the files written. Every command that draws goes through
 /// here.

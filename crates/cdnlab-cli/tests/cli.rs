@@ -56,6 +56,19 @@ fn setup(text: &str) -> (tempfile::TempDir, PathBuf) {
     (d, p)
 }
 
+/// A successful run's standard output as JSON Lines (one value a line).
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -252,17 +265,6 @@ fn replay_many_policies_and_sizes_in_one_run() {
         .chunks_exact(24)
         .map(|r| u64::from_le_bytes(r[4..12].try_into().unwrap()))
         .collect();
-    let lines = |out: &Output| -> Vec<serde_json::Value> {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
     let key = |v: &serde_json::Value| {
         (
             v["policy"].as_str().unwrap().to_string(),
@@ -271,7 +273,7 @@ fn replay_many_policies_and_sizes_in_one_run() {
         )
     };
     let many = |threads: &str| {
-        lines(&cdnlab(
+        json_lines(&cdnlab(
             &[
                 "cache-replay",
                 "--trace",
@@ -303,7 +305,7 @@ fn replay_many_policies_and_sizes_in_one_run() {
             None => 50,
         };
         assert_eq!(v["size"], want, "{v}");
-        let single = lines(&cdnlab(
+        let single = json_lines(&cdnlab(
             &[
                 "cache-replay",
                 "--trace",
@@ -362,7 +364,7 @@ fn replay_many_policies_and_sizes_in_one_run() {
         d.path(),
     );
     assert!(made.status.success());
-    let v = lines(&cdnlab(
+    let v = json_lines(&cdnlab(
         &[
             "cache-replay",
             "--trace",
@@ -449,18 +451,9 @@ fn compressed_and_mismatched_traces() {
         ];
         a.extend_from_slice(&["0.05,100", "--json", "--no-plot"]);
         a.extend_from_slice(extra);
-        let out = cdnlab(&a, d.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                (v["size"].clone(), v["hits"].clone(), v["requests"].clone())
-            })
+        json_lines(&cdnlab(&a, d.path()))
+            .into_iter()
+            .map(|v| (v["size"].clone(), v["hits"].clone(), v["requests"].clone()))
             .collect::<Vec<_>>()
     };
     let want = hits("t.bin", &[]);
@@ -554,25 +547,14 @@ fn mrc_equals_lru_replay() {
         d.path(),
     );
     assert!(made.status.success());
-    let lines = |out: Output| -> Vec<serde_json::Value> {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
     let sizes = "1,7,50,333,2000";
-    let curve = lines(cdnlab(
+    let curve = json_lines(&cdnlab(
         &[
             "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--plot", "m/c.svg",
         ],
         d.path(),
     ));
-    let replay = lines(cdnlab(
+    let replay = json_lines(&cdnlab(
         &[
             "cache-replay",
             "--trace",
@@ -589,7 +571,7 @@ fn mrc_equals_lru_replay() {
         assert_eq!(c["size"], r["size"]);
         assert_eq!(c["miss_ratio"], r["miss_ratio"], "{c} {r}");
     }
-    let full = lines(cdnlab(
+    let full = json_lines(&cdnlab(
         &[
             "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--sample", "1", "--plot",
             "m/c.svg",
