@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Agreement with libCacheSim: replays one trace with cdnlab (all policies and sizes in one run)
-# and with PyPI libcachesim (each policy libCacheSim also has), prints the miss ratios side by
-# side and whether the miss counts are the same.
+# Agreement with libCacheSim: replays traces with cdnlab (all policies and sizes in one run) and
+# with PyPI libcachesim (each policy libCacheSim also has), in objects and in bytes, prints the
+# miss ratios side by side and whether the miss counts are the same. Exits 1 if a policy that
+# should match (see EXACT in agree.py) differs.
 #
-#   bench/agree.sh                       # 2x10^4 objects, 5x10^5 requests, Zipf 0.9
-#   SIZES=50,500,5000 bench/agree.sh
+#   bench/agree.sh                       # Zipf 0.9 traces: unit sizes, and sizes 1..4096 bytes
+#   SIZES=50,500,5000 bench/agree.sh     # object capacities (byte capacities are these x 500)
 #
 # Uses bench/.venv (created, with libcachesim, if missing) as bench/compare.sh does.
 set -euo pipefail
@@ -15,8 +16,8 @@ REQUESTS="${REQUESTS:-500000}"
 ALPHA="${ALPHA:-0.9}"
 SIZES="${SIZES:-100,1000,5000}"
 . "$here/libcachesim-venv.sh"
-trace="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
-if [ ! -f "$trace" ]; then
-  "$cdnlab" gen-trace --out "$trace" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7
-fi
-exec "$here/.venv/bin/python" "$here/agree.py" "$cdnlab" "$trace" "$SIZES"
+unit="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
+sized="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}_sized.oracleGeneral"
+[ -f "$unit" ] || "$cdnlab" gen-trace --out "$unit" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7
+[ -f "$sized" ] || "$cdnlab" gen-trace --out "$sized" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7 --size 1 --max-size 4096
+exec "$here/.venv/bin/python" "$here/agree.py" "$cdnlab" "$unit" "$sized" "$SIZES"

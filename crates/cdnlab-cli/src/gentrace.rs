@@ -7,6 +7,7 @@ use cdnlab::workload::Request;
 use cdnlab::workload::popularity::{Law, Sampler};
 use cdnlab::workload::trace;
 use clap::Args;
+use rand::RngExt;
 use std::path::PathBuf;
 
 /// Arguments of `cdnlab gen-trace`.
@@ -24,9 +25,13 @@ pub struct GenTraceArgs {
     /// Zipf exponent (>= 0; 0 is uniform).
     #[arg(long, default_value_t = 0.8)]
     pub alpha: f64,
-    /// Object size in bytes (all objects).
+    /// Object size in bytes (all objects; the smallest with --max-size).
     #[arg(long, default_value_t = 1)]
     pub size: u32,
+    /// Largest object size: sizes are then log-uniform between --size and this, drawn once per
+    /// object (for byte-capacity experiments).
+    #[arg(long)]
+    pub max_size: Option<u32>,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -44,14 +49,34 @@ pub fn run(a: &GenTraceArgs) -> Result<()> {
     if a.size == 0 {
         return Err(CliError::Usage("--size 0: sizes must be at least 1".into()));
     }
+    let max = a.max_size.unwrap_or(a.size);
+    if max < a.size {
+        return Err(CliError::Usage(format!(
+            "--max-size {max}: must be at least --size {}",
+            a.size
+        )));
+    }
     let sampler = Sampler::new(Law::Zipf { alpha: a.alpha }, a.objects)?;
+    let sizes: Vec<u32> = if max == a.size {
+        Vec::new()
+    } else {
+        // A stream of its own, so the ids drawn do not depend on whether sizes vary.
+        let mut rng = cdnlab::rng::stream(a.seed, 1, 0);
+        let (lo, hi) = (f64::from(a.size).ln(), (f64::from(max) + 1.0).ln());
+        (0..a.objects)
+            .map(|_| (rng.random_range(lo..hi).exp() as u32).clamp(a.size, max))
+            .collect()
+    };
     let mut rng = cdnlab::rng::stream(a.seed, 0, 0);
     let mut reqs: Vec<Request> = (0..a.requests)
-        .map(|i| Request {
-            time: i as u64,
-            id: sampler.sample(&mut rng) as u64,
-            size: a.size,
-            next_access: -1,
+        .map(|i| {
+            let id = sampler.sample(&mut rng);
+            Request {
+                time: i as u64,
+                id: id as u64,
+                size: sizes.get(id).copied().unwrap_or(a.size),
+                next_access: -1,
+            }
         })
         .collect();
     trace::fill_next_access(&mut reqs);

@@ -2,6 +2,8 @@
 //! clear message (never a panic), and sweeps are identical whatever the threads, shards or
 //! interruptions.
 
+use cdnlab::Named;
+use cdnlab::cache::Policy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -195,8 +197,8 @@ fn trace_errors_and_replay() {
         &["bad.csv", "line 3", "xyz"],
     );
     fails_with(
-        &replay("good.bin", &["--policy", "arc"]),
-        &["arc", "lru, fifo"],
+        &replay("good.bin", &["--policy", "arcc"]),
+        &["arcc", "lru, fifo"],
     );
     fails_with(
         &replay("good.bin", &["--size-unit", "kb"]),
@@ -292,7 +294,7 @@ fn replay_many_policies_and_sizes_in_one_run() {
         ))
     };
     let (one, two) = (many("1"), many("2"));
-    assert_eq!(one.len(), 21, "7 policies x 3 sizes");
+    assert_eq!(one.len(), 3 * Policy::ALL.len(), "every policy x 3 sizes");
     assert_eq!(
         one.iter().map(key).collect::<Vec<_>>(),
         two.iter().map(key).collect::<Vec<_>>()

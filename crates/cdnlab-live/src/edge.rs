@@ -33,6 +33,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
+use cdnlab::Named;
 use cdnlab::alloc::admission;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use std::collections::HashMap;
@@ -235,6 +236,14 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
     }
     if cfg.stream_rate == Some(0) {
         return Err(cdnlab::Error::param("stream-rate", 0, "at least 1 byte per second").into());
+    }
+    if cfg.policy.offline() {
+        return Err(cdnlab::Error::param(
+            "policy",
+            cfg.policy.name(),
+            "a policy that does not read the future (belady needs each request's next access)",
+        )
+        .into());
     }
     let shaper = cfg
         .bandwidth

@@ -289,3 +289,16 @@ async fn admission_thresholds_refuse_above_the_share() {
     e.server.stop().await;
     o.server.stop().await;
 }
+
+/// An edge cannot run an offline policy: the error names it and what is allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_policy_is_refused() {
+    let mut cfg = edge_config("127.0.0.1:9".parse().unwrap());
+    cfg.policy = cdnlab::cache::Policy::Belady;
+    let e = cdnlab_live::edge::start(([127, 0, 0, 1], next_port()).into(), cfg)
+        .await
+        .err()
+        .expect("belady refused")
+        .to_string();
+    assert!(e.contains("belady") && e.contains("next access"), "{e}");
+}

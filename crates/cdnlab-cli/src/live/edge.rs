@@ -45,8 +45,8 @@ pub(super) struct EdgeArgs {
     /// Pace every response at this many bytes per second (a stream's bit rate).
     #[arg(long)]
     stream_rate: Option<u64>,
-    /// Eviction policy, from the library's registry: lru, fifo, lfu, s3fifo, sieve, clock or
-    /// s3fifo-paper.
+    /// Eviction policy, from the library's registry (`cdnlab cache-replay --help` lists them);
+    /// every one but belady, which needs to know the future.
     #[arg(long, default_value = "lru")]
     policy: Policy,
     /// Cache capacity in bytes (with --ring: of home copies, least recently used evicted, and

@@ -16,7 +16,7 @@ use tokio::net::TcpStream;
 /// The next port of this test process's block of 120 loopback ports, below the ephemeral
 /// range (32768 up, where outgoing connections take theirs): a server stopped and restarted
 /// on its port, or a ring edge that is down, does not lose its port to a client socket.
-fn next_port() -> u16 {
+pub fn next_port() -> u16 {
     use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let base = 20_000 + (std::process::id() % 100) as u16 * 120;

@@ -9,6 +9,14 @@
 //! | `s3fifo-paper` | S3-FIFO as the paper's Algorithm 1 writes it | [`s3fifo`] |
 //! | `sieve` | SIEVE (Zhang et al., NSDI 2024) | [`sieve`] |
 //! | `clock` | CLOCK, second-chance FIFO (Corbató 1968), one reference bit | [`clock`] |
+//! | `arc` | ARC (Megiddo and Modha, FAST 2003) | [`arc`] |
+//! | `twoq` | 2Q, full version (Johnson and Shasha, VLDB 1994) | [`twoq`] |
+//! | `slru` | segmented LRU, 4 segments (Karedla et al., 1994) | [`slru`] |
+//! | `wtinylfu` | W-TinyLFU (Einziger et al., ACM ToS 2017) | [`wtinylfu`] |
+//! | `gdsf` | Greedy-Dual-Size-Frequency (Cherkasova 1998) | [`gdsf`] |
+//! | `lfuda` | LFU with dynamic aging (Arlitt et al., 2000) | [`lfuda`] |
+//! | `lirs` | LIRS (Jiang and Zhang, SIGMETRICS 2002) | [`lirs`] |
+//! | `belady` | offline optimal from the next-access field (Belady 1966) | [`belady`] |
 //!
 //! A capacity counts objects or bytes ([`Capacity`]); an object weighs 1 or its size. An object
 //! heavier than the whole capacity is never admitted (a miss that stores nothing), as in
@@ -17,17 +25,27 @@
 //! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests;
 //! [`mrc`] the one-pass LRU miss-ratio curve (stack distances, and SHARDS sampling).
 
+pub mod arc;
+pub mod belady;
 pub mod che;
 pub mod clock;
 pub mod fifo;
+pub mod gdsf;
+mod ghost;
 pub mod index;
 pub mod lfu;
+pub mod lfuda;
+pub mod lirs;
 pub mod lru;
 pub mod lru_bank;
 pub mod mrc;
+mod rank;
 pub mod s3fifo;
 pub mod sieve;
 pub mod slots;
+pub mod slru;
+pub mod twoq;
+pub mod wtinylfu;
 
 use crate::Error;
 use crate::workload::Request;
@@ -94,6 +112,12 @@ pub trait Cache {
     /// Requests object `id` of `size` bytes: true on a hit. On a miss the object is admitted
     /// (unless heavier than the capacity) after evicting as the policy says.
     fn access(&mut self, id: u64, size: u32) -> bool;
+    /// [`Cache::access`] with the whole request: an offline policy ([`belady`]) reads
+    /// `next_access` too; the others look at the id and size only.
+    #[inline]
+    fn access_req(&mut self, r: &Request) -> bool {
+        self.access(r.id, r.size)
+    }
     /// Whether `id` is cached (does not count as an access).
     fn contains(&self, id: u64) -> bool;
     /// Number of cached objects.
@@ -124,7 +148,7 @@ pub trait Cache {
             if let Some(next) = reqs.get(i + AHEAD) {
                 self.prefetch(next.id);
             }
-            hits += u64::from(self.access(r.id, r.size));
+            hits += u64::from(self.access_req(r));
         }
         hits
     }
@@ -138,17 +162,20 @@ pub trait Cache {
 }
 
 /// Implements [`Cache::replay_dyn`] by forwarding to the monomorphised default, and the
-/// eviction log by forwarding to the policy's `slots`.
+/// eviction log by forwarding to the policy's slots (`self.slots`, or the path given).
 macro_rules! replay_dyn {
     () => {
+        $crate::cache::replay_dyn!(slots);
+    };
+    ($($field:ident).+) => {
         fn replay_dyn(&mut self, reqs: &[$crate::workload::Request]) -> u64 {
             $crate::cache::Cache::replay(self, reqs)
         }
         fn log_evictions(&mut self) {
-            self.slots.log_evictions();
+            self.$($field).+.log_evictions();
         }
         fn drain_evictions(&mut self, out: &mut Vec<u64>) {
-            self.slots.drain_evictions(out);
+            self.$($field).+.drain_evictions(out);
         }
     };
 }
@@ -164,6 +191,14 @@ pub enum Policy {
     Sieve,
     Clock,
     S3FifoPaper,
+    Arc,
+    TwoQ,
+    Slru,
+    WTinyLfu,
+    Gdsf,
+    Lfuda,
+    Belady,
+    Lirs,
 }
 
 impl Policy {
@@ -179,7 +214,21 @@ impl Policy {
             Policy::S3FifoPaper => {
                 Box::new(s3fifo::S3Fifo::with_variant(cap, s3fifo::Variant::Paper))
             }
+            Policy::Arc => Box::new(arc::Arc::new(cap)),
+            Policy::TwoQ => Box::new(twoq::TwoQ::new(cap)),
+            Policy::Slru => Box::new(slru::Slru::new(cap)),
+            Policy::WTinyLfu => Box::new(wtinylfu::WTinyLfu::new(cap)),
+            Policy::Gdsf => Box::new(gdsf::Gdsf::new(cap)),
+            Policy::Lfuda => Box::new(lfuda::Lfuda::new(cap)),
+            Policy::Belady => Box::new(belady::Belady::new(cap)),
+            Policy::Lirs => Box::new(lirs::Lirs::new(cap)),
         }
+    }
+
+    /// Whether the policy reads the future (each request's next access): usable on a trace,
+    /// not on a live server.
+    pub fn offline(self) -> bool {
+        self == Policy::Belady
     }
 }
 
@@ -191,6 +240,14 @@ crate::registry!(Policy, "cache policy", [
     Policy::Sieve => "sieve",
     Policy::Clock => "clock",
     Policy::S3FifoPaper => "s3fifo-paper",
+    Policy::Arc => "arc",
+    Policy::TwoQ => "twoq",
+    Policy::Slru => "slru",
+    Policy::WTinyLfu => "wtinylfu",
+    Policy::Gdsf => "gdsf",
+    Policy::Lfuda => "lfuda",
+    Policy::Belady => "belady",
+    Policy::Lirs => "lirs",
 ]);
 
 #[cfg(test)]

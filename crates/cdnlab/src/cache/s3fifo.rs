@@ -11,7 +11,7 @@
 //! (Algorithm 1). They differ in when S or M is evicted from, in the ghost's size, in what a
 //! promotion to M carries, and in libCacheSim's admission rules (see [`Variant`]).
 
-use super::index::IdIndex;
+use super::ghost::Ghost;
 use super::slots::{List, Slots};
 use super::{Cache, Capacity, replay_dyn};
 
@@ -36,117 +36,6 @@ pub enum Variant {
     /// S is evicted from when it holds its share or M is empty; a promoted object keeps its
     /// frequency and M is evicted at once if over its share.
     Paper,
-}
-
-/// A FIFO of recently evicted ids, bounded by the sum of their weights.
-#[derive(Debug, Clone)]
-struct Ghost {
-    ring: Vec<(u64, u32)>,
-    head: u64,
-    tail: u64,
-    index: IdIndex,
-    used: u64,
-    limit: u64,
-}
-
-impl Ghost {
-    fn new(limit: u64, expected: usize) -> Self {
-        let n = expected.next_power_of_two().max(16);
-        Ghost {
-            ring: vec![(0, 0); n],
-            head: 0,
-            tail: 0,
-            index: IdIndex::with_capacity(expected),
-            used: 0,
-            limit,
-        }
-    }
-
-    #[inline]
-    fn mask(&self) -> u64 {
-        self.ring.len() as u64 - 1
-    }
-
-    /// Removes `id` if present; true if it was there.
-    #[inline]
-    fn take(&mut self, id: u64) -> bool {
-        let ring = &self.ring;
-        match self.index.remove(id, |p| ring[p as usize].0) {
-            Some(p) => {
-                // The ring entry stays as a stale record, skipped when it reaches the tail.
-                self.used -= u64::from(self.ring[p as usize].1);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Adds `id` as libCacheSim's FIFO ghost cache does: one heavier than the whole ghost is
-    /// not kept; otherwise the oldest leave until it fits.
-    fn push_fitting(&mut self, id: u64, w: u32) {
-        if u64::from(w) > self.limit {
-            return;
-        }
-        while self.used + u64::from(w) > self.limit {
-            self.pop();
-        }
-        self.push(id, w);
-    }
-
-    fn push(&mut self, id: u64, w: u32) {
-        if self.head - self.tail == self.ring.len() as u64 {
-            self.rebuild();
-        }
-        let p = (self.head & self.mask()) as u32;
-        self.ring[p as usize] = (id, w);
-        self.index.insert(id, p);
-        self.head += 1;
-        self.used += u64::from(w);
-        while self.used > self.limit {
-            self.pop();
-        }
-    }
-
-    fn pop(&mut self) {
-        let p = (self.tail & self.mask()) as u32;
-        self.tail += 1;
-        let (id, w) = self.ring[p as usize];
-        // A stale record (its id left the ghost, or came back at a later position) is not in
-        // the index under this position, so nothing is removed.
-        if self.index.remove_entry(id, p) {
-            self.used -= u64::from(w);
-        }
-    }
-
-    /// The ring is full of live and stale records: keep the live ones, in order, in a ring
-    /// twice the live count.
-    fn rebuild(&mut self) {
-        let live: Vec<(u64, u32)> = (self.tail..self.head)
-            .map(|s| (s & self.mask()) as u32)
-            .filter(|&p| {
-                let ring = &self.ring;
-                self.index.find(ring[p as usize].0, |q| ring[q as usize].0) == Some(p)
-            })
-            .map(|p| self.ring[p as usize])
-            .collect();
-        let n = (live.len() * 2).next_power_of_two().max(16);
-        self.ring = vec![(0, 0); n];
-        self.index = IdIndex::with_capacity(live.len().max(16));
-        self.head = 0;
-        self.tail = 0;
-        self.used = 0;
-        for (id, w) in live {
-            let p = self.head as u32;
-            self.ring[p as usize] = (id, w);
-            self.index.insert(id, p);
-            self.head += 1;
-            self.used += u64::from(w);
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.ring.capacity() * 16 + self.index.heap_bytes()
-    }
 }
 
 /// S3-FIFO.
