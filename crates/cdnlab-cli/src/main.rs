@@ -17,6 +17,7 @@ mod reproduce;
 mod runner;
 mod scenario;
 mod tp;
+mod tracestats;
 use crate::output::outln;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +46,8 @@ enum Command {
     Plot(runner::PlotArgs),
     /// Run every registered experiment and write report.html and claims.json.
     Reproduce(reproduce::ReproduceArgs),
+    /// Characterise a trace: objects, bytes, one-hit wonders, sizes, Zipf fit, reuse, with plots.
+    TraceStats(tracestats::TraceStatsArgs),
     /// Write a synthetic Zipf trace in oracleGeneral format.
     GenTrace(gentrace::GenTraceArgs),
     /// List the experiments a scenario can name, with their parameters and metrics.
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => runner::plot_dir(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::GenTrace(a) => gentrace::run(a),
+        Command::TraceStats(a) => tracestats::run(a),
         Command::Tp(a) => tp::run(a),
         #[cfg(feature = "live")]
         Command::Live(a) => live::run(a),

@@ -1848,3 +1848,107 @@ fn plot_redraws_a_finished_run() {
         &["--scale 20", "from 1 to 8"],
     );
 }
+
+/// `trace-stats` on a generated trace with varied sizes: counts, working set and one-hit
+/// wonders equal what the test computes from the file's records; the Zipf fit near the law;
+/// plots written; an empty trace and a text file read as oracleGeneral refused.
+#[test]
+fn trace_stats_counts_what_the_file_holds() {
+    let d = tempfile::tempdir().unwrap();
+    let made = cdnlab(
+        &[
+            "gen-trace",
+            "--out",
+            "t.bin",
+            "--objects",
+            "2000",
+            "--requests",
+            "40000",
+            "--alpha",
+            "1.0",
+            "--seed",
+            "3",
+            "--max-size",
+            "5000",
+        ],
+        d.path(),
+    );
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let bytes = read(&d.path().join("t.bin"));
+    let mut count: std::collections::HashMap<u64, (u64, u64)> = Default::default();
+    let mut requested = 0;
+    for r in bytes.chunks_exact(24) {
+        let id = u64::from_le_bytes(r[4..12].try_into().unwrap());
+        let size = u64::from(u32::from_le_bytes(r[12..16].try_into().unwrap()));
+        requested += size;
+        count.entry(id).or_insert((0, size)).0 += 1;
+    }
+    let out = json_lines(&cdnlab(
+        &[
+            "trace-stats",
+            "--trace",
+            "t.bin",
+            "--json",
+            "--plot-dir",
+            "figs",
+        ],
+        d.path(),
+    ));
+    let v = &out[0];
+    assert_eq!(v["requests"], 40000);
+    assert_eq!(v["objects"], count.len() as u64);
+    assert_eq!(v["bytes_requested"], requested);
+    assert_eq!(
+        v["working_set_bytes"],
+        count.values().map(|c| c.1).sum::<u64>()
+    );
+    let once = count.values().filter(|c| c.0 == 1).count() as u64;
+    assert_eq!(v["one_hit_objects"], once);
+    let head = v["zipf_head"]["alpha"].as_f64().unwrap();
+    assert!((head - 1.0).abs() < 0.08, "head alpha {head}");
+    let reuse: u64 = v["reuse_distance_requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        reuse,
+        40000 - count.len() as u64,
+        "one gap per repeat request"
+    );
+    for f in ["popularity", "sizes", "reuse"] {
+        for ext in ["svg", "png"] {
+            assert!(
+                d.path().join(format!("figs/{f}.{ext}")).is_file(),
+                "{f}.{ext}"
+            );
+        }
+    }
+    let table = cdnlab(&["trace-stats", "--trace", "t.bin", "--no-plot"], d.path());
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("one-hit wonders") && text.contains("Zipf alpha"),
+        "{text}"
+    );
+    std::fs::write(d.path().join("empty.bin"), b"").unwrap();
+    fails_with(
+        &cdnlab(
+            &["trace-stats", "--trace", "empty.bin", "--no-plot"],
+            d.path(),
+        ),
+        &["empty.bin", "empty"],
+    );
+    std::fs::write(d.path().join("ids.txt"), "1\n2\n1\n".repeat(8)).unwrap();
+    fails_with(
+        &cdnlab(
+            &["trace-stats", "--trace", "ids.txt", "--no-plot"],
+            d.path(),
+        ),
+        &["ids.txt", "--format text"],
+    );
+}

@@ -9,30 +9,7 @@
 //! positions holding a 1 at each object's latest position: O(log M) per request for M distinct
 //! objects, as positions are renumbered (compacted) when the tree fills.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// A hasher for u64 ids: one multiply by an odd constant and a fold of the high half (SipHash,
-/// the default, made the one-pass curve 1.6x slower; measured on a 10^7-request trace).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 32);
-    }
-}
-
-type IdMap = HashMap<u64, usize, BuildHasherDefault<IdHasher>>;
+type IdMap = super::index::IdMap<usize>;
 
 /// A Fenwick (binary indexed) tree of counts.
 #[derive(Debug, Clone, Default)]

@@ -5,6 +5,7 @@
 //! - [`arrivals`]: exponential gaps (Poisson arrivals), one uniform draw each.
 //! - [`trace`]: requests read from libCacheSim `oracleGeneral` binary traces or CSV files.
 
+pub mod analysis;
 pub mod arrivals;
 pub mod popularity;
 pub mod trace;
