@@ -5,7 +5,7 @@ use crate::error::{CliError, Result};
 use crate::output::outln;
 use crate::plot::{Chart, Series};
 use crate::replay::{TraceArgs, stream};
-use cdnlab::cache::mrc::{Shards, StackDistances};
+use cdnlab::cache::mrc::{Shards, ShardsFixed, StackDistances};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,7 +15,8 @@ use std::time::Instant;
 #[command(after_help = "Examples:
   cdnlab mrc --trace t.oracleGeneral                       exact curve at 40 sizes
   cdnlab mrc --trace t.oracleGeneral.zst --sizes 100,1000,10000 --json
-  cdnlab mrc --trace big.oracleGeneral --sample 0.01 --exact-too   SHARDS and its error")]
+  cdnlab mrc --trace big.oracleGeneral --sample 0.01 --exact-too   SHARDS and its error
+  cdnlab mrc --trace big.oracleGeneral --sample-size 8192          SHARDS in bounded memory")]
 pub struct MrcArgs {
     #[command(flatten)]
     pub input: TraceArgs,
@@ -27,8 +28,13 @@ pub struct MrcArgs {
     /// in (0, 1].
     #[arg(long)]
     pub sample: Option<f64>,
-    /// With --sample: compute the exact curve in the same pass too and report the error.
-    #[arg(long, requires = "sample")]
+    /// Estimate by fixed-size SHARDS: track at most this many objects, lowering the sampling
+    /// rate as the trace shows more (memory bounded whatever the trace).
+    #[arg(long, conflicts_with = "sample")]
+    pub sample_size: Option<usize>,
+    /// With --sample or --sample-size: compute the exact curve in the same pass too and report
+    /// the error.
+    #[arg(long)]
     pub exact_too: bool,
     /// Print one JSON object per size, one a line.
     #[arg(long, conflicts_with = "csv")]
@@ -39,6 +45,9 @@ pub struct MrcArgs {
     /// Where to draw the curve (SVG and the PNG beside it).
     #[arg(long, default_value = "out/mrc/mrc.svg")]
     pub plot: PathBuf,
+    /// Draw nothing.
+    #[arg(long, conflicts_with = "plot")]
+    pub no_plot: bool,
 }
 
 fn parse_sizes(s: &str) -> Result<Vec<u64>> {
@@ -70,8 +79,17 @@ fn log_sizes(max: u64, n: usize) -> Vec<u64> {
 /// Runs the command.
 pub fn run(a: &MrcArgs) -> Result<()> {
     let given = a.sizes.as_deref().map(parse_sizes).transpose()?;
-    let svg_path = crate::runner::plot_target(&a.plot)?;
-    let mut exact = (a.sample.is_none() || a.exact_too).then(StackDistances::new);
+    let svg_path = (!a.no_plot)
+        .then(|| crate::runner::plot_target(&a.plot))
+        .transpose()?;
+    let sampled = a.sample.is_some() || a.sample_size.is_some();
+    if a.exact_too && !sampled {
+        return Err(CliError::Usage(
+            "--exact-too compares a sampled curve with the exact one: give --sample or --sample-size"
+                .into(),
+        ));
+    }
+    let mut exact = (!sampled || a.exact_too).then(StackDistances::new);
     let mut shards = a
         .sample
         .map(|r| {
@@ -80,7 +98,13 @@ pub fn run(a: &MrcArgs) -> Result<()> {
             })
         })
         .transpose()?;
-    let mut distinct = std::collections::HashSet::new();
+    let mut fixed = a
+        .sample_size
+        .map(|n| {
+            ShardsFixed::new(n)
+                .map_err(|_| CliError::Usage(format!("--sample-size {n}: at least 1 object")))
+        })
+        .transpose()?;
     let t = Instant::now();
     let mut requests = 0u64;
     stream(&a.input, false, |reqs| {
@@ -92,18 +116,35 @@ pub fn run(a: &MrcArgs) -> Result<()> {
             if let Some(s) = shards.as_mut() {
                 s.access(r.id);
             }
-            if given.is_none() && exact.is_none() {
-                distinct.insert(r.id);
+            if let Some(s) = fixed.as_mut() {
+                s.access(r.id);
             }
         }
     })?;
     let seconds = t.elapsed().as_secs_f64();
-    let objects = exact
-        .as_ref()
-        .map_or(distinct.len() as u64, StackDistances::distinct);
+    // Distinct objects: exact when the exact curve was computed, else the sample's estimate
+    // (so sampling keeps its bounded memory).
+    let objects = match (&exact, &shards, &fixed) {
+        (Some(e), _, _) => e.distinct(),
+        (None, Some(s), _) => s.distinct().round() as u64,
+        (None, None, Some(f)) => f.distinct().round() as u64,
+        (None, None, None) => 0,
+    };
     let sizes = given.unwrap_or_else(|| log_sizes(objects, 40));
     let exact_curve = exact.as_ref().map(|e| e.curve(&sizes));
-    let sampled_curve = shards.as_ref().map(|s| s.curve(&sizes));
+    let sampled_curve = shards
+        .as_ref()
+        .map(|s| s.curve(&sizes))
+        .or_else(|| fixed.as_ref().map(|f| f.curve(&sizes)));
+    let method = match (a.sample, &fixed) {
+        (Some(r), _) => format!("SHARDS, rate {r}"),
+        (None, Some(f)) => format!(
+            "SHARDS, at most {} objects (final rate {:.4})",
+            a.sample_size.unwrap_or(0),
+            f.rate()
+        ),
+        (None, None) => "exact".into(),
+    };
     let main = sampled_curve
         .clone()
         .or(exact_curve.clone())
@@ -124,22 +165,24 @@ pub fn run(a: &MrcArgs) -> Result<()> {
                 serde_json::json!({
                     "size": c, "miss_ratio": main[i],
                     "exact_miss_ratio": exact_curve.as_ref().map(|e| e[i]),
-                    "sample": a.sample, "requests": requests, "objects": objects,
+                    "sample": a.sample, "sample_size": a.sample_size,
+                    "final_rate": fixed.as_ref().map(ShardsFixed::rate),
+                    "method": method, "requests": requests, "objects": objects,
                 })
             );
         }
     } else if a.csv {
         outln!(
             "size,miss_ratio{}",
-            if exact_curve.is_some() && a.sample.is_some() {
+            if exact_curve.is_some() && sampled {
                 ",exact_miss_ratio"
             } else {
                 ""
             }
         );
         for (i, &c) in sizes.iter().enumerate() {
-            match (&exact_curve, a.sample) {
-                (Some(e), Some(_)) => outln!("{c},{},{}", main[i], e[i]),
+            match (&exact_curve, sampled) {
+                (Some(e), true) => outln!("{c},{},{}", main[i], e[i]),
                 _ => outln!("{c},{}", main[i]),
             }
         }
@@ -147,16 +190,14 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         outln!(
             "trace        {} ({requests} requests, {objects} objects{})",
             a.input.trace.display(),
-            if exact.is_none() { " sampled" } else { "" }
+            if exact.is_none() { " estimated" } else { "" }
         );
         outln!(
             "method       {} ({seconds:.3} s)",
-            match a.sample {
-                Some(r) => format!(
-                    "SHARDS at rate {r}{}",
-                    if a.exact_too { ", and exact" } else { "" }
-                ),
-                None => "exact stack distances".into(),
+            if sampled {
+                format!("{method}{}", if a.exact_too { ", and exact" } else { "" })
+            } else {
+                "exact stack distances".into()
             }
         );
         if let Some(e) = error {
@@ -168,11 +209,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         }
     }
     let mut series = vec![Series {
-        label: if a.sample.is_some() {
-            format!("SHARDS, rate {}", a.sample.unwrap_or(1.0))
-        } else {
-            "exact".into()
-        },
+        label: method.clone(),
         points: sizes
             .iter()
             .zip(&main)
@@ -180,7 +217,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
             .collect(),
         dash: 0,
     }];
-    if let (Some(e), Some(_)) = (&exact_curve, a.sample) {
+    if let (Some(e), true) = (&exact_curve, sampled) {
         series.push(Series {
             label: "exact".into(),
             points: sizes
@@ -199,6 +236,9 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         y_bounds: Some((0.0, 1.0)),
         series,
         ..Chart::default()
+    };
+    let Some(svg_path) = svg_path else {
+        return Ok(());
     };
     let files = crate::runner::write_chart(&chart, &svg_path, crate::runner::Format::Both, 2.0)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

@@ -590,9 +590,70 @@ fn mrc_equals_lru_replay() {
             .collect::<Vec<_>>()
     );
     assert!(d.path().join("m/c.png").is_file());
+    // Fixed-size SHARDS with room for every object is the exact curve; with less it
+    // estimates, and reports its final rate.
+    let whole = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "t.bin",
+            "--sizes",
+            sizes,
+            "--json",
+            "--sample-size",
+            "1000000",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    let ratios = |v: &[serde_json::Value]| {
+        v.iter()
+            .map(|v| v["miss_ratio"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ratios(&whole), ratios(&curve));
+    let small = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "t.bin",
+            "--json",
+            "--sample-size",
+            "50",
+            "--exact-too",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    let rate = small[0]["final_rate"].as_f64().unwrap();
+    assert!(rate > 0.0 && rate < 1.0, "{rate}");
+    assert!(small.iter().all(|v| v["exact_miss_ratio"].is_number()));
     fails_with(
         &cdnlab(&["mrc", "--trace", "t.bin", "--sample", "0"], d.path()),
         &["--sample 0", "above 0"],
+    );
+    fails_with(
+        &cdnlab(&["mrc", "--trace", "t.bin", "--sample-size", "0"], d.path()),
+        &["--sample-size 0", "at least 1"],
+    );
+    fails_with(
+        &cdnlab(&["mrc", "--trace", "t.bin", "--exact-too"], d.path()),
+        &["--exact-too", "--sample"],
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "mrc",
+                "--trace",
+                "t.bin",
+                "--sample",
+                "0.5",
+                "--sample-size",
+                "9",
+            ],
+            d.path(),
+        ),
+        &["--sample"],
     );
 }
 
