@@ -107,7 +107,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         .transpose()?;
     let t = Instant::now();
     let mut requests = 0u64;
-    stream(&a.input, false, |reqs| {
+    stream(&a.input, false, false, |reqs| {
         requests += reqs.len() as u64;
         for r in reqs {
             if let Some(e) = exact.as_mut() {

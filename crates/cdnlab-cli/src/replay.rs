@@ -241,7 +241,15 @@ fn sniff(a: &TraceArgs, head: &[u8]) -> Result<()> {
 /// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral, plain or
 /// zstd: constant memory), or reads a text trace whole and hands it over in chunks. Returns
 /// the seconds spent reading, decompressing and decoding (the time inside `each` excluded).
-pub(crate) fn stream(a: &TraceArgs, sized: bool, mut each: impl FnMut(&[Request])) -> Result<f64> {
+/// With `next_access`, a CSV or text trace is read whole first, to fill in each request's next
+/// access (Belady needs it; oracleGeneral carries it); otherwise it streams in chunks, in
+/// constant memory.
+pub(crate) fn stream(
+    a: &TraceArgs,
+    sized: bool,
+    next_access: bool,
+    mut each: impl FnMut(&[Request]),
+) -> Result<f64> {
     use std::io::BufRead;
     let bad = |e: trace::TraceError| CliError::file(&a.trace, e.to_string());
     let t0 = Instant::now();
@@ -289,12 +297,31 @@ pub(crate) fn stream(a: &TraceArgs, sized: bool, mut each: impl FnMut(&[Request]
                 return Err(bad(trace::TraceError::Empty));
             }
         }
-        Format::Csv | Format::Text => {
+        Format::Csv | Format::Text if next_access => {
             let t = Instant::now();
-            let reqs = read_text(a, src.reader)?;
+            let reqs = trace::read_csv(src.reader, &text_columns(a)?).map_err(bad)?;
             read_s += t.elapsed().as_secs_f64();
             for chunk in reqs.chunks(CHUNK_RECORDS) {
                 each(chunk);
+            }
+        }
+        Format::Csv | Format::Text => {
+            let mut rdr = trace::CsvStream::new(src.reader, &text_columns(a)?).map_err(bad)?;
+            let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+            let mut total = 0;
+            loop {
+                let t = Instant::now();
+                reqs.clear();
+                let got = rdr.next_chunk(&mut reqs, CHUNK_RECORDS).map_err(bad)?;
+                read_s += t.elapsed().as_secs_f64();
+                if got == 0 {
+                    break;
+                }
+                total += got;
+                each(&reqs);
+            }
+            if total == 0 {
+                return Err(bad(trace::TraceError::Empty));
             }
         }
     }
@@ -315,46 +342,36 @@ fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-/// Reads a CSV or one-id-a-line trace whole.
-fn read_text(a: &TraceArgs, input: impl Read) -> Result<Vec<Request>> {
-    let cols = if matches!(a.format, Format::Text) {
+/// The column mapping of a CSV or one-id-a-line trace.
+fn text_columns(a: &TraceArgs) -> Result<CsvColumns> {
+    if matches!(a.format, Format::Text) {
         // One field a line: a delimiter no id line holds.
-        CsvColumns {
+        return Ok(CsvColumns {
             id: 1,
             size: None,
             time: None,
             header: false,
             delimiter: b'\t',
             id_is_text: a.csv_id_text,
-        }
-    } else {
-        let delimiter = match a.csv_delimiter.as_bytes() {
-            [d] => *d,
-            _ => {
-                return Err(CliError::Usage(format!(
-                    "--csv-delimiter `{}`: one ASCII character is allowed",
-                    a.csv_delimiter
-                )));
-            }
-        };
-        CsvColumns {
-            id: a.csv_id,
-            size: a.csv_size,
-            time: a.csv_time,
-            header: a.csv_header,
-            delimiter,
-            id_is_text: a.csv_id_text,
+        });
+    }
+    let delimiter = match a.csv_delimiter.as_bytes() {
+        [d] => *d,
+        _ => {
+            return Err(CliError::Usage(format!(
+                "--csv-delimiter `{}`: one ASCII character is allowed",
+                a.csv_delimiter
+            )));
         }
     };
-    let reqs =
-        trace::read_csv(input, &cols).map_err(|e| CliError::file(&a.trace, e.to_string()))?;
-    if reqs.is_empty() {
-        return Err(CliError::file(
-            &a.trace,
-            trace::TraceError::Empty.to_string(),
-        ));
-    }
-    Ok(reqs)
+    Ok(CsvColumns {
+        id: a.csv_id,
+        size: a.csv_size,
+        time: a.csv_time,
+        header: a.csv_header,
+        delimiter,
+        id_is_text: a.csv_id_text,
+    })
 }
 
 /// The trace's working set: distinct objects, and their bytes at each one's first request
@@ -362,7 +379,7 @@ fn read_text(a: &TraceArgs, input: impl Read) -> Result<Vec<Request>> {
 fn working_set(a: &TraceArgs, sized: bool) -> Result<(u64, u64)> {
     let mut seen = HashSet::new();
     let mut bytes = 0u64;
-    stream(a, sized, |reqs| {
+    stream(a, sized, false, |reqs| {
         for r in reqs {
             if seen.insert(r.id) {
                 bytes += u64::from(r.size);
@@ -416,7 +433,8 @@ fn replay_all(
             .into_iter()
             .map(|mut share| {
                 s.spawn(move || {
-                    let read_s = stream(&a.input, sized, |reqs| {
+                    let offline = share.iter().any(|(_, j)| j.policy.offline());
+                    let read_s = stream(&a.input, sized, offline, |reqs| {
                         for (_, j) in share.iter_mut() {
                             let t = Instant::now();
                             j.hits += j.cache.replay_dyn(reqs);

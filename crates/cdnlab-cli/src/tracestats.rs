@@ -307,7 +307,7 @@ pub fn run(a: &TraceStatsArgs) -> Result<()> {
         return Err(CliError::Usage("--plot-dir: give a folder".into()));
     }
     let mut t = TraceStats::new();
-    stream(&a.input, true, |reqs| {
+    stream(&a.input, true, false, |reqs| {
         for r in reqs {
             t.add(r);
         }

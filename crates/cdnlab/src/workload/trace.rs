@@ -188,37 +188,79 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Reads a CSV trace with the given column mapping. `next_access` is filled in.
+/// Reads a CSV trace whole with the given column mapping. `next_access` is filled in.
 pub fn read_csv(input: impl Read, cols: &CsvColumns) -> Result<Vec<Request>, TraceError> {
-    for (name, c) in [
-        ("id", Some(cols.id)),
-        ("size", cols.size),
-        ("time", cols.time),
-    ] {
-        if c == Some(0) {
-            return Err(TraceError::Csv {
-                line: 0,
-                message: format!("the {name} column is 0; columns are numbered from 1"),
-            });
-        }
-    }
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(cols.header)
-        .delimiter(cols.delimiter)
-        .flexible(true)
-        .from_reader(input);
+    let mut rdr = CsvStream::new(input, cols)?;
     let mut out = Vec::new();
-    let mut rec = csv::ByteRecord::new();
-    loop {
-        let more = rdr
-            .read_byte_record(&mut rec)
-            .map_err(|e| TraceError::Csv {
-                line: e.position().map_or(0, |p| p.line()),
-                message: e.to_string(),
-            })?;
-        if !more {
-            break;
+    while rdr.next_chunk(&mut out, usize::MAX)? > 0 {}
+    if out.is_empty() {
+        return Err(TraceError::Empty);
+    }
+    fill_next_access(&mut out);
+    Ok(out)
+}
+
+/// A CSV trace read chunk by chunk, in constant memory. `next_access` is left at -1: it needs
+/// the whole trace ([`read_csv`] fills it in).
+pub struct CsvStream<R: Read> {
+    rdr: csv::Reader<R>,
+    rec: csv::ByteRecord,
+    cols: CsvColumns,
+    /// Requests read so far (the default timestamp).
+    index: u64,
+}
+
+impl<R: Read> CsvStream<R> {
+    /// Checks the column mapping and starts reading.
+    pub fn new(input: R, cols: &CsvColumns) -> Result<Self, TraceError> {
+        for (name, c) in [
+            ("id", Some(cols.id)),
+            ("size", cols.size),
+            ("time", cols.time),
+        ] {
+            if c == Some(0) {
+                return Err(TraceError::Csv {
+                    line: 0,
+                    message: format!("the {name} column is 0; columns are numbered from 1"),
+                });
+            }
         }
+        let rdr = csv::ReaderBuilder::new()
+            .has_headers(cols.header)
+            .delimiter(cols.delimiter)
+            .flexible(true)
+            .from_reader(input);
+        Ok(CsvStream {
+            rdr,
+            rec: csv::ByteRecord::new(),
+            cols: cols.clone(),
+            index: 0,
+        })
+    }
+
+    /// Appends up to `max` requests to `out`; returns how many (0 at the end).
+    pub fn next_chunk(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        let mut n = 0;
+        while n < max {
+            let more = self
+                .rdr
+                .read_byte_record(&mut self.rec)
+                .map_err(|e| TraceError::Csv {
+                    line: e.position().map_or(0, |p| p.line()),
+                    message: e.to_string(),
+                })?;
+            if !more {
+                break;
+            }
+            out.push(self.parse()?);
+            self.index += 1;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn parse(&self) -> Result<Request, TraceError> {
+        let (rec, cols) = (&self.rec, &self.cols);
         let line = rec.position().map_or(0, |p| p.line());
         let field = |name: &str, col: usize| -> Result<&[u8], TraceError> {
             rec.get(col - 1).ok_or_else(|| TraceError::Csv {
@@ -256,21 +298,16 @@ pub fn read_csv(input: impl Read, cols: &CsvColumns) -> Result<Vec<Request>, Tra
             }
         };
         let time = match cols.time {
-            None => out.len() as u64,
+            None => self.index,
             Some(c) => number("time", c)?,
         };
-        out.push(Request {
+        Ok(Request {
             time,
             id,
             size,
             next_access: -1,
-        });
+        })
     }
-    if out.is_empty() {
-        return Err(TraceError::Empty);
-    }
-    fill_next_access(&mut out);
-    Ok(out)
 }
 
 #[cfg(test)]
