@@ -7,14 +7,24 @@ import time
 
 import libcachesim as lcs
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lcs_policies import POLICIES  # noqa: E402
+
 cdnlab, trace, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
+# Which policies to time (POLICIES=all: every one libCacheSim also has; LFUDA is left out of
+# "all": libCacheSim's crawls, see docs/cache.md).
+WANT = os.environ.get("POLICIES", "lru,fifo")
+WANT = [p for p in POLICIES if p != "lfuda"] if WANT == "all" else WANT.split(",")
+# MRC=1 also times the 10-size LRU miss-ratio curve: one stack-distance pass against
+# libCacheSim replaying LRU at each size.
+MRC = os.environ.get("MRC", "0") == "1"
 # Each measurement is repeated and the fastest kept, for both tools alike: the machine is shared
 # and run-to-run noise is about 15%.
 REPEATS = int(os.environ.get("REPEATS", "3"))
 
 
 def libcachesim_once(policy, size):
-    cls = {"lru": lcs.LRU, "fifo": lcs.FIFO}[policy]
+    cls = getattr(lcs, POLICIES[policy])
     reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE)
     cache = cls(size)  # unit sizes: a byte capacity of `size` holds `size` objects
     t = time.perf_counter()
@@ -48,10 +58,10 @@ def ours(policy, size):
 ok = True
 baseline_rss = ours_once("lru", 1)["peak_rss_bytes"]
 print(f"trace {trace}")
-print(f"{'policy':6} {'size':>7} {'cdnlab miss':>12} {'libCacheSim':>12} {'same':>5} "
+print(f"{'policy':8} {'size':>7} {'cdnlab miss':>12} {'libCacheSim':>12} {'same':>5} "
       f"{'cdnlab sim':>11} {'cdnlab r+s':>11} {'libCacheSim':>11} {'x (sim)':>8} {'x (r+s)':>8} {'B/obj':>6}")
 for size in sizes:
-    for policy in ["lru", "fifo"]:
+    for policy in WANT:
         o = ours(policy, size)
         mr, secs = libcachesim(policy, size)
         n = o["requests"]
@@ -59,7 +69,7 @@ for size in sizes:
         ok &= same
         lcs_mreq = n / secs / 1e6
         e2e = n / (o["read_seconds"] + o["sim_seconds"]) / 1e6
-        print(f"{policy:6} {size:>7} {o['miss_ratio']:>12.7f} {mr:>12.7f} {'yes' if same else 'NO':>5} "
+        print(f"{policy:8} {size:>7} {o['miss_ratio']:>12.7f} {mr:>12.7f} {'yes' if same else 'NO':>5} "
               f"{o['mreq_per_s']:>8.1f} M/s {e2e:>7.1f} M/s {lcs_mreq:>7.1f} M/s "
               f"{o['mreq_per_s'] / lcs_mreq:>7.2f}x {e2e / lcs_mreq:>7.2f}x "
               f"{o['heap_bytes_per_cached_object']:>6.1f}")
@@ -72,4 +82,24 @@ big = ours_once("lru", 1_000_000)
 print(f"memory check: LRU with capacity 10^6 holds {big['cached_objects']} objects: heap "
       f"{big['heap_bytes_per_cached_object']:.1f} B/object, peak RSS growth "
       f"{(big['peak_rss_bytes'] - baseline_rss) / big['cached_objects']:.1f} B/object")
+if MRC:
+    # Ten sizes spread over the trace's range, as a miss-ratio curve would have them.
+    curve = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000]
+    t = time.perf_counter()
+    out = subprocess.run([cdnlab, "mrc", "--trace", trace, "--sizes", ",".join(map(str, curve)),
+                          "--json", "--no-plot"], check=True, capture_output=True,
+                         text=True).stdout
+    ours_s = time.perf_counter() - t
+    ours_curve = [json.loads(line)["miss_ratio"] for line in out.splitlines()]
+    theirs, lcs_s = [], 0.0
+    for c in curve:
+        mr, secs = libcachesim_once("lru", c)
+        theirs.append(mr)
+        lcs_s += secs
+    same = all(abs(a - b) < 1e-9 for a, b in zip(ours_curve, theirs))
+    ok &= same
+    print(f"LRU miss-ratio curve at {len(curve)} sizes: cdnlab mrc (one pass, whole command) "
+          f"{ours_s:.2f} s; libCacheSim {lcs_s:.2f} s for the {len(curve)} replays "
+          f"({lcs_s / 2:.2f} s if spread over 2 cores); ratio {lcs_s / ours_s:.1f}x "
+          f"({lcs_s / 2 / ours_s:.1f}x against 2 cores); curves {'identical' if same else 'DIFFER'}")
 sys.exit(0 if ok else 1)

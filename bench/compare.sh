@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: cdnlab's LRU (and FIFO) against libCacheSim's on one trace.
+# Side-by-side benchmark: cdnlab's policies against libCacheSim's on one trace.
 #
-#   bench/compare.sh            # 10^6 objects, 10^7 requests, Zipf alpha 0.8, sizes 10^4 and 10^5
+#   bench/compare.sh            # LRU and FIFO; 10^6 objects, 10^7 requests, Zipf 0.8, sizes 10^4, 10^5
+#   POLICIES=all MRC=1 REPEATS=1 bench/compare.sh   # every shared policy, and the 10-size LRU curve
 #   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
 #
 # Creates its own Python virtual environment (bench/.venv) with PyPI libcachesim, generates the

@@ -77,7 +77,8 @@ pub struct ReplayArgs {
     pub input: TraceArgs,
     /// Eviction policies, comma-separated, or `all`: lru, fifo, lfu, s3fifo (libCacheSim's),
     /// sieve, clock, s3fifo-paper (the paper's pseudocode), arc, twoq, slru, wtinylfu, gdsf,
-    /// lfuda, belady (offline optimal, from the trace's next accesses), lirs.
+    /// lfuda, belady (offline optimal, from the trace's next accesses), lirs (libCacheSim's),
+    /// lirs-paper.
     #[arg(long, default_value = "lru")]
     pub policy: String,
     /// Cache sizes, comma-separated: below 1 a fraction of the trace's working set (its distinct

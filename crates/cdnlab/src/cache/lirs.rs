@@ -1,6 +1,9 @@
 //! LIRS (Jiang and Zhang, "LIRS: An efficient low inter-reference recency set replacement
-//! policy to improve buffer cache performance", SIGMETRICS 2002), by the paper's three cases,
-//! with weights. Objects are LIR (low inter-reference recency: kept) or HIR; the LIR set holds
+//! policy to improve buffer cache performance", SIGMETRICS 2002) in two variants: [`Lirs`]
+//! (`lirs`) is libCacheSim's `LIRS.c` step by step (see its docs), and [`LirsPaper`]
+//! (`lirs-paper`) follows the paper's three cases, with weights, as below.
+//!
+//! The paper's LIRS: Objects are LIR (low inter-reference recency: kept) or HIR; the LIR set holds
 //! C - H units and resident HIR objects the rest, H = max(1, floor(0.01 C)). The stack S orders
 //! objects by recency, with non-resident HIR entries (evicted, still remembered) among them, and
 //! is pruned so its bottom is LIR; the queue Q holds the resident HIR objects, and evictions take
@@ -119,9 +122,9 @@ impl Stack {
     }
 }
 
-/// LIRS.
+/// LIRS by the paper's cases (`lirs-paper`).
 #[derive(Debug, Clone)]
-pub struct Lirs {
+pub struct LirsPaper {
     /// Resident objects; their list links form Q (resident HIR, newest at the head).
     slots: Slots,
     q: List,
@@ -138,12 +141,12 @@ pub struct Lirs {
     cap: Capacity,
 }
 
-impl Lirs {
+impl LirsPaper {
     /// An empty cache.
     pub fn new(cap: Capacity) -> Self {
         let hir_cap = ((cap.amount as f64 * 0.01) as u64).max(1);
         let n = cap.expected_objects();
-        Lirs {
+        LirsPaper {
             slots: Slots::for_capacity(cap),
             q: List::default(),
             lir: Vec::with_capacity(n),
@@ -251,9 +254,9 @@ impl Lirs {
     }
 }
 
-impl Cache for Lirs {
+impl Cache for LirsPaper {
     fn name(&self) -> &'static str {
-        "lirs"
+        "lirs-paper"
     }
     fn capacity(&self) -> Capacity {
         self.cap
@@ -334,4 +337,449 @@ impl Cache for Lirs {
             + self.nr_order.heap_bytes()
     }
     replay_dyn!();
+}
+
+/// libCacheSim's list of non-resident entries (an LRU cache used as a FIFO): it may hold an id
+/// more than once (an insertion does not look for an existing entry), a removal by id takes the
+/// newest entry (its hash table chains put new entries first), and the oldest leave first.
+#[derive(Debug, Clone, Default)]
+struct NonResident {
+    ring: std::collections::VecDeque<(u64, bool)>,
+    /// Absolute position of `ring[0]`.
+    base: u64,
+    /// Each id's live positions, oldest first.
+    pos: super::index::IdMap<smallvec::SmallVec<[u64; 1]>>,
+}
+
+impl NonResident {
+    fn push(&mut self, id: u64) {
+        let p = self.base + self.ring.len() as u64;
+        self.pos.entry(id).or_default().push(p);
+        self.ring.push_back((id, true));
+    }
+
+    /// Removes `id`'s newest entry; false if it has none.
+    fn remove(&mut self, id: u64) -> bool {
+        let Some(v) = self.pos.get_mut(&id) else {
+            return false;
+        };
+        let p = v.pop().expect("ids with no entry are dropped");
+        if v.is_empty() {
+            self.pos.remove(&id);
+        }
+        self.ring[(p - self.base) as usize].1 = false;
+        true
+    }
+
+    /// Removes the oldest entry and returns its id.
+    fn pop_oldest(&mut self) -> Option<u64> {
+        while let Some((id, live)) = self.ring.pop_front() {
+            self.base += 1;
+            if live {
+                let v = self.pos.get_mut(&id).expect("live entries are indexed");
+                v.remove(0);
+                if v.is_empty() {
+                    self.pos.remove(&id);
+                }
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.ring.capacity() * 16 + self.pos.capacity() * 32
+    }
+}
+
+/// LIRS as libCacheSim's `LIRS.c` (PyPI libcachesim 0.3.5) runs it, reproduced so the two
+/// agree miss for miss. Its structure differs from the paper's: the stack S, the queue Q of
+/// resident HIR objects and the list of non-resident entries are three LRU lists, each with its
+/// own copy of an object's state (LIR or HIR, resident or not), and every request moves the
+/// object's entry to the head of S and of Q, wherever it is. Its rules, where they depart from
+/// the paper's:
+///
+/// - a hit on a resident HIR object that is in Q but not in S demotes LIR objects until the
+///   object's size would fit the LIR set, then enters S as resident HIR;
+/// - a miss on a non-resident entry of S demotes LIR objects until it fits the LIR set, then
+///   evicts (resident HIR objects while Q is at its share, then one more LIR demotion) until it
+///   fits the cache, and becomes LIR;
+/// - a new object becomes LIR while the LIR set has room, else resident HIR (in S and Q);
+/// - a demoted LIR object heavier than Q's share (H) leaves the cache;
+/// - pruning stops at S's head, and S is cut back to 2 C units (oldest non-resident entries
+///   first) after every request.
+///
+/// Counters are kept as libCacheSim keeps them (signed, adjusted step by step), and where its
+/// code would crash on an empty list (only with objects heavier than the shares) this one stops.
+#[derive(Debug, Clone)]
+pub struct Lirs {
+    s: Slots,
+    s_list: List,
+    s_lir: Vec<bool>,
+    s_res: Vec<bool>,
+    q: Slots,
+    q_list: List,
+    /// Q entries are HIR; whether resident.
+    q_res: Vec<bool>,
+    /// Non-resident entries, in the order they became so.
+    nh: NonResident,
+    /// LIR and resident HIR weights: unsigned and wrapping, as libCacheSim's `uint64_t`s.
+    lirs: u64,
+    hirs: u64,
+    occupied: i64,
+    lirs_limit: u64,
+    hirs_limit: u64,
+    evicted: Option<Vec<u64>>,
+    cap: Capacity,
+}
+
+impl Lirs {
+    /// An empty cache.
+    pub fn new(cap: Capacity) -> Self {
+        // MAX(1, (uint64_t)(0.01 * cache_size)), as in LIRS_init.
+        let hirs_limit = ((0.01 * cap.amount as f64) as u64).max(1);
+        let n = cap.expected_objects();
+        Lirs {
+            s: Slots::for_capacity(cap),
+            s_list: List::default(),
+            s_lir: Vec::with_capacity(n),
+            s_res: Vec::with_capacity(n),
+            q: Slots::for_capacity(cap),
+            q_list: List::default(),
+            q_res: Vec::with_capacity(n / 8),
+            nh: NonResident::default(),
+            lirs: 0,
+            hirs: 0,
+            occupied: 0,
+            lirs_limit: cap.amount.wrapping_sub(hirs_limit),
+            hirs_limit,
+            evicted: None,
+            cap,
+        }
+    }
+
+    fn w(slots: &Slots, s: u32) -> u64 {
+        u64::from(slots.weight(s))
+    }
+
+    fn s_insert(&mut self, id: u64, w: u32, lir: bool, res: bool) -> u32 {
+        let s = self.s.alloc(id, w);
+        if s as usize == self.s_lir.len() {
+            self.s_lir.push(lir);
+            self.s_res.push(res);
+        }
+        self.s_lir[s as usize] = lir;
+        self.s_res[s as usize] = res;
+        self.s.push_front(&mut self.s_list, s);
+        s
+    }
+
+    fn q_insert(&mut self, id: u64, w: u32) {
+        if let Some(old) = self.q.find(id) {
+            // Only in states libCacheSim's own checks rule out; keep one entry.
+            self.q.unlink(&mut self.q_list, old);
+            self.q.release(old);
+        }
+        let s = self.q.alloc(id, w);
+        if s as usize == self.q_res.len() {
+            self.q_res.push(true);
+        }
+        self.q_res[s as usize] = true;
+        self.q.push_front(&mut self.q_list, s);
+    }
+
+    fn s_remove(&mut self, s: u32) {
+        self.s.unlink(&mut self.s_list, s);
+        self.s.release(s);
+    }
+
+    /// Logs `id` as evicted if no entry holds it as resident any more.
+    fn log_if_gone(&mut self, id: u64) {
+        if self.evicted.is_some() && !self.contains(id) {
+            if let Some(e) = &mut self.evicted {
+                e.push(id);
+            }
+        }
+    }
+
+    fn contains_in_s(&self, id: u64) -> bool {
+        self.s
+            .find(id)
+            .is_some_and(|s| self.s_lir[s as usize] || self.s_res[s as usize])
+    }
+
+    /// `LIRS_prune`: drops S's tail entries up to the first LIR one, never the head.
+    fn prune(&mut self) {
+        let mut t = self.s_list.tail;
+        while t != NIL && t != self.s_list.head {
+            if self.s_lir[t as usize] {
+                break;
+            }
+            let (id, res) = (self.s.key(t), self.s_res[t as usize]);
+            if !res {
+                self.nh.remove(id);
+            }
+            self.s_remove(t);
+            if res {
+                self.log_if_gone(id);
+            }
+            t = self.s_list.tail;
+        }
+    }
+
+    /// `evictHIR`: Q's tail leaves the cache; its S entry, if any, becomes non-resident.
+    fn evict_hir(&mut self) {
+        let t = self.q_list.tail;
+        if t == NIL {
+            return;
+        }
+        let (id, w) = (self.q.key(t), Self::w(&self.q, t));
+        self.hirs = self.hirs.wrapping_sub(w);
+        self.q.unlink(&mut self.q_list, t);
+        self.q.release(t);
+        if let Some(s) = self.s.find(id) {
+            self.s_res[s as usize] = false;
+            self.nh.push(id);
+        }
+        self.occupied -= w as i64;
+        self.log_if_gone(id);
+    }
+
+    /// `evictLIR`: S's tail is demoted to Q (or leaves, if heavier than Q's share); prune.
+    fn evict_lir(&mut self) {
+        let t = self.s_list.tail;
+        if t == NIL {
+            return;
+        }
+        let (id, w) = (self.s.key(t), self.s.weight(t));
+        self.lirs = self.lirs.wrapping_sub(u64::from(w));
+        self.s_remove(t);
+        self.occupied -= i64::from(w);
+        if u64::from(w) <= self.hirs_limit {
+            while self.hirs.wrapping_add(u64::from(w)) > self.hirs_limit && self.q_list.tail != NIL
+            {
+                self.evict_hir();
+            }
+            self.q_insert(id, w);
+            self.hirs = self.hirs.wrapping_add(u64::from(w));
+            self.occupied += i64::from(w);
+        } else {
+            self.log_if_gone(id);
+        }
+        self.prune();
+    }
+
+    /// Demotes LIR objects until `w` more fits the LIR set (stops if S empties).
+    fn make_lir_room(&mut self, w: u64) {
+        while self.lirs.wrapping_add(w) > self.lirs_limit && self.s_list.tail != NIL {
+            self.evict_lir();
+        }
+    }
+
+    /// `limitStack`: S back within 2 C units, forgetting the oldest non-resident entries.
+    fn limit_stack(&mut self) {
+        while self.s_list.used > 2 * self.cap.amount {
+            let Some(id) = self.nh.pop_oldest() else {
+                return;
+            };
+            if let Some(s) = self.s.find(id) {
+                self.s_remove(s);
+            }
+        }
+    }
+
+    /// `cache_get_base` with LIRS' find, can_insert, evict and insert.
+    fn get(&mut self, id: u64, size: u32) -> bool {
+        let obj_s = self.s.find(id);
+        if let Some(s) = obj_s {
+            self.s.unlink(&mut self.s_list, s);
+            self.s.push_front(&mut self.s_list, s);
+        }
+        let obj_q = self.q.find(id);
+        if let Some(q) = obj_q {
+            self.q.unlink(&mut self.q_list, q);
+            self.q.push_front(&mut self.q_list, q);
+        }
+        match (obj_s, obj_q) {
+            (Some(s), _) if self.s_lir[s as usize] => {
+                self.prune();
+                return true;
+            }
+            (Some(s), q) if self.s_res[s as usize] => {
+                // hit_RD_HIRinS
+                if let Some(q) = q {
+                    let qw = Self::w(&self.q, q);
+                    self.hirs = self.hirs.wrapping_sub(qw);
+                    self.q.unlink(&mut self.q_list, q);
+                    self.q.release(q);
+                    self.occupied -= qw as i64;
+                }
+                let sw = Self::w(&self.s, s);
+                self.make_lir_room(sw);
+                // The entry may have been demoted away only if it was S's last one.
+                if let Some(s) = self.s.find(id) {
+                    self.s_lir[s as usize] = true;
+                }
+                self.lirs = self.lirs.wrapping_add(sw);
+                self.occupied += sw as i64;
+                return true;
+            }
+            (None, Some(q)) if self.q_res[q as usize] => {
+                // hit_RD_HIRinQ
+                let (qw, wu) = (Self::w(&self.q, q), self.q.weight(q));
+                let logged = self.evicted.as_ref().map_or(0, Vec::len);
+                self.make_lir_room(qw);
+                self.s_insert(id, wu, false, true);
+                // The demotions can evict this object's own Q entry; it is resident again (and
+                // a hit), so it never left as far as a caller holding objects can tell.
+                if let Some(e) = &mut self.evicted {
+                    let mut i = logged;
+                    while i < e.len() {
+                        if e[i] == id {
+                            e.remove(i);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                }
+                return true;
+            }
+            _ => {}
+        }
+        // A miss.
+        let w = self.cap.weight(size);
+        let wi = u64::from(w);
+        if wi > self.cap.amount {
+            return false;
+        }
+        // LIRS_can_insert
+        let nonresident = obj_s.is_some();
+        if nonresident {
+            let sw = obj_s.map_or(0, |s| Self::w(&self.s, s));
+            self.make_lir_room(sw);
+            self.nh.remove(id);
+        } else if obj_q.is_none() {
+            if wi > self.lirs_limit || wi > self.hirs_limit {
+                return false;
+            }
+            if self.lirs.wrapping_add(wi) > self.lirs_limit
+                && self.hirs.wrapping_add(wi) > self.hirs_limit
+            {
+                while self.hirs.wrapping_add(wi) > self.hirs_limit && self.q_list.tail != NIL {
+                    self.evict_hir();
+                }
+            }
+        } else {
+            return false;
+        }
+        // The eviction loop, with LIRS_evict; it stops if a round changes nothing.
+        while self.occupied + wi as i64 > self.cap.amount as i64 {
+            let before = (self.occupied, self.lirs, self.hirs);
+            let obj_s = self.s.find(id);
+            let nonres = obj_s.is_some_and(|s| !self.s_lir[s as usize] && !self.s_res[s as usize]);
+            if nonres {
+                while self.hirs >= self.hirs_limit && self.q_list.tail != NIL {
+                    self.evict_hir();
+                }
+                self.evict_lir();
+            } else if obj_s.is_none()
+                && self.q.find(id).is_none()
+                && self.lirs.wrapping_add(wi) > self.lirs_limit
+                && self.hirs.wrapping_add(wi) > self.hirs_limit
+            {
+                self.evict_hir();
+            }
+            if before == (self.occupied, self.lirs, self.hirs) {
+                break;
+            }
+        }
+        // LIRS_insert
+        match self.s.find(id) {
+            Some(s) if !self.s_lir[s as usize] && !self.s_res[s as usize] => {
+                self.s_lir[s as usize] = true;
+                self.s_res[s as usize] = true;
+                let sw = Self::w(&self.s, s);
+                self.lirs = self.lirs.wrapping_add(sw);
+                self.occupied += sw as i64;
+            }
+            Some(_) => {}
+            None if self.q.find(id).is_none() => {
+                if self.lirs.wrapping_add(wi) <= self.lirs_limit {
+                    self.s_insert(id, w, true, true);
+                    self.lirs = self.lirs.wrapping_add(wi);
+                } else {
+                    self.s_insert(id, w, false, true);
+                    self.q_insert(id, w);
+                    self.hirs = self.hirs.wrapping_add(wi);
+                }
+                self.occupied += wi as i64;
+            }
+            None => {}
+        }
+        false
+    }
+}
+
+impl Cache for Lirs {
+    fn name(&self) -> &'static str {
+        "lirs"
+    }
+    fn capacity(&self) -> Capacity {
+        self.cap
+    }
+    fn access(&mut self, id: u64, size: u32) -> bool {
+        let hit = self.get(id, size);
+        self.limit_stack();
+        hit
+    }
+    fn prefetch(&self, id: u64) {
+        self.s.prefetch(id);
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.contains_in_s(id) || self.q.find(id).is_some_and(|q| self.q_res[q as usize])
+    }
+    /// The objects some entry holds as resident, counted by walking S and Q (libCacheSim's own
+    /// count can drift in rare states); O(objects).
+    fn len(&self) -> usize {
+        let walk = |slots: &Slots, list: &List| {
+            let mut v = Vec::with_capacity(list.len);
+            let mut t = list.tail;
+            while t != NIL {
+                v.push(t);
+                t = slots.prev(t);
+            }
+            v
+        };
+        let in_s = walk(&self.s, &self.s_list)
+            .into_iter()
+            .filter(|&s| self.s_lir[s as usize] || self.s_res[s as usize])
+            .count();
+        let q_only = walk(&self.q, &self.q_list)
+            .into_iter()
+            .filter(|&q| self.q_res[q as usize] && !self.contains_in_s(self.q.key(q)))
+            .count();
+        in_s + q_only
+    }
+    fn used(&self) -> u64 {
+        self.occupied.max(0) as u64
+    }
+    fn heap_bytes(&self) -> usize {
+        self.s.heap_bytes()
+            + self.q.heap_bytes()
+            + self.s_lir.capacity()
+            + self.s_res.capacity()
+            + self.q_res.capacity()
+            + self.nh.heap_bytes()
+    }
+    fn replay_dyn(&mut self, reqs: &[crate::workload::Request]) -> u64 {
+        Cache::replay(self, reqs)
+    }
+    fn log_evictions(&mut self) {
+        self.evicted.get_or_insert_with(Vec::new);
+    }
+    fn drain_evictions(&mut self, out: &mut Vec<u64>) {
+        if let Some(e) = &mut self.evicted {
+            out.append(e);
+        }
+    }
 }

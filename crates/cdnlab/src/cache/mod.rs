@@ -15,7 +15,8 @@
 //! | `wtinylfu` | W-TinyLFU (Einziger et al., ACM ToS 2017) | [`wtinylfu`] |
 //! | `gdsf` | Greedy-Dual-Size-Frequency (Cherkasova 1998) | [`gdsf`] |
 //! | `lfuda` | LFU with dynamic aging (Arlitt et al., 2000) | [`lfuda`] |
-//! | `lirs` | LIRS (Jiang and Zhang, SIGMETRICS 2002) | [`lirs`] |
+//! | `lirs` | LIRS (Jiang and Zhang, SIGMETRICS 2002) as libCacheSim implements it | [`lirs`] |
+//! | `lirs-paper` | LIRS by the paper's three cases | [`lirs`] |
 //! | `belady` | offline optimal from the next-access field (Belady 1966) | [`belady`] |
 //!
 //! A capacity counts objects or bytes ([`Capacity`]); an object weighs 1 or its size. An object
@@ -199,6 +200,7 @@ pub enum Policy {
     Lfuda,
     Belady,
     Lirs,
+    LirsPaper,
 }
 
 impl Policy {
@@ -222,6 +224,7 @@ impl Policy {
             Policy::Lfuda => Box::new(lfuda::Lfuda::new(cap)),
             Policy::Belady => Box::new(belady::Belady::new(cap)),
             Policy::Lirs => Box::new(lirs::Lirs::new(cap)),
+            Policy::LirsPaper => Box::new(lirs::LirsPaper::new(cap)),
         }
     }
 
@@ -248,6 +251,7 @@ crate::registry!(Policy, "cache policy", [
     Policy::Lfuda => "lfuda",
     Policy::Belady => "belady",
     Policy::Lirs => "lirs",
+    Policy::LirsPaper => "lirs-paper",
 ]);
 
 #[cfg(test)]

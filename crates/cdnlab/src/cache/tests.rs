@@ -835,6 +835,200 @@ impl Model for NaiveLirs {
     }
 }
 
+/// LIRS as libCacheSim's `LIRS.c` runs it, on vectors: S, Q and the non-resident list each an
+/// LRU list of (id, weight, lir, resident) with the newest first.
+struct NaiveLirsLcs {
+    s: VecDeque<(u64, u32, bool, bool)>,
+    q: VecDeque<(u64, u32)>,
+    nh: VecDeque<u64>,
+    lirs: i64,
+    hirs: i64,
+    occupied: i64,
+    lirs_limit: i64,
+    hirs_limit: i64,
+    cap: i64,
+}
+impl NaiveLirsLcs {
+    fn new(cap: u64) -> Self {
+        let h = ((0.01 * cap as f64) as u64).max(1) as i64;
+        NaiveLirsLcs {
+            s: VecDeque::new(),
+            q: VecDeque::new(),
+            nh: VecDeque::new(),
+            lirs: 0,
+            hirs: 0,
+            occupied: 0,
+            lirs_limit: cap as i64 - h,
+            hirs_limit: h,
+            cap: cap as i64,
+        }
+    }
+    /// The non-resident list may hold an id twice; a removal takes the newest.
+    fn nh_remove(&mut self, id: u64) {
+        if let Some(i) = self.nh.iter().position(|&x| x == id) {
+            self.nh.remove(i);
+        }
+    }
+    fn s_pos(&self, id: u64) -> Option<usize> {
+        self.s.iter().position(|e| e.0 == id)
+    }
+    fn q_pos(&self, id: u64) -> Option<usize> {
+        self.q.iter().position(|e| e.0 == id)
+    }
+    fn prune(&mut self) {
+        while self.s.len() > 1 {
+            let &(id, _, lir, res) = self.s.back().unwrap();
+            if lir {
+                break;
+            }
+            if !res {
+                self.nh_remove(id);
+            }
+            self.s.pop_back();
+        }
+    }
+    fn evict_hir(&mut self) {
+        let Some((id, w)) = self.q.pop_back() else {
+            return;
+        };
+        self.hirs -= i64::from(w);
+        if let Some(i) = self.s_pos(id) {
+            self.s[i].3 = false;
+            self.nh.push_front(id);
+        }
+        self.occupied -= i64::from(w);
+    }
+    fn evict_lir(&mut self) {
+        let Some((id, w, _, _)) = self.s.pop_back() else {
+            return;
+        };
+        self.lirs -= i64::from(w);
+        self.occupied -= i64::from(w);
+        if i64::from(w) <= self.hirs_limit {
+            while self.hirs + i64::from(w) > self.hirs_limit && !self.q.is_empty() {
+                self.evict_hir();
+            }
+            self.q.retain(|e| e.0 != id);
+            self.q.push_front((id, w));
+            self.hirs += i64::from(w);
+            self.occupied += i64::from(w);
+        }
+        self.prune();
+    }
+    fn lir_room(&mut self, w: i64) {
+        while self.lirs + w > self.lirs_limit && !self.s.is_empty() {
+            self.evict_lir();
+        }
+    }
+    fn get(&mut self, id: u64, w: u32) -> bool {
+        let wi = i64::from(w);
+        if let Some(i) = self.s_pos(id) {
+            let e = self.s.remove(i).unwrap();
+            self.s.push_front(e);
+        }
+        if let Some(i) = self.q_pos(id) {
+            let e = self.q.remove(i).unwrap();
+            self.q.push_front(e);
+        }
+        let (in_s, in_q) = (
+            self.s_pos(id).map(|i| self.s[i]),
+            self.q_pos(id).map(|i| self.q[i]),
+        );
+        match (in_s, in_q) {
+            (Some((_, _, true, _)), _) => {
+                self.prune();
+                return true;
+            }
+            (Some((_, sw, false, true)), q) => {
+                if let Some((_, qw)) = q {
+                    self.hirs -= i64::from(qw);
+                    self.q.retain(|e| e.0 != id);
+                    self.occupied -= i64::from(qw);
+                }
+                self.lir_room(i64::from(sw));
+                if let Some(i) = self.s_pos(id) {
+                    self.s[i].2 = true;
+                }
+                self.lirs += i64::from(sw);
+                self.occupied += i64::from(sw);
+                return true;
+            }
+            (None, Some((_, qw))) => {
+                self.lir_room(i64::from(qw));
+                self.s.push_front((id, qw, false, true));
+                return true;
+            }
+            _ => {}
+        }
+        if wi > self.cap {
+            return false;
+        }
+        if let Some((_, sw, _, _)) = in_s {
+            self.lir_room(i64::from(sw));
+            self.nh_remove(id);
+        } else if wi > self.lirs_limit || wi > self.hirs_limit {
+            return false;
+        } else if self.lirs + wi > self.lirs_limit && self.hirs + wi > self.hirs_limit {
+            while self.hirs + wi > self.hirs_limit && !self.q.is_empty() {
+                self.evict_hir();
+            }
+        }
+        while self.occupied + wi > self.cap {
+            let before = (self.occupied, self.lirs, self.hirs);
+            match self.s_pos(id).map(|i| self.s[i]) {
+                Some((_, _, false, false)) => {
+                    while self.hirs >= self.hirs_limit && !self.q.is_empty() {
+                        self.evict_hir();
+                    }
+                    self.evict_lir();
+                }
+                None if self.q_pos(id).is_none()
+                    && self.lirs + wi > self.lirs_limit
+                    && self.hirs + wi > self.hirs_limit =>
+                {
+                    self.evict_hir();
+                }
+                _ => {}
+            }
+            if before == (self.occupied, self.lirs, self.hirs) {
+                break;
+            }
+        }
+        match self.s_pos(id) {
+            Some(i) if !self.s[i].2 && !self.s[i].3 => {
+                self.s[i].2 = true;
+                self.s[i].3 = true;
+                self.lirs += i64::from(self.s[i].1);
+                self.occupied += i64::from(self.s[i].1);
+            }
+            Some(_) => {}
+            None if self.q_pos(id).is_none() => {
+                if self.lirs + wi <= self.lirs_limit {
+                    self.s.push_front((id, w, true, true));
+                    self.lirs += wi;
+                } else {
+                    self.s.push_front((id, w, false, true));
+                    self.q.push_front((id, w));
+                    self.hirs += wi;
+                }
+                self.occupied += wi;
+            }
+            None => {}
+        }
+        false
+    }
+}
+impl Model for NaiveLirsLcs {
+    fn access(&mut self, id: u64, w: u32) -> bool {
+        let hit = self.get(id, w);
+        while self.s.iter().map(|e| i64::from(e.1)).sum::<i64>() > 2 * self.cap {
+            let Some(old) = self.nh.pop_back() else { break };
+            self.s.retain(|e| e.0 != old);
+        }
+        hit
+    }
+}
+
 fn model(p: Policy, cap: u64) -> Box<dyn Model> {
     match p {
         Policy::Lru => Box::new(NaiveLru(VecDeque::new(), cap)),
@@ -871,7 +1065,8 @@ fn model(p: Policy, cap: u64) -> Box<dyn Model> {
             gdsf: p == Policy::Gdsf,
         }),
         Policy::Belady => Box::new(NaiveBelady(Vec::new(), cap)),
-        Policy::Lirs => Box::new(NaiveLirs::new(cap)),
+        Policy::Lirs => Box::new(NaiveLirsLcs::new(cap)),
+        Policy::LirsPaper => Box::new(NaiveLirs::new(cap)),
     }
 }
 
@@ -1068,6 +1263,7 @@ fn oversized_objects_are_not_admitted() {
         Policy::TwoQ,
         Policy::WTinyLfu,
         Policy::Lirs,
+        Policy::LirsPaper,
     ];
     for &p in Policy::ALL.iter().filter(|p| !limited.contains(p)) {
         let mut c = p.build(Capacity::new(10, Unit::Bytes).unwrap());
