@@ -2091,3 +2091,67 @@ fn csv_trace_replays_as_oracle_general() {
     assert_eq!(bin.len(), 2 * Policy::ALL.len());
     assert_eq!(bin, csv);
 }
+
+/// `gen-trace --max-size`: the same ids as without it, sizes fixed per object and within the
+/// range, spread over it; a maximum below the minimum refused.
+#[test]
+fn gen_trace_sizes() {
+    let d = tempfile::tempdir().unwrap();
+    let make = |out: &str, extra: &[&str]| {
+        let mut a = vec![
+            "gen-trace",
+            "--out",
+            out,
+            "--objects",
+            "300",
+            "--requests",
+            "5000",
+            "--seed",
+            "4",
+        ];
+        a.extend_from_slice(extra);
+        let o = cdnlab(&a, d.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        read(&d.path().join(out))
+            .chunks_exact(24)
+            .map(|r| {
+                (
+                    u64::from_le_bytes(r[4..12].try_into().unwrap()),
+                    u32::from_le_bytes(r[12..16].try_into().unwrap()),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let plain = make("a.bin", &["--size", "10"]);
+    let sized = make("b.bin", &["--size", "10", "--max-size", "1000"]);
+    assert!(plain.iter().all(|r| r.1 == 10));
+    assert_eq!(
+        plain.iter().map(|r| r.0).collect::<Vec<_>>(),
+        sized.iter().map(|r| r.0).collect::<Vec<_>>()
+    );
+    let mut size_of = std::collections::HashMap::new();
+    for &(id, s) in &sized {
+        assert!((10..=1000).contains(&s), "{s}");
+        assert_eq!(*size_of.entry(id).or_insert(s), s, "one size per object");
+    }
+    let below_100 = size_of.values().filter(|&&s| s < 100).count();
+    assert!(
+        below_100 > 0 && below_100 < size_of.len(),
+        "log-uniform spreads over the range"
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "gen-trace",
+                "--out",
+                "c.bin",
+                "--size",
+                "10",
+                "--max-size",
+                "5",
+            ],
+            d.path(),
+        ),
+        &["--max-size 5", "--size 10"],
+    );
+}
