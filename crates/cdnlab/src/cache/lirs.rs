@@ -3,7 +3,7 @@
 //! (`lirs`) is libCacheSim's `LIRS.c` step by step (see its docs), and [`LirsPaper`]
 //! (`lirs-paper`) follows the paper's three cases, with weights, as below.
 //!
-//! The paper's LIRS: Objects are LIR (low inter-reference recency: kept) or HIR; the LIR set holds
+//! The paper's LIRS: objects are LIR (low inter-reference recency: kept) or HIR; the LIR set holds
 //! C - H units and resident HIR objects the rest, H = max(1, floor(0.01 C)). The stack S orders
 //! objects by recency, with non-resident HIR entries (evicted, still remembered) among them, and
 //! is pruned so its bottom is LIR; the queue Q holds the resident HIR objects, and evictions take

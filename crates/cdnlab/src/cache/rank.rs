@@ -89,7 +89,8 @@ impl Ranked {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        // A B-tree entry of 20 bytes plus about a third more for node overhead.
+        // An estimate: 28 bytes per ordered entry, its 24-byte key and a share of the B-tree
+        // nodes' headers, not their unused room (so low when nodes are part full).
         self.slots.heap_bytes() + self.meta.capacity() * 24 + self.order.len() * 28
     }
 }
