@@ -628,7 +628,17 @@ impl Lirs {
                 // hit_RD_HIRinQ
                 let (qw, wu) = (Self::w(&self.q, q), self.q.weight(q));
                 let logged = self.evicted.as_ref().map_or(0, Vec::len);
-                self.make_lir_room(qw);
+                // libCacheSim re-reads the object's size through its Q entry's pointer, which
+                // the demotions below can free (evicting the entry from Q); glibc then hands
+                // that memory to the next Q entry, the demoted object, whose size the loop reads
+                // from then on. Reproduced, so results match with byte sizes too.
+                let mut cur = qw;
+                while self.lirs.wrapping_add(cur) > self.lirs_limit && self.s_list.tail != NIL {
+                    self.evict_lir();
+                    if self.q.find(id).is_none() && self.q_list.head != NIL {
+                        cur = Self::w(&self.q, self.q_list.head);
+                    }
+                }
                 self.s_insert(id, wu, false, true);
                 // The demotions can evict this object's own Q entry; it is resident again (and
                 // a hit), so it never left as far as a caller holding objects can tell.

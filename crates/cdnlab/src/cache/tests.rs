@@ -954,7 +954,17 @@ impl NaiveLirsLcs {
                 return true;
             }
             (None, Some((_, qw))) => {
-                self.lir_room(i64::from(qw));
+                // The size is re-read through memory the demotions may free and the next Q
+                // entry reuses (see lirs.rs).
+                let mut cur = i64::from(qw);
+                while self.lirs + cur > self.lirs_limit && !self.s.is_empty() {
+                    self.evict_lir();
+                    if self.q_pos(id).is_none() {
+                        if let Some(&(_, w)) = self.q.front() {
+                            cur = i64::from(w);
+                        }
+                    }
+                }
                 self.s.push_front((id, qw, false, true));
                 return true;
             }
