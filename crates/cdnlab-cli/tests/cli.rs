@@ -71,6 +71,18 @@ fn json_lines(out: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Runs `cdnlab gen-trace` with `args` in `dir`, which must succeed.
+fn gen_trace(dir: &Path, args: &[&str]) {
+    let mut all = vec!["gen-trace"];
+    all.extend_from_slice(args);
+    let out = cdnlab(&all, dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -241,9 +253,9 @@ fn trace_errors_and_replay() {
 #[test]
 fn replay_many_policies_and_sizes_in_one_run() {
     let d = tempfile::tempdir().unwrap();
-    let made = cdnlab(
+    gen_trace(
+        d.path(),
         &[
-            "gen-trace",
             "--out",
             "t.bin",
             "--objects",
@@ -255,12 +267,6 @@ fn replay_many_policies_and_sizes_in_one_run() {
             "--seed",
             "5",
         ],
-        d.path(),
-    );
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
     );
     let bytes = read(&d.path().join("t.bin"));
     let distinct: std::collections::HashSet<u64> = bytes
@@ -347,9 +353,9 @@ fn replay_many_policies_and_sizes_in_one_run() {
         "{text}"
     );
     // Bytes: the working set is the distinct objects' bytes (100 each here).
-    let made = cdnlab(
+    gen_trace(
+        d.path(),
         &[
-            "gen-trace",
             "--out",
             "s.bin",
             "--objects",
@@ -363,9 +369,7 @@ fn replay_many_policies_and_sizes_in_one_run() {
             "--size",
             "100",
         ],
-        d.path(),
     );
-    assert!(made.status.success());
     let v = json_lines(&cdnlab(
         &[
             "cache-replay",
@@ -419,9 +423,9 @@ fn replay_many_policies_and_sizes_in_one_run() {
 #[test]
 fn compressed_and_mismatched_traces() {
     let d = tempfile::tempdir().unwrap();
-    let made = cdnlab(
+    gen_trace(
+        d.path(),
         &[
-            "gen-trace",
             "--out",
             "t.bin",
             "--objects",
@@ -431,9 +435,7 @@ fn compressed_and_mismatched_traces() {
             "--seed",
             "3",
         ],
-        d.path(),
     );
-    assert!(made.status.success());
     let plain = read(&d.path().join("t.bin"));
     let packed = zstd::encode_all(&plain[..], 3).unwrap();
     std::fs::write(d.path().join("t.bin.zst"), &packed).unwrap();
@@ -534,9 +536,9 @@ fn compressed_and_mismatched_traces() {
 #[test]
 fn mrc_equals_lru_replay() {
     let d = tempfile::tempdir().unwrap();
-    let made = cdnlab(
+    gen_trace(
+        d.path(),
         &[
-            "gen-trace",
             "--out",
             "t.bin",
             "--objects",
@@ -546,9 +548,7 @@ fn mrc_equals_lru_replay() {
             "--seed",
             "9",
         ],
-        d.path(),
     );
-    assert!(made.status.success());
     let sizes = "1,7,50,333,2000";
     let curve = json_lines(&cdnlab(
         &[
@@ -1916,9 +1916,9 @@ fn plot_redraws_a_finished_run() {
 #[test]
 fn trace_stats_counts_what_the_file_holds() {
     let d = tempfile::tempdir().unwrap();
-    let made = cdnlab(
+    gen_trace(
+        d.path(),
         &[
-            "gen-trace",
             "--out",
             "t.bin",
             "--objects",
@@ -1932,12 +1932,6 @@ fn trace_stats_counts_what_the_file_holds() {
             "--max-size",
             "5000",
         ],
-        d.path(),
-    );
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
     );
     let bytes = read(&d.path().join("t.bin"));
     let mut count: std::collections::HashMap<u64, (u64, u64)> = Default::default();
@@ -2020,9 +2014,9 @@ fn trace_stats_counts_what_the_file_holds() {
 #[test]
 fn csv_trace_replays_as_oracle_general() {
     let d = tempfile::tempdir().unwrap();
-    let made = cdnlab(
+    gen_trace(
+        d.path(),
         &[
-            "gen-trace",
             "--out",
             "t.bin",
             "--objects",
@@ -2036,12 +2030,6 @@ fn csv_trace_replays_as_oracle_general() {
             "--max-size",
             "900",
         ],
-        d.path(),
-    );
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
     );
     let mut csv = String::new();
     for r in read(&d.path().join("t.bin")).chunks_exact(24) {

@@ -8,7 +8,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// Adaptive replacement cache.
 #[derive(Debug, Clone)]
@@ -146,12 +146,7 @@ impl Cache for Arc {
         }
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.t1.len + self.t2.len
     }

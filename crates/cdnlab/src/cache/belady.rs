@@ -11,7 +11,7 @@
 //! room is made.
 
 use super::slots::Slots;
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 use crate::workload::Request;
 
 /// Offline optimal (MIN).
@@ -157,12 +157,7 @@ impl Cache for Belady {
     fn access_req(&mut self, r: &Request) -> bool {
         self.request(r.id, r.size, r.next_access)
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.heap.len() - 1
     }

@@ -5,7 +5,7 @@
 //! the first with 0 is evicted.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// CLOCK with `max_freq` levels of reference counter (1: the classic one bit).
 #[derive(Debug, Clone)]
@@ -79,12 +79,7 @@ impl Cache for Clock {
         self.slots.push_front(&mut self.list, s);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.list.len
     }

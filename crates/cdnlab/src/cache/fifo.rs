@@ -1,7 +1,7 @@
 //! FIFO: objects leave in the order they came; a hit changes nothing.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// First in, first out.
 #[derive(Debug, Clone)]
@@ -42,12 +42,7 @@ impl Cache for Fifo {
             .admit_evicting_tail(&mut self.list, id, w, self.cap.amount);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.list.len
     }

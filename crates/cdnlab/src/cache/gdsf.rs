@@ -8,7 +8,7 @@
 //! ignores sizes then), and GDSF ranks by frequency and L alone.
 
 use super::rank::Ranked;
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// libCacheSim's scale of the cost per byte.
 const SCALE: f64 = 1.0e6;
@@ -55,12 +55,7 @@ impl Cache for Gdsf {
         }
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.rank.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.rank.slots.find(id).is_some()
-    }
+    slot_lookup!(rank.slots);
     fn len(&self) -> usize {
         self.rank.len()
     }

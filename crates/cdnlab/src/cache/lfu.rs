@@ -3,7 +3,7 @@
 //! O(log n) per request.
 
 use super::slots::Slots;
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// Least frequently used.
 #[derive(Debug, Clone)]
@@ -126,12 +126,7 @@ impl Cache for Lfu {
         self.used += u64::from(w);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.heap.len()
     }

@@ -11,7 +11,7 @@
 //! measured difference.
 
 use super::rank::Ranked;
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// LFU with dynamic aging.
 #[derive(Debug, Clone)]
@@ -55,12 +55,7 @@ impl Cache for Lfuda {
         self.rank.insert(id, w, l + 1.0);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.rank.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.rank.slots.find(id).is_some()
-    }
+    slot_lookup!(rank.slots);
     fn len(&self) -> usize {
         self.rank.len()
     }

@@ -26,7 +26,7 @@
 use super::ghost::Ghost;
 use super::index::IdIndex;
 use super::slots::{List, NIL, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// An entry of the stack S.
 #[derive(Debug, Clone, Copy)]
@@ -316,12 +316,7 @@ impl Cache for LirsPaper {
         self.bound_stack();
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.slots.len()
     }

@@ -1,7 +1,7 @@
 //! LRU: on a hit the object moves to the head; the tail is evicted.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// Least recently used.
 #[derive(Debug, Clone)]
@@ -46,12 +46,7 @@ impl Cache for Lru {
             .admit_evicting_tail(&mut self.list, id, w, self.cap.amount);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.list.len
     }

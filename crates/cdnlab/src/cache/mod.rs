@@ -182,6 +182,23 @@ macro_rules! replay_dyn {
 }
 pub(crate) use replay_dyn;
 
+/// Implements [`Cache::prefetch`] and [`Cache::contains`] by the policy's slots (`self.slots`,
+/// or the path given): every policy whose cached objects are exactly its slots.
+macro_rules! slot_lookup {
+    () => {
+        $crate::cache::slot_lookup!(slots);
+    };
+    ($($field:ident).+) => {
+        fn prefetch(&self, id: u64) {
+            self.$($field).+.prefetch(id);
+        }
+        fn contains(&self, id: u64) -> bool {
+            self.$($field).+.find(id).is_some()
+        }
+    };
+}
+pub(crate) use slot_lookup;
+
 /// The policies, as named in scenarios and on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {

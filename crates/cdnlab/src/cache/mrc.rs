@@ -426,6 +426,23 @@ mod tests {
         }
     }
 
+    /// 4x10^5 requests over 20,000 objects, Zipf 0.8.
+    fn zipf_ids(seed: u64) -> Vec<u64> {
+        use crate::workload::popularity::{Law, Sampler};
+        let table = Sampler::new(Law::Zipf { alpha: 0.8 }, 20_000).unwrap();
+        let mut rng = crate::rng::stream(seed, 0, 0);
+        (0..400_000)
+            .map(|_| table.sample(&mut rng) as u64)
+            .collect()
+    }
+
+    fn largest_gap(a: &[f64], b: &[f64]) -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+    }
+
     #[test]
     fn distances_by_hand() {
         let mut sd = StackDistances::new();
@@ -444,12 +461,7 @@ mod tests {
     /// on the uncorrected estimator.
     #[test]
     fn shards_approximates_the_exact_curve() {
-        use crate::workload::popularity::{Law, Sampler};
-        let table = Sampler::new(Law::Zipf { alpha: 0.8 }, 20_000).unwrap();
-        let mut rng = crate::rng::stream(3, 0, 0);
-        let ids: Vec<u64> = (0..400_000)
-            .map(|_| table.sample(&mut rng) as u64)
-            .collect();
+        let ids = zipf_ids(3);
         let mut exact = StackDistances::new();
         let mut all = Shards::new(1.0).unwrap();
         let mut tenth = Shards::new(0.1).unwrap();
@@ -462,11 +474,7 @@ mod tests {
         let e = exact.curve(&caps);
         assert_eq!(all.curve(&caps), e);
         let s = tenth.curve(&caps);
-        let worst = e
-            .iter()
-            .zip(&s)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let worst = largest_gap(&e, &s);
         assert!(worst < 0.03, "{e:?} {s:?}");
         assert!(Shards::new(0.0).is_err() && Shards::new(1.5).is_err());
     }
@@ -479,12 +487,7 @@ mod tests {
     /// rescaling (every sampled request weighing 1: 0.78) and without SHARDS_adj (0.079).
     #[test]
     fn fixed_size_shards_approximates_the_exact_curve() {
-        use crate::workload::popularity::{Law, Sampler};
-        let table = Sampler::new(Law::Zipf { alpha: 0.8 }, 20_000).unwrap();
-        let mut rng = crate::rng::stream(5, 0, 0);
-        let ids: Vec<u64> = (0..400_000)
-            .map(|_| table.sample(&mut rng) as u64)
-            .collect();
+        let ids = zipf_ids(5);
         let mut exact = StackDistances::new();
         let mut whole = ShardsFixed::new(100_000).unwrap();
         let mut fixed = ShardsFixed::new(2000).unwrap();
@@ -497,11 +500,7 @@ mod tests {
         let e = exact.curve(&caps);
         assert_eq!(whole.curve(&caps), e);
         let s = fixed.curve(&caps);
-        let worst = e
-            .iter()
-            .zip(&s)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let worst = largest_gap(&e, &s);
         assert!(worst < 0.03, "{e:?} {s:?}");
         assert!((fixed.rate() - 0.1).abs() < 0.02, "rate {}", fixed.rate());
         let d = exact.distinct() as f64;

@@ -13,7 +13,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// Share of the capacity given to the small queue (the paper's 10%).
 pub const SMALL_SHARE: f64 = 0.1;
@@ -191,12 +191,7 @@ impl Cache for S3Fifo {
         }
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.small.len + self.main.len
     }

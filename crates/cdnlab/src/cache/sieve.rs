@@ -3,7 +3,7 @@
 //! the first unvisited object. New objects enter at the head.
 
 use super::slots::{List, NIL, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// SIEVE.
 #[derive(Debug, Clone)]
@@ -75,12 +75,7 @@ impl Cache for Sieve {
         self.slots.push_front(&mut self.list, s);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.list.len
     }

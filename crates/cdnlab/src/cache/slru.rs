@@ -7,7 +7,7 @@
 //! SLRU of two segments (1:4), built from the same [`Segments`].
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// The segments of an SLRU, over slots owned by the caller (so W-TinyLFU can hold its window
 /// in the same slots). `seg_of[s]` is the segment of slot `s`.
@@ -176,12 +176,7 @@ impl Cache for Slru {
         self.segs.insert(&mut self.slots, &mut self.seg_of, s, w);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.segs.len()
     }

@@ -7,7 +7,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// A1in's share of the capacity (`Ain-size-ratio`).
 pub const IN_SHARE: f64 = 0.25;
@@ -112,12 +112,7 @@ impl Cache for TwoQ {
         }
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.a_in.len + self.am.len
     }

@@ -15,7 +15,7 @@
 
 use super::slots::{List, Slots};
 use super::slru::Segments;
-use super::{Cache, Capacity, replay_dyn};
+use super::{Cache, Capacity, replay_dyn, slot_lookup};
 
 /// The window's share of the capacity.
 pub const WINDOW_SHARE: f64 = 0.01;
@@ -197,12 +197,7 @@ impl Cache for WTinyLfu {
         self.sketch.add(id);
         false
     }
-    fn prefetch(&self, id: u64) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.slots.find(id).is_some()
-    }
+    slot_lookup!();
     fn len(&self) -> usize {
         self.window.len + self.main.len()
     }
