@@ -12,9 +12,12 @@ from lcs_policies import POLICIES  # noqa: E402
 
 cdnlab, trace, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
 # Which policies to time (POLICIES=all: every one libCacheSim also has; LFUDA is left out of
-# "all": libCacheSim's crawls, see docs/cache.md).
+# "all": libCacheSim's crawls, see docs/cache.md; POLICIES=none: only the curve, with MRC=1).
 WANT = os.environ.get("POLICIES", "lru,fifo")
-WANT = [p for p in POLICIES if p != "lfuda"] if WANT == "all" else WANT.split(",")
+if WANT == "all":
+    WANT = [p for p in POLICIES if p != "lfuda"]
+else:
+    WANT = [] if WANT == "none" else WANT.split(",")
 # MRC=1 also times the 10-size LRU miss-ratio curve: one stack-distance pass against
 # libCacheSim replaying LRU at each size.
 MRC = os.environ.get("MRC", "0") == "1"

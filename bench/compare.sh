@@ -3,6 +3,7 @@
 #
 #   bench/compare.sh            # LRU and FIFO; 10^6 objects, 10^7 requests, Zipf 0.8, sizes 10^4, 10^5
 #   POLICIES=all MRC=1 REPEATS=1 bench/compare.sh   # every shared policy, and the 10-size LRU curve
+#   POLICIES=none MRC=1 bench/compare.sh             # the 10-size LRU curve only
 #   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
 #
 # Creates its own Python virtual environment (bench/.venv) with PyPI libcachesim, generates the

@@ -109,10 +109,10 @@ pub fn run(a: &MrcArgs) -> Result<()> {
     let mut requests = 0u64;
     stream(&a.input, false, false, |reqs| {
         requests += reqs.len() as u64;
+        if let Some(e) = exact.as_mut() {
+            e.replay(reqs);
+        }
         for r in reqs {
-            if let Some(e) = exact.as_mut() {
-                e.access(r.id);
-            }
             if let Some(s) = shards.as_mut() {
                 s.access(r.id);
             }

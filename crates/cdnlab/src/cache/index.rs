@@ -8,16 +8,21 @@
 
 const EMPTY: u64 = u64::MAX;
 
+/// murmur3's fmix64: cheap, and every input bit reaches every output bit.
 #[inline]
-fn fingerprint(id: u64) -> u32 {
-    // murmur3 fmix64: cheap, and every input bit reaches the low 32 bits.
+fn mix64(id: u64) -> u64 {
     let mut h = id;
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
     h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^= h >> 33;
-    h as u32
+    h
+}
+
+#[inline]
+fn fingerprint(id: u64) -> u32 {
+    mix64(id) as u32
 }
 
 /// Asks the CPU to bring `x`'s cache line in; no effect on results.
@@ -217,11 +222,215 @@ impl IdIndex {
     }
 }
 
+/// A value kept inline next to its key in a [`KeyTable`], with one value reserved to mark a
+/// vacant bucket (ids are arbitrary u64, so the key cannot mark it).
+pub trait Vacancy: Copy {
+    /// The reserved value.
+    const VACANT: Self;
+    /// Whether this is the reserved value.
+    fn is_vacant(&self) -> bool;
+}
+
+impl Vacancy for u64 {
+    const VACANT: u64 = u64::MAX;
+    #[inline]
+    fn is_vacant(&self) -> bool {
+        *self == u64::MAX
+    }
+}
+
+/// An open-addressing map from id to a small value stored beside the key: a lookup touches one
+/// bucket (no second access to a key array, unlike [`IdIndex`]), which is what a structure
+/// probed once per request of a large trace wants. Linear probing, at most 1/2 load, backward-
+/// shift deletion; bucket numbers change when entries move (deletion, growth), and the caller
+/// that keeps bucket numbers elsewhere is told of every move.
+#[derive(Debug, Clone)]
+pub struct KeyTable<V> {
+    buckets: Vec<(u64, V)>,
+    len: usize,
+}
+
+impl<V: Vacancy> KeyTable<V> {
+    /// A table sized so that `expected` entries stay at or under 1/2 load.
+    pub fn with_capacity(expected: usize) -> Self {
+        let n = expected.saturating_mul(2).next_power_of_two().max(8);
+        KeyTable {
+            buckets: vec![(0, V::VACANT); n],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.buckets.len() - 1
+    }
+
+    #[inline]
+    fn home(&self, id: u64) -> usize {
+        mix64(id) as usize & self.mask()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<(u64, V)>()
+    }
+
+    /// Hints the CPU to fetch the bucket where a lookup of `id` starts (see
+    /// [`IdIndex::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        prefetch(&self.buckets[self.home(id)]);
+    }
+
+    /// `Ok(bucket)` holding `id`, or `Err(bucket)`: the vacant bucket where `id` would go.
+    #[inline]
+    pub fn find(&self, id: u64) -> Result<usize, usize> {
+        let mut i = self.home(id);
+        loop {
+            let (k, v) = &self.buckets[i];
+            if v.is_vacant() {
+                return Err(i);
+            }
+            if *k == id {
+                return Ok(i);
+            }
+            i = (i + 1) & self.mask();
+        }
+    }
+
+    /// The value in occupied bucket `i`.
+    #[inline]
+    pub fn value(&self, i: usize) -> V {
+        self.buckets[i].1
+    }
+
+    /// The value in occupied bucket `i`, to change (never to [`Vacancy::VACANT`]).
+    #[inline]
+    pub fn value_mut(&mut self, i: usize) -> &mut V {
+        &mut self.buckets[i].1
+    }
+
+    /// Whether one more entry needs [`KeyTable::grow`] first (it would pass 1/2 load).
+    #[inline]
+    pub fn full(&self) -> bool {
+        (self.len + 1) * 2 > self.buckets.len()
+    }
+
+    /// Stores `id -> v` in bucket `i`, which [`KeyTable::find`] just returned as `Err(i)` (no
+    /// insertion or removal since, and not [`KeyTable::full`]).
+    #[inline]
+    pub fn put(&mut self, i: usize, id: u64, v: V) {
+        debug_assert!(self.buckets[i].1.is_vacant() && !v.is_vacant() && !self.full());
+        self.buckets[i] = (id, v);
+        self.len += 1;
+    }
+
+    /// Doubles the table; `moved(new_bucket, id, value)` is called for every entry.
+    pub fn grow(&mut self, mut moved: impl FnMut(usize, u64, V)) {
+        let doubled = vec![(0, V::VACANT); self.buckets.len() * 2];
+        let old = std::mem::replace(&mut self.buckets, doubled);
+        for (k, v) in old.into_iter().filter(|(_, v)| !v.is_vacant()) {
+            let Err(i) = self.find(k) else {
+                unreachable!("keys are distinct")
+            };
+            self.buckets[i] = (k, v);
+            moved(i, k, v);
+        }
+    }
+
+    /// Empties occupied bucket `i` with backward shift; `moved(new_bucket, id, value)` is called
+    /// for each entry shifted into the hole.
+    #[inline]
+    pub fn remove_at(&mut self, i: usize, mut moved: impl FnMut(usize, u64, V)) {
+        let mask = self.mask();
+        let mut hole = i;
+        let mut j = (i + 1) & mask;
+        loop {
+            let (k, v) = self.buckets[j];
+            if v.is_vacant() {
+                break;
+            }
+            let home = self.home(k);
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.buckets[hole] = (k, v);
+                moved(hole, k, v);
+                hole = j;
+            }
+            j = (j + 1) & mask;
+        }
+        self.buckets[hole].1 = V::VACANT;
+        self.len -= 1;
+    }
+
+    /// The occupied entries, to change their values (never to [`Vacancy::VACANT`]).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = (u64, &mut V)> {
+        self.buckets
+            .iter_mut()
+            .filter(|(_, v)| !v.is_vacant())
+            .map(|(k, v)| (*k, v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    proptest! {
+        /// KeyTable against std's HashMap, through removals and growths from 8 buckets; the
+        /// bucket of every key, followed through the `moved` reports alone, stays exact.
+        #[test]
+        fn key_table_matches_hashmap(ops in proptest::collection::vec((any::<bool>(), 0u64..300), 1..2000)) {
+            let mut t: KeyTable<u64> = KeyTable::with_capacity(1);
+            let mut model: HashMap<u64, u64> = HashMap::new();
+            let mut at: HashMap<u64, usize> = HashMap::new();
+            for (n, (ins, id)) in ops.into_iter().enumerate() {
+                let id = id.wrapping_mul(0x1_0000_0001);
+                match (ins, t.find(id)) {
+                    (true, Ok(b)) => {
+                        prop_assert_eq!(Some(&b), at.get(&id));
+                        *t.value_mut(b) = n as u64;
+                        model.insert(id, n as u64);
+                    }
+                    (true, Err(mut b)) => {
+                        prop_assert!(!model.contains_key(&id));
+                        if t.full() {
+                            t.grow(|to, k, _| { at.insert(k, to); });
+                            b = t.find(id).unwrap_err();
+                        }
+                        t.put(b, id, n as u64);
+                        at.insert(id, b);
+                        model.insert(id, n as u64);
+                    }
+                    (false, Ok(b)) => {
+                        prop_assert_eq!(Some(&b), at.get(&id));
+                        t.remove_at(b, |to, k, _| { at.insert(k, to); });
+                        at.remove(&id);
+                        model.remove(&id);
+                    }
+                    (false, Err(_)) => prop_assert!(!model.contains_key(&id)),
+                }
+                prop_assert_eq!(t.len(), model.len());
+            }
+            for (&id, &v) in &model {
+                let b = t.find(id);
+                prop_assert_eq!(b, Ok(at[&id]));
+                prop_assert_eq!(t.value(at[&id]), v);
+            }
+            prop_assert_eq!(t.values_mut().count(), model.len());
+        }
+    }
 
     proptest! {
         /// Against std's HashMap: random inserts and removes over a small key space (so probe runs
