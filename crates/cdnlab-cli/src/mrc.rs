@@ -4,7 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::output::outln;
 use crate::plot::{Chart, Series};
-use crate::replay::{TraceArgs, stream};
+use crate::replay::{TraceArgs, spare_core, stream};
 use cdnlab::cache::mrc::{Shards, ShardsFixed, StackDistances};
 use clap::Args;
 use std::path::PathBuf;
@@ -107,7 +107,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         .transpose()?;
     let t = Instant::now();
     let mut requests = 0u64;
-    stream(&a.input, false, false, |reqs| {
+    stream(&a.input, false, false, spare_core(1), |reqs| {
         requests += reqs.len() as u64;
         if let Some(e) = exact.as_mut() {
             e.replay(reqs);

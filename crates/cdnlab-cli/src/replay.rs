@@ -239,9 +239,99 @@ fn sniff(a: &TraceArgs, head: &[u8]) -> Result<()> {
     }
 }
 
+/// An oracleGeneral trace (plain or zstd) decoded chunk by chunk through one reused buffer.
+struct OracleChunks<'a> {
+    path: &'a std::path::Path,
+    compressed: bool,
+    reader: std::io::BufReader<Box<dyn Read + Send>>,
+    buf: Vec<u8>,
+    /// Records decoded so far: the index of the next chunk's first record.
+    first: usize,
+    sized: bool,
+}
+
+impl OracleChunks<'_> {
+    /// Decodes the next chunk into `reqs`; false at the end of the trace.
+    fn next(&mut self, reqs: &mut Vec<Request>) -> Result<bool> {
+        let got = fill(&mut self.reader, &mut self.buf).map_err(|e| {
+            CliError::file(
+                self.path,
+                if self.compressed {
+                    format!(
+                        "decompressing (zstd): {e}; the compressed file is cut short or damaged"
+                    )
+                } else {
+                    format!("reading: {e}")
+                },
+            )
+        })?;
+        if got == 0 {
+            return Ok(false);
+        }
+        // A compressed trace's length is known at its end: a partial last record is reported
+        // as truncated there.
+        trace::decode_oracle_general(&self.buf[..got], self.first, self.sized, reqs)
+            .map_err(|e| CliError::file(self.path, e.to_string()))?;
+        self.first += reqs.len();
+        Ok(true)
+    }
+}
+
+/// Reads and decodes `chunks` on a second thread while `each` runs on this one: reading and
+/// decompression are hidden behind the simulation instead of added to it. Two chunks are in
+/// flight and their buffers are recycled, so memory stays constant. Returns the seconds this
+/// thread waited for the reader (reading not hidden). The order of chunks, hence every result,
+/// is the same as without it.
+fn read_ahead_into(mut chunks: OracleChunks, each: &mut impl FnMut(&[Request])) -> Result<f64> {
+    use std::sync::mpsc;
+    std::thread::scope(|s| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<Request>>>(2);
+        let (empty_tx, empty_rx) = mpsc::channel::<Vec<Request>>();
+        s.spawn(move || {
+            loop {
+                let mut reqs = empty_rx
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK_RECORDS));
+                let sent = match chunks.next(&mut reqs) {
+                    Ok(false) if chunks.first == 0 => full_tx.send(Err(CliError::file(
+                        chunks.path,
+                        trace::TraceError::Empty.to_string(),
+                    ))),
+                    Ok(false) => return,
+                    Ok(true) => full_tx.send(Ok(reqs)),
+                    Err(e) => full_tx.send(Err(e)),
+                };
+                // Stops when the consumer has gone (it failed) or after an error was sent.
+                if sent.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut waited = 0.0;
+        loop {
+            let t = Instant::now();
+            // The reader ends the stream by hanging up (or by sending an error).
+            let Ok(msg) = full_rx.recv() else { break };
+            waited += t.elapsed().as_secs_f64();
+            let reqs = msg?;
+            each(&reqs);
+            // The reader may have finished already; the buffer is then simply dropped.
+            let _ = empty_tx.send(reqs);
+        }
+        Ok(waited)
+    })
+}
+
+/// Whether a second core is free to read ahead while `workers` threads simulate.
+pub(crate) fn spare_core(workers: usize) -> bool {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) > workers
+}
+
 /// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral, plain or
 /// zstd: constant memory), or reads a text trace whole and hands it over in chunks. Returns
 /// the seconds spent reading, decompressing and decoding (the time inside `each` excluded).
+/// With `read_ahead`, an oracleGeneral trace is read on a second thread while `each` runs, and
+/// the seconds returned are those `each`'s thread waited for it.
 /// With `next_access`, a CSV or text trace is read whole first, to fill in each request's next
 /// access (Belady needs it; oracleGeneral carries it); otherwise it streams in chunks, in
 /// constant memory.
@@ -249,6 +339,7 @@ pub(crate) fn stream(
     a: &TraceArgs,
     sized: bool,
     next_access: bool,
+    read_ahead: bool,
     mut each: impl FnMut(&[Request]),
 ) -> Result<f64> {
     use std::io::BufRead;
@@ -266,36 +357,30 @@ pub(crate) fn stream(
             if let Some(len) = src.plain_len {
                 trace::check_oracle_general_length(len).map_err(bad)?;
             }
-            let mut buf = vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD];
-            let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
-            let mut first = 0;
-            loop {
-                let t = Instant::now();
-                let got = fill(&mut src.reader, &mut buf).map_err(|e| {
-                    CliError::file(
-                        &a.trace,
-                        if src.plain_len.is_none() {
-                            format!(
-                                "decompressing (zstd): {e}; the compressed file is cut short \
-                                 or damaged"
-                            )
-                        } else {
-                            format!("reading: {e}")
-                        },
-                    )
-                })?;
-                if got == 0 {
-                    break;
+            let mut chunks = OracleChunks {
+                path: &a.trace,
+                compressed: src.plain_len.is_none(),
+                reader: src.reader,
+                buf: vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD],
+                first: 0,
+                sized,
+            };
+            if read_ahead {
+                read_s += read_ahead_into(chunks, &mut each)?;
+            } else {
+                let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+                loop {
+                    let t = Instant::now();
+                    let more = chunks.next(&mut reqs)?;
+                    read_s += t.elapsed().as_secs_f64();
+                    if !more {
+                        break;
+                    }
+                    each(&reqs);
                 }
-                // A compressed trace's length is known at its end: a partial last record is
-                // reported as truncated there.
-                trace::decode_oracle_general(&buf[..got], first, sized, &mut reqs).map_err(bad)?;
-                read_s += t.elapsed().as_secs_f64();
-                first += reqs.len();
-                each(&reqs);
-            }
-            if first == 0 {
-                return Err(bad(trace::TraceError::Empty));
+                if chunks.first == 0 {
+                    return Err(bad(trace::TraceError::Empty));
+                }
             }
         }
         Format::Csv | Format::Text if next_access => {
@@ -380,7 +465,7 @@ fn text_columns(a: &TraceArgs) -> Result<CsvColumns> {
 fn working_set(a: &TraceArgs, sized: bool) -> Result<(u64, u64)> {
     let mut seen = HashSet::new();
     let mut bytes = 0u64;
-    stream(a, sized, false, |reqs| {
+    stream(a, sized, false, spare_core(1), |reqs| {
         for r in reqs {
             if seen.insert(r.id) {
                 bytes += u64::from(r.size);
@@ -425,6 +510,7 @@ fn replay_all(
     threads: usize,
 ) -> Result<(Vec<Outcome>, f64)> {
     let workers = threads.clamp(1, jobs.len().max(1));
+    let read_ahead = spare_core(workers);
     let mut shares: Vec<Vec<(usize, Job)>> = (0..workers).map(|_| Vec::new()).collect();
     for (i, j) in jobs.into_iter().enumerate() {
         shares[i % workers].push((i, j));
@@ -435,7 +521,7 @@ fn replay_all(
             .map(|mut share| {
                 s.spawn(move || {
                     let offline = share.iter().any(|(_, j)| j.policy.offline());
-                    let read_s = stream(&a.input, sized, offline, |reqs| {
+                    let read_s = stream(&a.input, sized, offline, read_ahead, |reqs| {
                         for (_, j) in share.iter_mut() {
                             let t = Instant::now();
                             j.hits += j.cache.replay_dyn(reqs);

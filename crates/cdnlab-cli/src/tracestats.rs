@@ -4,7 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::output::outln;
 use crate::plot::{Chart, Series};
-use crate::replay::{TraceArgs, stream};
+use crate::replay::{TraceArgs, spare_core, stream};
 use cdnlab::workload::analysis::{
     HEAD_COUNT, Quantiles, Summary, TraceStats, ZipfFit, bucket_floor,
 };
@@ -307,7 +307,7 @@ pub fn run(a: &TraceStatsArgs) -> Result<()> {
         return Err(CliError::Usage("--plot-dir: give a folder".into()));
     }
     let mut t = TraceStats::new();
-    stream(&a.input, true, false, |reqs| {
+    stream(&a.input, true, false, spare_core(1), |reqs| {
         for r in reqs {
             t.add(r);
         }
