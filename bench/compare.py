@@ -76,8 +76,9 @@ for size in sizes:
               f"{o['mreq_per_s']:>8.1f} M/s {e2e:>7.1f} M/s {lcs_mreq:>7.1f} M/s "
               f"{o['mreq_per_s'] / lcs_mreq:>7.2f}x {e2e / lcs_mreq:>7.2f}x "
               f"{o['heap_bytes_per_cached_object']:>6.1f}")
-print(f"best of {REPEATS} runs each; columns: cdnlab sim = simulation only; r+s = reading the file + simulation; libCacheSim ="
-      " process_trace (reads while it simulates); B/obj = cdnlab cache heap bytes per cached object")
+print(f"best of {REPEATS} runs each; columns: cdnlab sim = simulation only; r+s = simulation + the time it waited for "
+      "the trace (read ahead on a second core); libCacheSim = process_trace (reads while it simulates); "
+      "B/obj = cdnlab cache heap bytes per cached object")
 # Resident memory per cached object, from the growth of peak RSS over a 1-object run. At 10^4
 # objects that growth is a few hundred KB, within allocator and page noise (we saw 37 to 80
 # B/object), so it is measured on a cache that holds most of the trace's objects.
