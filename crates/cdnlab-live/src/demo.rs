@@ -184,6 +184,7 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
                     limits: Limits::default(),
                     admission: None,
                     stream_rate: None,
+                    session_lease: crate::edge::DEFAULT_SESSION_LEASE,
                 },
             )
             .await?,

@@ -117,6 +117,8 @@ pub async fn run(
             error_share: 0.0,
             down: false,
             limits: Limits::default(),
+            media: None,
+            player: None,
         },
     )
     .await?;
@@ -135,6 +137,7 @@ pub async fn run(
                     limits: Limits::default(),
                     admission: Some(SECRET.into()),
                     stream_rate: Some(rate),
+                    session_lease: crate::edge::DEFAULT_SESSION_LEASE,
                 },
             )
             .await?,

@@ -14,6 +14,14 @@
 //! | origin unreachable | 502 | `cdnlab; fwd=miss; detail="origin unreachable"` |
 //! | origin too slow | 504 | `cdnlab; fwd=miss; detail="origin timeout"` |
 //!
+//! `GET /p/{population}/{session}/{name}` serves file `name` of the origin's media asset
+//! (`/media/{name}`) to a streaming session (see [`crate::media`]): cached by name, shared by
+//! every session, with the origin's `Content-Type`. With admission, a session of a population is
+//! admitted at its first request while fewer of that population's sessions than its threshold
+//! are active here, and stays admitted while it keeps requesting (a lease of
+//! [`EdgeConfig::session_lease`] from its latest request); a refused session gets 503 with
+//! `Retry-After` and counts once per lease as blocked. Content answers allow any origin (CORS).
+//!
 //! Only complete 200 answers are stored. With a bandwidth, bodies go out in 16 KiB chunks
 //! through one [`TokenBucket`] per edge, so its streams share that rate. `/metrics` and
 //! `/health` report on it.
@@ -64,7 +72,17 @@ pub struct EdgeConfig {
     /// Pace every response at this many bytes per second (a stream's bit rate, so that a
     /// stream lasts size / rate); None: as fast as the bandwidth allows.
     pub stream_rate: Option<u64>,
+    /// How long an admitted streaming session keeps its slot after its latest request.
+    pub session_lease: Duration,
 }
+
+/// The default of [`EdgeConfig::session_lease`]: five 2-second segments, so a player that
+/// fetches a segment every 2 s once its buffer is full keeps its slot, and one that stopped
+/// gives it back within 10 s.
+pub const DEFAULT_SESSION_LEASE: Duration = Duration::from_secs(10);
+
+/// Most streaming sessions tracked at once (admitted and recently refused).
+pub const MAX_SESSIONS: usize = 100_000;
 
 /// A running edge.
 pub struct Edge {
@@ -135,8 +153,11 @@ pub fn charged(len: usize) -> u32 {
 
 impl Store {
     /// The object's bytes on a hit (the policy counts the access).
-    fn get(&mut self, id: u64) -> Option<Object> {
+    fn get(&mut self, id: u64, name: Option<&Arc<str>>) -> Option<Object> {
         let b = self.objects.get(&id)?.clone();
+        if b.name.as_ref() != name {
+            return None; // another file with the same hash: fetched, not stored
+        }
         let hit = self.cache.access(id, charged(b.bytes.len()));
         debug_assert!(hit, "bytes held only for cached objects");
         Some(b)
@@ -167,6 +188,10 @@ struct Object {
     bytes: Bytes,
     validators: Arc<Validators>,
     fetched: Instant,
+    /// The media file's name (None for catalogue objects): checked on every hit, since media
+    /// objects are cached under a hash of their name.
+    name: Option<Arc<str>>,
+    content_type: HeaderValue,
 }
 
 /// What one origin fetch gave.
@@ -188,6 +213,41 @@ struct EdgeState {
     metrics: Metrics,
     /// Per-population admission state, by population name.
     admission: Mutex<HashMap<String, Share>>,
+    /// Streaming sessions by (population, session).
+    sessions: Mutex<Sessions>,
+}
+
+/// Streaming sessions: when each admitted one last asked, and when each refused one was
+/// refused (counted as blocked once per lease).
+#[derive(Default)]
+struct Sessions {
+    admitted: HashMap<(String, String), Instant>,
+    refused: HashMap<(String, String), Instant>,
+    swept: Option<Instant>,
+}
+
+/// What a content request names: a catalogue object, or a file of the media asset.
+enum Key {
+    Catalogue(u64),
+    Media(Arc<str>),
+}
+
+impl Key {
+    /// The cache's id: the catalogue id, or a hash of the file name with the top bit set (so
+    /// the two never meet; the name is checked on hits).
+    fn id(&self) -> u64 {
+        match self {
+            Key::Catalogue(id) => *id,
+            Key::Media(name) => xxhash_rust::xxh64::xxh64(name.as_bytes(), 0x6d65_6469_61) | 1 << 63,
+        }
+    }
+
+    fn name(&self) -> Option<Arc<str>> {
+        match self {
+            Key::Catalogue(_) => None,
+            Key::Media(n) => Some(n.clone()),
+        }
+    }
 }
 
 /// A population's share at this edge: its threshold, streams now, and counts.
@@ -234,6 +294,9 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
     {
         return Err(cdnlab::Error::param("secret", "(too short)", "at least 16 characters").into());
     }
+    if cfg.session_lease.is_zero() {
+        return Err(cdnlab::Error::param("session-lease", "0", "a duration > 0").into());
+    }
     if cfg.stream_rate == Some(0) {
         return Err(cdnlab::Error::param("stream-rate", 0, "at least 1 byte per second").into());
     }
@@ -257,7 +320,7 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         .build()
         .map_err(|e| Error::Client(e.to_string()))?;
     let state = Arc::new(EdgeState {
-        origin_url: format!("http://{}/content/", cfg.origin),
+        origin_url: format!("http://{}/", cfg.origin),
         store: Mutex::new(Store {
             cache,
             objects: HashMap::new(),
@@ -268,10 +331,12 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         shaper,
         metrics: Metrics::default(),
         admission: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(Sessions::default()),
         cfg: cfg.clone(),
     });
     let router = Router::new()
         .route("/content/{id}", get(content))
+        .route("/p/{population}/{session}/{name}", get(media))
         .route("/internal/admission", get(shares).post(install))
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
@@ -325,6 +390,53 @@ impl EdgeState {
             state: self.clone(),
             population: p.to_string(),
         }))
+    }
+}
+
+impl EdgeState {
+    /// Admits a request of streaming session `session` of `population`: an admitted session's
+    /// lease is renewed; a new one takes a slot if the population is under its threshold here.
+    fn admit_session(&self, population: &str, session: &str) -> Result<(), Refusal> {
+        if self.cfg.admission.is_none() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let lease = self.cfg.session_lease;
+        let mut shares = self.admission.lock().expect("admission lock");
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        // Expired leases give their slots back (swept at most four times a lease).
+        if sessions.swept.is_none_or(|t| now.duration_since(t) >= lease / 4) {
+            sessions.swept = Some(now);
+            sessions.admitted.retain(|(p, _), last| {
+                let live = now.duration_since(*last) < lease;
+                if !live && let Some(s) = shares.get_mut(p) {
+                    s.active = s.active.saturating_sub(1);
+                }
+                live
+            });
+            sessions.refused.retain(|_, at| now.duration_since(*at) < lease);
+        }
+        let key = (population.to_string(), session.to_string());
+        if let Some(last) = sessions.admitted.get_mut(&key) {
+            *last = now;
+            return Ok(());
+        }
+        let s = shares.get_mut(population).ok_or(Refusal::Unknown)?;
+        if !admission::under_threshold(s.active, s.limit) {
+            if !sessions.refused.contains_key(&key) && sessions.refused.len() < MAX_SESSIONS {
+                sessions.refused.insert(key, now);
+                s.blocked += 1;
+            }
+            return Err(Refusal::OverShare);
+        }
+        if sessions.admitted.len() >= MAX_SESSIONS {
+            return Err(Refusal::OverShare);
+        }
+        sessions.refused.remove(&key);
+        sessions.admitted.insert(key, now);
+        s.active += 1;
+        s.admitted += 1;
+        Ok(())
     }
 }
 
@@ -420,31 +532,70 @@ async fn content(
     s.metrics.in_flight.inc();
     let _guard = InFlight(&s.metrics);
     let population = who.ok().and_then(|Query(w)| w.population);
-    let r = match s.admit(population.as_deref()) {
-        Ok(stream) => answer(&s, &id, &req, stream).await,
-        Err(refused) => refused.into_response(),
+    let r = match (s.admit(population.as_deref()), parse_id(&id, None)) {
+        (Ok(stream), Ok(id)) => answer(&s, Key::Catalogue(id), &req, stream).await,
+        (Ok(_), Err(IdError::Malformed | IdError::Unknown)) => (
+            StatusCode::BAD_REQUEST,
+            "object id: 1 to 20 decimal digits\n",
+        )
+            .into_response(),
+        (Err(refused), _) => refused.into_response(),
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());
     r
 }
 
+/// A name in a session path: 1 to 64 of letters, digits, `-` and `_`.
+fn session_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+async fn media(
+    State(s): State<Arc<EdgeState>>,
+    Path((population, session, name)): Path<(String, String, String)>,
+    req: HeaderMap,
+) -> Response {
+    let t = Instant::now();
+    s.metrics.in_flight.inc();
+    let _guard = InFlight(&s.metrics);
+    let r = if !session_name(&population) || !session_name(&session) {
+        (
+            StatusCode::BAD_REQUEST,
+            "population and session: 1 to 64 letters, digits, - or _\n",
+        )
+            .into_response()
+    } else if !crate::media::valid_name(&name) {
+        (
+            StatusCode::BAD_REQUEST,
+            "file name: 1 to 128 letters, digits, '.', '-' or '_'\n",
+        )
+            .into_response()
+    } else {
+        match s.admit_session(&population, &session) {
+            Ok(()) => answer(&s, Key::Media(name.into()), &req, None).await,
+            Err(refused) => refused.into_response(),
+        }
+    };
+    s.metrics.record(r.status().as_u16(), t.elapsed());
+    let mut r = r;
+    r.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    r
+}
+
 async fn answer(
     s: &Arc<EdgeState>,
-    id: &str,
+    key: Key,
     req: &HeaderMap,
     stream: Option<Admitted>,
 ) -> Response {
-    let id = match parse_id(id, None) {
-        Ok(id) => id,
-        Err(IdError::Malformed | IdError::Unknown) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                "object id: 1 to 20 decimal digits\n",
-            )
-                .into_response();
-        }
-    };
-    let cached = s.store.lock().expect("store lock").get(id);
+    let id = key.id();
+    let name = key.name();
+    let cached = s.store.lock().expect("store lock").get(id, name.as_ref());
     if let Some(body) = cached {
         s.metrics.hits.inc();
         return s.send(req, &body, "cdnlab; hit", stream);
@@ -452,11 +603,13 @@ async fn answer(
     // One fetch per object at a time (`flight`): whoever runs it stores the result, the
     // others wait for it.
     let mut flight = s.inflight.join(id);
-    let fetched = flight.result(|| s.fetch(id)).await;
+    let fetched = flight.result(|| s.fetch(&key)).await;
     let fetched_here = flight.ran();
     let mut stored = false;
     if fetched_here {
-        if let Fetched::Body(b) = &fetched {
+        if let Fetched::Body(b) = &fetched
+            && b.name == name
+        {
             stored = s.store.lock().expect("store lock").put(id, b);
         }
         s.metrics.misses.inc();
@@ -507,9 +660,12 @@ fn failure(code: StatusCode, cache_status: String) -> Response {
 }
 
 impl EdgeState {
-    async fn fetch(&self, id: u64) -> Fetched {
+    async fn fetch(&self, key: &Key) -> Fetched {
         self.metrics.origin_fetches.inc();
-        let url = format!("{}{id}", self.origin_url);
+        let url = match key {
+            Key::Catalogue(id) => format!("{}content/{id}", self.origin_url),
+            Key::Media(name) => format!("{}media/{name}", self.origin_url),
+        };
         let r = match self
             .client
             .get(url)
@@ -519,11 +675,18 @@ impl EdgeState {
         {
             Ok(resp) if resp.status() == reqwest::StatusCode::OK => {
                 let validators = Arc::new(Validators::from_headers(resp.headers()));
+                let content_type = resp
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .cloned()
+                    .unwrap_or(HeaderValue::from_static("application/octet-stream"));
                 match read_body(resp).await {
                     Ok(bytes) => Fetched::Body(Object {
                         bytes,
                         validators,
                         fetched: Instant::now(),
+                        name: key.name(),
+                        content_type,
                     }),
                     Err(e) if e.is_timeout() => Fetched::Timeout,
                     Err(_) => Fetched::Unreachable,
@@ -579,9 +742,10 @@ impl EdgeState {
         } else {
             Body::from(body)
         };
+        headers.insert(header::CONTENT_TYPE, object.content_type.clone());
         headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
         );
         if status != StatusCode::NOT_MODIFIED {
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));

@@ -33,6 +33,7 @@ pub mod dht;
 pub mod edge;
 pub mod flight;
 pub mod http;
+pub mod media;
 pub mod metrics;
 pub mod origin;
 pub mod ring;

@@ -45,6 +45,10 @@ pub(super) struct EdgeArgs {
     /// Pace every response at this many bytes per second (a stream's bit rate).
     #[arg(long)]
     stream_rate: Option<u64>,
+    /// Seconds an admitted streaming session (`/p/{population}/{session}/{file}`) keeps its
+    /// slot after its latest request.
+    #[arg(long, default_value_t = 10.0)]
+    session_lease: f64,
     /// Eviction policy, from the library's registry (`cdnlab cache-replay --help` lists them);
     /// every one but belady, which needs to know the future.
     #[arg(long, default_value = "lru")]
@@ -106,6 +110,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
             .transpose()
             .map_err(CliError::Failed)?,
         stream_rate: a.stream_rate,
+        session_lease: super::seconds("session-lease", a.session_lease)?,
     };
     let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

@@ -49,6 +49,8 @@ pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
         error_share: a.error_share,
         down: a.down,
         limits: a.limits.limits(),
+        media: None,
+        player: None,
     };
     let o = origin::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

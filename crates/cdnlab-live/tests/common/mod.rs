@@ -72,6 +72,7 @@ pub fn edge_config(origin: SocketAddr) -> EdgeConfig {
         limits: Limits::default(),
         admission: None,
         stream_rate: None,
+        session_lease: cdnlab_live::edge::DEFAULT_SESSION_LEASE,
     }
 }
 
