@@ -172,6 +172,7 @@ pub async fn run(
         timeout: Duration::from_secs(5),
         limits: Limits::default(),
         min_share: steer::DEFAULT_MIN_SHARE,
+        media: None,
     };
     let mut results = Vec::new();
     // 1. Optimal: the steering server's allocation (no re-allocation: b_max near 1).

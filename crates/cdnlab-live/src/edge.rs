@@ -238,7 +238,9 @@ impl Key {
     fn id(&self) -> u64 {
         match self {
             Key::Catalogue(id) => *id,
-            Key::Media(name) => xxhash_rust::xxh64::xxh64(name.as_bytes(), 0x6d65_6469_61) | 1 << 63,
+            Key::Media(name) => {
+                xxhash_rust::xxh64::xxh64(name.as_bytes(), 0x006d_6564_6961) | 1 << 63
+            }
         }
     }
 
@@ -405,7 +407,10 @@ impl EdgeState {
         let mut shares = self.admission.lock().expect("admission lock");
         let mut sessions = self.sessions.lock().expect("sessions lock");
         // Expired leases give their slots back (swept at most four times a lease).
-        if sessions.swept.is_none_or(|t| now.duration_since(t) >= lease / 4) {
+        if sessions
+            .swept
+            .is_none_or(|t| now.duration_since(t) >= lease / 4)
+        {
             sessions.swept = Some(now);
             sessions.admitted.retain(|(p, _), last| {
                 let live = now.duration_since(*last) < lease;
@@ -414,7 +419,9 @@ impl EdgeState {
                 }
                 live
             });
-            sessions.refused.retain(|_, at| now.duration_since(*at) < lease);
+            sessions
+                .refused
+                .retain(|_, at| now.duration_since(*at) < lease);
         }
         let key = (population.to_string(), session.to_string());
         if let Some(last) = sessions.admitted.get_mut(&key) {

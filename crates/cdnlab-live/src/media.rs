@@ -21,6 +21,15 @@ pub const DASH_MANIFEST: &str = "manifest.mpd";
 /// Largest asset directory read (it is held in memory).
 pub const MAX_ASSET_BYTES: u64 = 512 << 20;
 
+/// The players' scripts served with the pages: (name served, path under the player directory).
+pub const PLAYER_SCRIPTS: [(&str, &str); 2] = [
+    ("hls.min.js", "node_modules/hls.js/dist/hls.min.js"),
+    (
+        "dash.all.min.js",
+        "node_modules/dashjs/dist/modern/umd/dash.all.min.js",
+    ),
+];
+
 /// A file name an asset may hold and a request may name: 1 to 128 of letters, digits, `.`, `-`
 /// and `_`, not starting with a dot (no paths, so nothing outside the directory is reachable).
 pub fn valid_name(name: &str) -> bool {
@@ -106,6 +115,37 @@ impl Files {
         Ok(Files { files })
     }
 
+    /// The player directory (`player/` of the repository): its pages, and the pinned players'
+    /// scripts from its `node_modules` (installed by `npm ci --prefix player`) as
+    /// `hls.min.js` and `dash.all.min.js`.
+    pub fn player(dir: &Path) -> Result<Self, String> {
+        let mut files = Files::load(dir)?;
+        for (name, rel) in PLAYER_SCRIPTS {
+            let path = dir.join(rel);
+            let bytes = std::fs::read(&path).map_err(|e| {
+                format!(
+                    "{}: {e} (install the players with: npm ci --prefix {})",
+                    path.display(),
+                    dir.display()
+                )
+            })?;
+            let bytes = Bytes::from(bytes);
+            let tag = xxhash_rust::xxh64::xxh64(&bytes, 0);
+            files.files.insert(
+                name.to_string(),
+                File {
+                    validators: Validators {
+                        etag: Some(format!("\"{tag:016x}-{:x}\"", bytes.len())),
+                        last_modified: None,
+                    },
+                    bytes,
+                    content_type: content_type(name),
+                },
+            );
+        }
+        Ok(files)
+    }
+
     /// The file named `name`.
     pub fn get(&self, name: &str) -> Option<&File> {
         self.files.get(name)
@@ -152,7 +192,8 @@ impl Asset {
         files
             .text(DASH_MANIFEST)
             .ok_or_else(|| format!("{}: no {DASH_MANIFEST}", dir.display()))?;
-        let variants = parse_variants(hls).map_err(|e| format!("{}/{HLS_MANIFEST}: {e}", dir.display()))?;
+        let variants =
+            parse_variants(hls).map_err(|e| format!("{}/{HLS_MANIFEST}: {e}", dir.display()))?;
         let min_bandwidth = variants.iter().map(|v| v.bandwidth).min().unwrap_or(0);
         Ok(Asset {
             variants: variants.iter().map(|v| v.stable_id.clone()).collect(),
@@ -266,10 +307,7 @@ pub fn hls_multivariant(
     let variants = parse_variants(template)?;
     let mut out = String::from("#EXTM3U\n");
     // Content steering needs no particular version; keep the packager's.
-    if let Some(v) = template
-        .lines()
-        .find(|l| l.starts_with("#EXT-X-VERSION:"))
-    {
+    if let Some(v) = template.lines().find(|l| l.starts_with("#EXT-X-VERSION:")) {
         out.push_str(v.trim());
         out.push('\n');
     }
@@ -279,7 +317,9 @@ pub fn hls_multivariant(
             out.push('\n');
         }
     }
-    out.push_str(&format!("#EXT-X-CONTENT-STEERING:SERVER-URI=\"{steering}\""));
+    out.push_str(&format!(
+        "#EXT-X-CONTENT-STEERING:SERVER-URI=\"{steering}\""
+    ));
     if let Some(first) = pathways.first() {
         out.push_str(&format!(",PATHWAY-ID=\"{}\"", first.id));
     }
@@ -408,8 +448,14 @@ mod tests {
         assert_eq!(
             per_variant_uris(MASTER, "http://127.0.0.1:3/p/pa/s1/"),
             [
-                ("v0".to_string(), "http://127.0.0.1:3/p/pa/s1/media_0.m3u8".to_string()),
-                ("v1".to_string(), "http://127.0.0.1:3/p/pa/s1/media_1.m3u8".to_string())
+                (
+                    "v0".to_string(),
+                    "http://127.0.0.1:3/p/pa/s1/media_0.m3u8".to_string()
+                ),
+                (
+                    "v1".to_string(),
+                    "http://127.0.0.1:3/p/pa/s1/media_1.m3u8".to_string()
+                )
             ]
         );
     }
@@ -419,7 +465,10 @@ mod tests {
         for (text, needle) in [
             ("garbage", "#EXTM3U"),
             ("#EXTM3U\nmedia.m3u8\n", "without #EXT-X-STREAM-INF"),
-            ("#EXTM3U\n#EXT-X-STREAM-INF:RESOLUTION=1x1\nm.m3u8\n", "no BANDWIDTH"),
+            (
+                "#EXTM3U\n#EXT-X-STREAM-INF:RESOLUTION=1x1\nm.m3u8\n",
+                "no BANDWIDTH",
+            ),
             ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO\n", "#EXT-X-MEDIA"),
             ("#EXTM3U\n", "no variant"),
         ] {
@@ -439,7 +488,10 @@ mod tests {
         assert_eq!(out, want);
         // Without ProgramInformation: right after the MPD start tag.
         let bare = dash_mpd("<MPD a=\"1\"><Period/></MPD>", &paths()[..1], "u");
-        assert!(bare.starts_with("<MPD a=\"1\">\n\t<ContentSteering"), "{bare}");
+        assert!(
+            bare.starts_with("<MPD a=\"1\">\n\t<ContentSteering"),
+            "{bare}"
+        );
         assert!(bare.ends_with("</BaseURL><Period/></MPD>"), "{bare}");
     }
 }

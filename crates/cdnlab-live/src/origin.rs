@@ -25,8 +25,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use cdnlab::rng::splitmix64;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How an origin behaves.
@@ -203,7 +203,10 @@ fn serve_file(s: &OriginState, files: Option<&Files>, name: &str, req: &HeaderMa
     let mut r = match files.filter(|_| valid_name(name)).and_then(|f| f.get(name)) {
         Some(f) => {
             let (status, mut h, part) = http::answer(req, &f.validators, &f.bytes);
-            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(f.content_type));
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(f.content_type),
+            );
             s.metrics.bytes_sent.inc_by(part.len() as u64);
             (status, h, part).into_response()
         }
@@ -259,7 +262,11 @@ async fn report(State(s): State<Arc<OriginState>>, body: axum::body::Bytes) -> R
                 }
                 StatusCode::NO_CONTENT.into_response()
             }
-            Err(e) => (StatusCode::BAD_REQUEST, format!("a JSON value expected: {e}\n")).into_response(),
+            Err(e) => (
+                StatusCode::BAD_REQUEST,
+                format!("a JSON value expected: {e}\n"),
+            )
+                .into_response(),
         }
     };
     let mut r = r;

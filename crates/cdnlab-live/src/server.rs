@@ -483,7 +483,13 @@ async fn refuse_bodies(req: Request, next: Next) -> Response {
         .map(|v| v.as_bytes())
         .collect();
     // Ambiguous framing (a Transfer-Encoding, or several lengths) is malformed: 400. One
-    // length above 0 is a body larger than the 0 bytes these servers take: 413.
+    // length above what the route takes (0 bytes but for the player reports) is 413.
+    let allowed =
+        if req.method() == axum::http::Method::POST && req.uri().path() == "/player/report" {
+            crate::origin::MAX_REPORT_BYTES
+        } else {
+            0
+        };
     if chunked || lengths.len() > 1 {
         return (
             StatusCode::BAD_REQUEST,
@@ -492,11 +498,17 @@ async fn refuse_bodies(req: Request, next: Next) -> Response {
         )
             .into_response();
     }
-    if lengths.first().is_some_and(|v| *v != b"0") {
+    let too_long = lengths.first().is_some_and(|v| {
+        std::str::from_utf8(v)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_none_or(|n| n > allowed)
+    });
+    if too_long {
         return (
             StatusCode::PAYLOAD_TOO_LARGE,
             [(header::CONNECTION, "close")],
-            "request bodies are not accepted (at most 0 bytes)\n",
+            format!("request bodies are not accepted (at most {allowed} bytes)\n"),
         )
             .into_response();
     }

@@ -16,20 +16,37 @@
 //! `RELOAD-URI` and `PATHWAY-PRIORITY`, the population's edges (pathways) by share, largest
 //! first (ties: fewer hops, then order). `GET /allocation` shows the plan; `/metrics` the
 //! blocking per population, re-solves and the solve time.
+//!
+//! Streaming sessions (with an asset, [`SteerConfig::media`]): `GET /play/{population}/master.m3u8`
+//! and `GET /play/{population}/manifest.mpd` open a session and answer its multivariant
+//! playlist or MPD ([`crate::media`]), whose pathways are the edges the session's order lists
+//! and whose steering URI is `/steering/{population}?session=S` (`/steering/{population}/dash`
+//! for DASH). A session's order comes from the library's rule
+//! ([`cdnlab::alloc::steering::session_order`]): the n-th session of a population gets the
+//! n-th point of the golden-ratio sequence, so the first pathways of N sessions follow the
+//! allocation's shares; the order is sticky while the shares stand (`RELOAD-URI` keeps the
+//! session). The player's report is honoured: a pathway whose `_HLS_throughput` (or
+//! `_DASH_throughput`) for this session is below the asset's lowest rendition goes last. An edge
+//! that the session's playlist did not list (one that gained a share after a re-allocation, or
+//! came back) is added with `PATHWAY-CLONES`: a copy of a listed pathway with the edge's host
+//! and, for hls.js, which replaces only host names, every variant's URI (`PER-VARIANT-URIS`).
+//! Edges whose report failed in the last window, or taken out by the operator
+//! (`POST /internal/edge?name=E&out=true`, with the secret), are left out of every order.
 
 use crate::Error;
 use crate::edge::Share;
+use crate::media::{Asset, Pathway};
 use crate::metrics::{self, Kind, Metrics, family, single};
 use crate::server::SECRET;
 use crate::server::{self, Limits, Running};
 use crate::warn::{self, Warn};
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use cdnlab::alloc::simplex::Basis;
-use cdnlab::alloc::{Problem, admission};
+use cdnlab::alloc::{Problem, admission, steering};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -224,7 +241,7 @@ impl Topology {
 }
 
 /// How the steering server behaves.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SteerConfig {
     pub topology: Topology,
     pub listen: SocketAddr,
@@ -240,6 +257,31 @@ pub struct SteerConfig {
     /// of the capacity (at least 1 stream each): a flood from one population cannot take
     /// the others' whole share (`cdnlab::alloc::admission::demand_rows`).
     pub min_share: f64,
+    /// The asset streamed through the edges: enables `/play/...` sessions.
+    pub media: Option<Arc<Asset>>,
+}
+
+/// Most sessions remembered (the oldest is forgotten first; a forgotten session still gets
+/// manifests, with a point hashed from its id and every edge taken as listed).
+pub const MAX_SESSIONS: usize = 65_536;
+
+/// A streaming session opened by `/play`.
+#[derive(Debug, Clone)]
+struct Session {
+    population: usize,
+    point: f64,
+    /// The edges its playlist or MPD listed.
+    listed: Vec<usize>,
+    /// The pathway it last reported (`_HLS_pathway`), and when.
+    pathway: Option<(usize, Instant)>,
+}
+
+/// Sessions by id, with the order they came in and the count per population.
+#[derive(Debug, Default)]
+struct Sessions {
+    by_id: HashMap<String, Session>,
+    arrival: std::collections::VecDeque<String>,
+    opened: Vec<u64>,
 }
 
 /// The default of [`SteerConfig::min_share`].
@@ -275,6 +317,10 @@ struct SteerState {
     solve_micros: AtomicU64,
     client: reqwest::Client,
     metrics: Metrics,
+    sessions: Mutex<Sessions>,
+    /// Per edge: whether its last report was read, and whether the operator took it out.
+    reachable: Mutex<Vec<bool>>,
+    out: Mutex<Vec<bool>>,
 }
 
 /// A running steering server.
@@ -304,6 +350,12 @@ impl Steer {
             .expect("plan lock")
             .thresholds
             .clone()
+    }
+
+    /// Takes edge `name` out of every order (or puts it back), as `POST /internal/edge` does;
+    /// false if there is no such edge.
+    pub fn set_out(&self, name: &str, out: bool) -> bool {
+        set_out(&self.state, name, out)
     }
 
     /// Stops the server and its window loop.
@@ -378,11 +430,20 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         solve_micros: AtomicU64::new(clock.elapsed().as_micros() as u64),
         client,
         metrics: Metrics::default(),
+        sessions: Mutex::new(Sessions {
+            opened: vec![0; t.populations.len()],
+            ..Sessions::default()
+        }),
+        reachable: Mutex::new(vec![true; t.servers.len()]),
+        out: Mutex::new(vec![false; t.servers.len()]),
         cfg,
     });
     install(&state).await;
     let router = Router::new()
         .route("/steering/{population}", get(manifest))
+        .route("/steering/{population}/dash", get(dash_manifest))
+        .route("/play/{population}/{file}", get(play))
+        .route("/internal/edge", axum::routing::post(edge_out))
         .route("/allocation", get(allocation))
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
@@ -469,6 +530,7 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 Ok(r) => Err(format!("answered {}", r.status())),
                 Err(e) => Err(warn::cause(&e)),
             };
+            s.reachable.lock().expect("reachable lock")[j] = shares.is_ok();
             let shares = match shares {
                 Ok(x) => x,
                 Err(why) => {
@@ -520,37 +582,352 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
     }
 }
 
-async fn manifest(State(s): State<Arc<SteerState>>, Path(population): Path<String>) -> Response {
-    let t = &s.cfg.topology;
-    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
-        return (
-            StatusCode::NOT_FOUND,
-            axum::Json(serde_json::json!({"error": "unknown population"})),
-        )
-            .into_response();
+/// The answer to an unknown population.
+fn unknown_population() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(serde_json::json!({"error": "unknown population"})),
+    )
+        .into_response()
+}
+
+/// Which edges may be in an order now: reachable at the last report and not taken out.
+fn usable(s: &SteerState) -> Vec<bool> {
+    let reachable = s.reachable.lock().expect("reachable lock");
+    let out = s.out.lock().expect("out lock");
+    reachable
+        .iter()
+        .zip(out.iter())
+        .map(|(&r, &o)| r && !o)
+        .collect()
+}
+
+fn set_out(s: &SteerState, name: &str, out: bool) -> bool {
+    let Some(j) = s.cfg.topology.servers.iter().position(|e| e.name == name) else {
+        return false;
     };
+    s.out.lock().expect("out lock")[j] = out;
+    true
+}
+
+/// The order of population `i`'s session at `point`, by the library's rule, with the
+/// pathways in `slow` moved last.
+fn order_for(s: &SteerState, i: usize, point: f64, slow: &[usize]) -> Vec<usize> {
+    let t = &s.cfg.topology;
     let n = t.servers.len();
     let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
-    let metro = t.populations[i].metro;
-    let mut order: Vec<usize> = (0..n).filter(|&j| thresholds[i * n + j] > 0).collect();
-    order.sort_by_key(|&j| {
-        (
-            std::cmp::Reverse(thresholds[i * n + j]),
-            t.hops[metro][t.servers[j].metro],
-            j,
-        )
-    });
-    let body = serde_json::json!({
+    let hops: Vec<i64> = t
+        .servers
+        .iter()
+        .map(|e| t.hops[t.populations[i].metro][e.metro])
+        .collect();
+    let mut order =
+        steering::session_order(&thresholds[i * n..(i + 1) * n], &hops, &usable(s), point);
+    order.sort_by_key(|j| slow.contains(j));
+    order
+}
+
+/// The pathways a player reports as slower than the lowest rendition: pairs of
+/// `{prefix}_pathway` and `{prefix}_throughput` (comma-separated lists for DASH), bits per second.
+fn slow_pathways(s: &SteerState, q: &HashMap<String, String>, prefix: &str) -> Vec<usize> {
+    let Some(min) = s.cfg.media.as_ref().map(|a| a.min_bandwidth as f64) else {
+        return Vec::new();
+    };
+    let (Some(paths), Some(rates)) = (
+        q.get(&format!("{prefix}_pathway")),
+        q.get(&format!("{prefix}_throughput")),
+    ) else {
+        return Vec::new();
+    };
+    let servers = &s.cfg.topology.servers;
+    paths
+        .split(',')
+        .zip(rates.split(','))
+        .filter(|(_, r)| r.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < min))
+        .filter_map(|(p, _)| servers.iter().position(|e| e.name == p.trim()))
+        .collect()
+}
+
+/// A content-steering manifest (HLS, or DASH-IF's, which has the same keys).
+async fn manifest(
+    State(s): State<Arc<SteerState>>,
+    Path(population): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    steering_answer(&s, &population, &q, false)
+}
+
+async fn dash_manifest(
+    State(s): State<Arc<SteerState>>,
+    Path(population): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    steering_answer(&s, &population, &q, true)
+}
+
+fn steering_answer(
+    s: &SteerState,
+    population: &str,
+    q: &HashMap<String, String>,
+    dash: bool,
+) -> Response {
+    let t = &s.cfg.topology;
+    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
+        return unknown_population();
+    };
+    let n = t.servers.len();
+    let session = q.get("session").filter(|x| good_name(x));
+    let prefix = if dash { "_DASH" } else { "_HLS" };
+    let slow = slow_pathways(s, q, prefix);
+    let (order, listed) = match session {
+        None => {
+            // No session: the population's edges by share, largest first.
+            let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
+            let metro = t.populations[i].metro;
+            let up = usable(s);
+            let mut order: Vec<usize> = (0..n)
+                .filter(|&j| thresholds[i * n + j] > 0 && up[j])
+                .collect();
+            order.sort_by_key(|&j| {
+                (
+                    std::cmp::Reverse(thresholds[i * n + j]),
+                    t.hops[metro][t.servers[j].metro],
+                    j,
+                )
+            });
+            (order, (0..n).collect::<Vec<_>>())
+        }
+        Some(id) => {
+            let mut sessions = s.sessions.lock().expect("sessions lock");
+            let known = sessions
+                .by_id
+                .get_mut(id.as_str())
+                .filter(|x| x.population == i);
+            let (point, listed) = match known {
+                Some(x) => {
+                    if let Some(j) = q
+                        .get("_HLS_pathway")
+                        .and_then(|p| t.servers.iter().position(|e| &e.name == p))
+                    {
+                        x.pathway = Some((j, Instant::now()));
+                    }
+                    (x.point, x.listed.clone())
+                }
+                None => (steering::hashed_point(id), (0..n).collect()),
+            };
+            drop(sessions);
+            (order_for(s, i, point, &slow), listed)
+        }
+    };
+    let path = if dash {
+        format!("{population}/dash")
+    } else {
+        population.to_string()
+    };
+    let reload = match session {
+        Some(id) => format!("http://{}/steering/{path}?session={id}", s.addr),
+        None => format!("http://{}/steering/{path}", s.addr),
+    };
+    let mut body = serde_json::json!({
         "VERSION": 1,
         "TTL": s.cfg.ttl,
-        "RELOAD-URI": format!("http://{}/steering/{}", s.addr, t.populations[i].name),
+        "RELOAD-URI": reload,
         "PATHWAY-PRIORITY": order.iter().map(|&j| t.servers[j].name.clone()).collect::<Vec<_>>(),
     });
+    let clones: Vec<serde_json::Value> = match (session, listed.first()) {
+        (Some(id), Some(&base)) => order
+            .iter()
+            .filter(|j| !listed.contains(j))
+            .map(|&j| clone_of(s, i, id, base, j, dash))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !clones.is_empty() {
+        body["PATHWAY-CLONES"] = serde_json::Value::Array(clones);
+    }
     (
-        [(header::CACHE_CONTROL, format!("max-age={}", s.cfg.ttl))],
+        [
+            (header::CACHE_CONTROL, format!("max-age={}", s.cfg.ttl)),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
+        ],
         axum::Json(body),
     )
         .into_response()
+}
+
+/// A session's URL prefix on edge `j`.
+fn session_base(s: &SteerState, i: usize, session: &str, j: usize) -> String {
+    let t = &s.cfg.topology;
+    format!(
+        "http://{}/p/{}/{session}/",
+        t.servers[j].addr, t.populations[i].name
+    )
+}
+
+/// A `PATHWAY-CLONES` entry adding edge `j` as a copy of listed pathway `base`.
+fn clone_of(
+    s: &SteerState,
+    i: usize,
+    session: &str,
+    base: usize,
+    j: usize,
+    dash: bool,
+) -> serde_json::Value {
+    let t = &s.cfg.topology;
+    let addr = t.servers[j].addr;
+    let mut replacement = serde_json::json!({});
+    if dash {
+        // dash.js puts HOST, port included, in front of the base URL's path.
+        replacement["HOST"] = addr.to_string().into();
+    } else {
+        replacement["HOST"] = addr.ip().to_string().into();
+        if let Some(text) = s
+            .cfg
+            .media
+            .as_ref()
+            .and_then(|a| a.files.text(crate::media::HLS_MANIFEST))
+        {
+            let uris: serde_json::Map<String, serde_json::Value> =
+                crate::media::per_variant_uris(text, &session_base(s, i, session, j))
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into()))
+                    .collect();
+            replacement["PER-VARIANT-URIS"] = uris.into();
+        }
+    }
+    serde_json::json!({
+        "BASE-ID": t.servers[base].name,
+        "ID": t.servers[j].name,
+        "URI-REPLACEMENT": replacement,
+    })
+}
+
+/// Opens a session and answers its multivariant playlist (`master.m3u8`) or MPD
+/// (`manifest.mpd`).
+async fn play(
+    State(s): State<Arc<SteerState>>,
+    Path((population, file)): Path<(String, String)>,
+) -> Response {
+    let t = &s.cfg.topology;
+    let Some(asset) = s.cfg.media.clone() else {
+        return (
+            StatusCode::NOT_FOUND,
+            "no media asset on this steering server (--media)\n",
+        )
+            .into_response();
+    };
+    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
+        return unknown_population();
+    };
+    let dash = match file.as_str() {
+        crate::media::HLS_MANIFEST => false,
+        crate::media::DASH_MANIFEST => true,
+        _ => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!(
+                    "{} or {} expected\n",
+                    crate::media::HLS_MANIFEST,
+                    crate::media::DASH_MANIFEST
+                ),
+            )
+                .into_response();
+        }
+    };
+    let (id, point) = {
+        let mut sessions = s.sessions.lock().expect("sessions lock");
+        let k = sessions.opened[i];
+        sessions.opened[i] += 1;
+        (
+            format!("{}-{k}", t.populations[i].name),
+            steering::session_point(k),
+        )
+    };
+    let mut listed = order_for(&s, i, point, &[]);
+    if listed.is_empty() {
+        // Nothing usable now: list every edge, so the player has somewhere to go.
+        listed = (0..t.servers.len()).collect();
+    }
+    let pathways: Vec<Pathway> = listed
+        .iter()
+        .map(|&j| Pathway {
+            id: t.servers[j].name.clone(),
+            base: session_base(&s, i, &id, j),
+        })
+        .collect();
+    let (body, kind) = if dash {
+        let uri = format!("http://{}/steering/{population}/dash?session={id}", s.addr);
+        (
+            asset.dash(&pathways, &uri),
+            crate::media::content_type(crate::media::DASH_MANIFEST),
+        )
+    } else {
+        let uri = format!("http://{}/steering/{population}?session={id}", s.addr);
+        (
+            asset.hls(&pathways, &uri),
+            crate::media::content_type(crate::media::HLS_MANIFEST),
+        )
+    };
+    {
+        let mut sessions = s.sessions.lock().expect("sessions lock");
+        if sessions.by_id.len() >= MAX_SESSIONS
+            && let Some(old) = sessions.arrival.pop_front()
+        {
+            sessions.by_id.remove(&old);
+        }
+        sessions.arrival.push_back(id.clone());
+        sessions.by_id.insert(
+            id,
+            Session {
+                population: i,
+                point,
+                listed,
+                pathway: None,
+            },
+        );
+    }
+    (
+        [
+            (header::CONTENT_TYPE, kind.to_string()),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The query of `POST /internal/edge`.
+#[derive(Deserialize)]
+struct EdgeOut {
+    name: String,
+    out: bool,
+}
+
+async fn edge_out(
+    State(s): State<Arc<SteerState>>,
+    h: axum::http::HeaderMap,
+    q: Result<Query<EdgeOut>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    if !crate::server::has_secret(&h, &s.cfg.topology.secret) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "internal endpoint: the secret is required\n",
+        )
+            .into_response();
+    }
+    let Ok(Query(q)) = q else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "name=EDGE&out=true|false expected\n",
+        )
+            .into_response();
+    };
+    if set_out(&s, &q.name, q.out) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        (StatusCode::NOT_FOUND, "no such edge\n").into_response()
+    }
 }
 
 async fn allocation(State(s): State<Arc<SteerState>>) -> Response {

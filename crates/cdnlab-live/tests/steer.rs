@@ -34,6 +34,7 @@ fn config(t: Topology, listen: SocketAddr) -> SteerConfig {
         timeout: Duration::from_secs(2),
         limits: Limits::default(),
         min_share: 0.1,
+        media: None,
     }
 }
 

@@ -1,11 +1,14 @@
 //! `cdnlab live origin`.
 
 use super::*;
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use cdnlab_live::catalogue::Catalogue;
+use cdnlab_live::media::{Asset, Files};
 use cdnlab_live::origin::{self, OriginConfig};
 use clap::Args;
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -34,6 +37,14 @@ pub(super) struct OriginArgs {
     /// Answer 503 to everything.
     #[arg(long)]
     down: bool,
+    /// Serve the files of this streaming asset under /media/ (a directory built by
+    /// media/make-asset.sh).
+    #[arg(long)]
+    media: Option<PathBuf>,
+    /// Serve the files of this directory under /player/ (player pages and scripts), and
+    /// collect the pages' reports at POST /player/report.
+    #[arg(long)]
+    player: Option<PathBuf>,
     /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
@@ -49,8 +60,18 @@ pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
         error_share: a.error_share,
         down: a.down,
         limits: a.limits.limits(),
-        media: None,
-        player: None,
+        media: a
+            .media
+            .as_deref()
+            .map(|d| Asset::load(d).map(Arc::new))
+            .transpose()
+            .map_err(CliError::Failed)?,
+        player: a
+            .player
+            .as_deref()
+            .map(|d| Files::player(d).map(Arc::new))
+            .transpose()
+            .map_err(CliError::Failed)?,
     };
     let o = origin::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

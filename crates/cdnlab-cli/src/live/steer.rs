@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::error::{CliError, Result};
+use cdnlab_live::media::Asset;
 use cdnlab_live::steer::{self, SteerConfig, Topology};
 use clap::Args;
 use std::net::SocketAddr;
@@ -30,6 +31,11 @@ pub(super) struct SteerArgs {
     /// take the others' share.
     #[arg(long, default_value_t = steer::DEFAULT_MIN_SHARE)]
     min_share: f64,
+    /// The streaming asset (a directory built by media/make-asset.sh, also given to the
+    /// origin): enables `/play/{population}/master.m3u8` and `/play/{population}/manifest.mpd`,
+    /// which open a session with one pathway per edge.
+    #[arg(long)]
+    media: Option<PathBuf>,
     /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
@@ -48,6 +54,12 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
         timeout: Duration::from_secs(5),
         limits: a.limits.limits(),
         min_share: a.min_share,
+        media: a
+            .media
+            .as_deref()
+            .map(|d| Asset::load(d).map(std::sync::Arc::new))
+            .transpose()
+            .map_err(CliError::Failed)?,
     })
     .await
     .map_err(live_err)?;

@@ -59,7 +59,7 @@ pub fn origin_config() -> OriginConfig {
 }
 
 pub async fn origin(cfg: OriginConfig) -> Origin {
-    on_free_port(|a| origin::start(a, cfg)).await
+    on_free_port(|a| origin::start(a, cfg.clone())).await
 }
 
 pub fn edge_config(origin: SocketAddr) -> EdgeConfig {

@@ -20,6 +20,7 @@ pub mod lp;
 pub mod problem;
 mod scan;
 pub mod simplex;
+pub mod steering;
 pub mod topology;
 
 pub use problem::{Allocation, Problem};
