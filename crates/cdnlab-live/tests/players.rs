@@ -1,0 +1,489 @@
+//! Real players through the live CDN: hls.js and dash.js (pinned in player/package.json) in
+//! headless Chromium play the VP9 asset (media/make-asset.sh) from two edges with admission,
+//! following the steering server. For each player:
+//!
+//! 1. eight sessions of one population start and play, each from the pathway its steering
+//!    manifest puts first, spread over the edges as the allocation's shares say (within the
+//!    library's bound for 8 sessions);
+//! 2. an edge taken out: every session on it moves to the other edge within the manifest's TTL
+//!    plus one segment, and keeps playing;
+//! 3. a session whose first pathway refuses it (503 + Retry-After: its edge's slots for the
+//!    population are all taken) falls back to the next pathway and plays.
+//!
+//! Needs ffmpeg (to build the asset once, into target/media), `npm ci --prefix player`, and
+//! chromium: `.ci/run` installs them. Without them the tests are skipped, except under CI=true,
+//! where they fail.
+
+mod common;
+
+use cdnlab_live::edge::{self, EdgeConfig};
+use cdnlab_live::media::{Asset, Files};
+use cdnlab_live::origin::{self, OriginConfig};
+use cdnlab_live::server::{Limits, SECRET};
+use cdnlab_live::steer::{self, SteerConfig, Topology};
+use common::on_free_port;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+const SECRET_VALUE: &str = "players-test-secret-0123";
+/// The steering manifests' TTL, seconds.
+const TTL: u32 = 2;
+/// The asset's segment duration, seconds.
+const SEGMENT: f64 = 2.0;
+/// What reporting adds to a switch: the segment's own load and the page's 0.5 s report batch.
+const SLACK: f64 = 1.0;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Whether `what` is there; if not, the test is skipped, or fails under CI.
+fn have(ok: bool, what: &str) -> bool {
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{what} is missing (.ci/run installs it)"
+        );
+        eprintln!("skipped: {what} is missing");
+    }
+    ok
+}
+
+/// The asset, built once into target/media (the script skips a built one).
+fn asset_dir() -> Option<PathBuf> {
+    let dir = root().join("target/media");
+    if !dir.join("manifest.mpd").exists() {
+        let has_ffmpeg = std::process::Command::new("ffmpeg")
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !have(has_ffmpeg, "ffmpeg (to build the test asset)") {
+            return None;
+        }
+        let status = std::process::Command::new(root().join("media/make-asset.sh"))
+            .arg(&dir)
+            .status()
+            .expect("media/make-asset.sh runs");
+        assert!(status.success(), "media/make-asset.sh failed");
+    }
+    Some(dir)
+}
+
+/// Headless Chromium on one page, killed with its whole process group when dropped.
+struct Browser {
+    child: std::process::Child,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn open(url: &str) -> Browser {
+        use std::os::unix::process::CommandExt;
+        let profile = tempfile::tempdir().unwrap();
+        let child = std::process::Command::new("chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--autoplay-policy=no-user-gesture-required",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("chromium starts");
+        Browser {
+            child,
+            _profile: profile,
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // The renderer and GPU processes are in the browser's process group.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the pages reported, per session (named by the session id in its segment URLs).
+#[derive(Debug, Default, Clone)]
+struct Session {
+    /// (wall-clock ms, host) of every segment, in order.
+    frags: Vec<(u64, String)>,
+    started: bool,
+    /// Milliseconds from the page's start to this player's first frame.
+    startup_ms: u64,
+    played: f64,
+    fatal: Vec<String>,
+}
+
+/// The reports of the pages tagged `tag`, by session. A player's time and errors are joined to
+/// its session through the player index of its segment reports.
+fn sessions(o: &origin::Origin, tag: &str) -> BTreeMap<String, Session> {
+    let events: Vec<Value> = o
+        .reports()
+        .into_iter()
+        .flat_map(|b| match b {
+            Value::Array(v) => v,
+            v => vec![v],
+        })
+        .filter(|e| e["tag"] == tag)
+        .collect();
+    let mut by_player: HashMap<i64, String> = HashMap::new();
+    let mut out: BTreeMap<String, Session> = BTreeMap::new();
+    for e in &events {
+        if e["ev"] == "frag" {
+            let url = e["url"].as_str().unwrap_or_default();
+            // http://host/p/{population}/{session}/{file}
+            let Some(id) = url.split('/').nth(5) else {
+                continue;
+            };
+            by_player.insert(e["i"].as_i64().unwrap_or(-1), id.to_string());
+            out.entry(id.to_string()).or_default().frags.push((
+                e["at"].as_u64().unwrap_or(0),
+                e["host"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+    }
+    for e in &events {
+        let Some(id) = by_player.get(&e["i"].as_i64().unwrap_or(-1)) else {
+            if e["ev"] == "error" && e["fatal"] == true {
+                out.entry("(no session)".into())
+                    .or_default()
+                    .fatal
+                    .push(e["details"].to_string());
+            }
+            continue;
+        };
+        let s = out.entry(id.clone()).or_default();
+        match e["ev"].as_str() {
+            Some("start") => {
+                s.started = true;
+                s.startup_ms = e["ms"].as_u64().unwrap_or(0);
+            }
+            Some("time") => s.played = s.played.max(e["t"].as_f64().unwrap_or(0.0)),
+            Some("error") if e["fatal"] == true => s.fatal.push(e["details"].to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Waits (up to `limit`) until `done` holds for the sessions of `tag`; returns them.
+async fn wait_for(
+    o: &origin::Origin,
+    tag: &str,
+    limit: Duration,
+    what: &str,
+    done: impl Fn(&BTreeMap<String, Session>) -> bool,
+) -> BTreeMap<String, Session> {
+    let t = Instant::now();
+    loop {
+        let s = sessions(o, tag);
+        if done(&s) {
+            return s;
+        }
+        assert!(
+            t.elapsed() < limit,
+            "{what}: not within {limit:?}; sessions: {s:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The first pathway the steering server gives session `id`.
+async fn first_pathway(steer: SocketAddr, id: &str) -> String {
+    let m: Value = reqwest::get(format!("http://{steer}/steering/pa?session={id}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    m["PATHWAY-PRIORITY"][0].as_str().unwrap().to_string()
+}
+
+/// One browser test at a time: two would share the 2 cores and blur the switch times.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn play(kind: &str) {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let Some(media) = asset_dir() else { return };
+    let player_dir = root().join("player");
+    if !have(
+        player_dir
+            .join(cdnlab_live::media::PLAYER_SCRIPTS[0].1)
+            .exists(),
+        "the players (npm ci --prefix player)",
+    ) || !have(
+        std::process::Command::new("chromium")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "chromium",
+    ) {
+        return;
+    }
+    let asset = Arc::new(Asset::load(&media).unwrap());
+    let files = Arc::new(Files::player(&player_dir).unwrap());
+    let o = on_free_port(|a| {
+        let mut cfg = OriginConfig::serving(common::catalogue());
+        cfg.media = Some(asset.clone());
+        cfg.player = Some(files.clone());
+        origin::start(a, cfg)
+    })
+    .await;
+    let mut edges = Vec::new();
+    for _ in 0..2 {
+        edges.push(
+            on_free_port(|a| {
+                edge::start(
+                    a,
+                    EdgeConfig {
+                        admission: Some(SECRET_VALUE.into()),
+                        ..common::edge_config(o.server.addr)
+                    },
+                )
+            })
+            .await,
+        );
+    }
+    let (east, west) = (edges[0].server.addr, edges[1].server.addr);
+    // Capacities 6 and 10 streams: population pa's shares are 6/16 and 10/16.
+    let topology = Topology::parse(&format!(
+        r#"{{"secret": "{SECRET_VALUE}", "metros": ["A", "B"], "links": [["A", "B"]],
+            "servers": [{{"name": "east", "metro": "A", "addr": "{east}", "capacity": 6}},
+                        {{"name": "west", "metro": "B", "addr": "{west}", "capacity": 10}}],
+            "populations": [{{"name": "pa", "metro": "A", "demand": 16}}]}}"#
+    ))
+    .unwrap();
+    let s = on_free_port(|a| {
+        steer::start(SteerConfig {
+            topology: topology.clone(),
+            listen: a,
+            ttl: TTL,
+            window: Duration::from_millis(500),
+            // Re-allocation only if nearly everything is refused: the test's plan stays put.
+            b_max: 0.99,
+            timeout: Duration::from_secs(2),
+            limits: Limits::default(),
+            min_share: steer::DEFAULT_MIN_SHARE,
+            media: Some(asset.clone()),
+        })
+    })
+    .await;
+    assert_eq!(s.thresholds(), [6, 10]);
+    let host_of = |h: &str| {
+        if h == east.to_string() {
+            "east"
+        } else if h == west.to_string() {
+            "west"
+        } else {
+            "?"
+        }
+    };
+    let file = if kind == "dash" {
+        "manifest.mpd"
+    } else {
+        "master.m3u8"
+    };
+    let page = |n: usize, tag: &str| {
+        format!(
+            "http://{}/player/play.html?player={kind}&n={n}&tag={tag}&src=http://{}/play/pa/{file}",
+            o.server.addr, s.server.addr
+        )
+    };
+
+    // 1. Eight sessions: each plays from its first pathway; the spread follows the shares.
+    let browser = Browser::open(&page(8, "a"));
+    let a = wait_for(
+        &o,
+        "a",
+        Duration::from_secs(60),
+        "8 sessions playing 6 s",
+        |m| {
+            m.len() >= 8 && m.values().all(|x| x.played >= 6.0)
+                || m.values().any(|x| !x.fatal.is_empty())
+        },
+    )
+    .await;
+    let mut per_edge: BTreeMap<&str, usize> = BTreeMap::new();
+    for (id, x) in &a {
+        assert!(
+            x.fatal.is_empty() && x.started,
+            "{kind} session {id}: {x:?}"
+        );
+        let first = first_pathway(s.server.addr, id).await;
+        assert!(
+            x.frags.iter().all(|(_, h)| host_of(h) == first),
+            "{kind} session {id}: segments from {:?}, but its manifest puts {first} first",
+            x.frags.iter().map(|(_, h)| host_of(h)).collect::<Vec<_>>()
+        );
+        *per_edge.entry(host_of(&x.frags[0].1)).or_default() += 1;
+    }
+    // The library's bound for 8 sessions (alloc::steering): within 1.6 of 8 x share.
+    for (edge, share) in [("east", 6.0 / 16.0), ("west", 10.0 / 16.0)] {
+        let got = per_edge.get(edge).copied().unwrap_or(0) as f64;
+        assert!(
+            (got - 8.0 * share).abs() <= 1.6,
+            "{kind}: {got} sessions on {edge}, allocation {:.1}: {per_edge:?}",
+            8.0 * share
+        );
+    }
+    eprintln!(
+        "{kind}: sessions per pathway {per_edge:?} (allocation east 3.0, west 5.0); startup {:?} ms",
+        a.values().map(|x| x.startup_ms).collect::<Vec<_>>()
+    );
+
+    // 2. East taken out: its sessions move to west within the TTL plus one segment.
+    let on_east: Vec<String> = a
+        .iter()
+        .filter(|(_, x)| host_of(&x.frags[0].1) == "east")
+        .map(|(id, _)| id.clone())
+        .collect();
+    let t0 = now_ms();
+    assert!(s.set_out("east", true));
+    let played_before: HashMap<String, f64> =
+        a.iter().map(|(id, x)| (id.clone(), x.played)).collect();
+    let b = wait_for(&o, "a", Duration::from_secs(20), "sessions off east", |m| {
+        on_east.iter().all(|id| {
+            m[id]
+                .frags
+                .iter()
+                .any(|(at, h)| *at > t0 && host_of(h) == "west")
+        })
+    })
+    .await;
+    let mut switches = Vec::new();
+    for id in &on_east {
+        let at = b[id]
+            .frags
+            .iter()
+            .find(|(at, h)| *at > t0 && host_of(h) == "west")
+            .unwrap()
+            .0;
+        let secs = (at - t0) as f64 / 1000.0;
+        switches.push(secs);
+        assert!(
+            secs <= f64::from(TTL) + SEGMENT + SLACK,
+            "{kind} session {id}: moved after {secs} s (TTL {TTL} s + a {SEGMENT} s segment)"
+        );
+        // Nothing from east after the move.
+        assert!(
+            b[id]
+                .frags
+                .iter()
+                .all(|(t, h)| *t <= at || host_of(h) == "west"),
+            "{kind} session {id} went back to east"
+        );
+    }
+    eprintln!("{kind}: switch times after east was taken out: {switches:?} s");
+    let c = wait_for(&o, "a", Duration::from_secs(20), "playback going on", |m| {
+        played_before.iter().all(|(id, &p)| m[id].played >= p + 2.0)
+    })
+    .await;
+    assert!(c.values().all(|x| x.fatal.is_empty()), "{kind}: {c:#?}");
+    drop(browser);
+    assert!(s.set_out("east", false));
+
+    // 3. A session whose first pathway (east) refuses it falls back to west and plays. East's
+    // 6 slots for pa are taken by sessions this test keeps alive (a request each per second).
+    let holders = tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        loop {
+            for k in 0..6 {
+                let _ = client
+                    .get(format!("http://{east}/p/pa/holder-{k}/init-0.m4s"))
+                    .send()
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    let shares_at_east = || async {
+        reqwest::Client::new()
+            .get(format!("http://{east}/internal/admission"))
+            .header(SECRET, SECRET_VALUE)
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    };
+    let t = Instant::now();
+    while shares_at_east().await["pa"]["active"] != 6 {
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "east not full: {}",
+            shares_at_east().await
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let blocked_before = shares_at_east().await["pa"]["blocked"].as_u64().unwrap();
+    let _browser = Browser::open(&page(1, "c"));
+    let c = wait_for(
+        &o,
+        "c",
+        Duration::from_secs(60),
+        "the refused session playing 4 s from west",
+        |m| {
+            m.values()
+                .any(|x| x.played >= 4.0 && x.frags.iter().any(|(_, h)| host_of(h) == "west"))
+                || m.values().any(|x| !x.fatal.is_empty())
+        },
+    )
+    .await;
+    let (id, x) = c.iter().next().unwrap();
+    assert!(x.fatal.is_empty(), "{kind} session {id}: {x:?}");
+    assert_eq!(
+        first_pathway(s.server.addr, id).await,
+        "east",
+        "{kind}: session {id} should be one that steering sends to east first"
+    );
+    assert!(
+        x.frags.iter().all(|(_, h)| host_of(h) == "west"),
+        "{kind}: {x:?}"
+    );
+    let refused = shares_at_east().await;
+    assert!(
+        refused["pa"]["blocked"].as_u64().unwrap() > blocked_before,
+        "east never refused {id}: {refused}"
+    );
+    holders.abort();
+    let start = x.frags[0].0;
+    eprintln!(
+        "{kind}: refused session {id} played from west; its first segment came {start} ms (epoch)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hls_js_plays_through_the_cdn_and_follows_steering() {
+    play("hls").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dash_js_plays_through_the_cdn_and_follows_steering() {
+    play("dash").await;
+}
