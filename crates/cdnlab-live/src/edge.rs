@@ -146,6 +146,14 @@ pub async fn read_body(mut r: reqwest::Response) -> Result<Bytes, reqwest::Error
     Ok(exact(Bytes::from(body)))
 }
 
+/// The process's reference instant for objects' fetch times.
+static EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+
+/// Tenths of a second since [`EPOCH`] (saturating after 13 years).
+fn tenths_since_epoch() -> u32 {
+    u32::try_from(EPOCH.elapsed().as_millis() / 100).unwrap_or(u32::MAX)
+}
+
 /// The size an object of `len` bytes is charged.
 pub fn charged(len: usize) -> u32 {
     u32::try_from(len.saturating_add(PER_OBJECT_BYTES)).unwrap_or(u32::MAX)
@@ -155,7 +163,7 @@ impl Store {
     /// The object's bytes on a hit (the policy counts the access).
     fn get(&mut self, id: u64, name: Option<&Arc<str>>) -> Option<Object> {
         let b = self.objects.get(&id)?.clone();
-        if b.name.as_ref() != name {
+        if b.name() != name {
             return None; // another file with the same hash: fetched, not stored
         }
         let hit = self.cache.access(id, charged(b.bytes.len()));
@@ -187,11 +195,26 @@ impl Store {
 struct Object {
     bytes: Bytes,
     validators: Arc<Validators>,
-    fetched: Instant,
-    /// The media file's name (None for catalogue objects): checked on every hit, since media
-    /// objects are cached under a hash of their name.
-    name: Option<Arc<str>>,
-    content_type: HeaderValue,
+    /// When it was fetched, in tenths of a second since [`EPOCH`] (for `Age`, whole seconds):
+    /// 4 bytes where an `Instant` takes 16, so that an object with the media pointer below
+    /// costs what it did before media came (13 years of uptime fit).
+    fetched: u32,
+    /// A media file's name and type (None for catalogue objects, which are octet streams):
+    /// the name is checked on every hit, since media objects are cached under a hash of it.
+    /// One pointer, so that catalogue objects cost no more than before media came.
+    media: Option<Arc<(Arc<str>, &'static str)>>,
+}
+
+impl Object {
+    fn name(&self) -> Option<&Arc<str>> {
+        self.media.as_ref().map(|m| &m.0)
+    }
+
+    fn content_type(&self) -> &'static str {
+        self.media
+            .as_ref()
+            .map_or("application/octet-stream", |m| m.1)
+    }
 }
 
 /// What one origin fetch gave.
@@ -615,7 +638,7 @@ async fn answer(
     let mut stored = false;
     if fetched_here {
         if let Fetched::Body(b) = &fetched
-            && b.name == name
+            && b.name() == name.as_ref()
         {
             stored = s.store.lock().expect("store lock").put(id, b);
         }
@@ -682,18 +705,20 @@ impl EdgeState {
         {
             Ok(resp) if resp.status() == reqwest::StatusCode::OK => {
                 let validators = Arc::new(Validators::from_headers(resp.headers()));
+                // One of the types the origin sends, as a static string: a parsed header value
+                // is a slice of the response's whole read buffer, which a cached object would
+                // keep alive (measured: 55 MB resident for an 8 MiB cache of 1 KiB objects).
                 let content_type = resp
                     .headers()
                     .get(header::CONTENT_TYPE)
-                    .cloned()
-                    .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+                    .and_then(|v| v.to_str().ok())
+                    .map_or("application/octet-stream", crate::media::known_content_type);
                 match read_body(resp).await {
                     Ok(bytes) => Fetched::Body(Object {
                         bytes,
                         validators,
-                        fetched: Instant::now(),
-                        name: key.name(),
-                        content_type,
+                        fetched: tenths_since_epoch(),
+                        media: key.name().map(|n| Arc::new((n, content_type))),
                     }),
                     Err(e) if e.is_timeout() => Fetched::Timeout,
                     Err(_) => Fetched::Unreachable,
@@ -749,7 +774,10 @@ impl EdgeState {
         } else {
             Body::from(body)
         };
-        headers.insert(header::CONTENT_TYPE, object.content_type.clone());
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(object.content_type()),
+        );
         headers.insert(
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
@@ -764,7 +792,7 @@ impl EdgeState {
         // Seconds since the object came from the origin (RFC 9111 section 5.1).
         headers.insert(
             header::AGE,
-            HeaderValue::from(object.fetched.elapsed().as_secs()),
+            HeaderValue::from(tenths_since_epoch().saturating_sub(object.fetched) / 10),
         );
         (status, headers, body).into_response()
     }

@@ -55,6 +55,26 @@ pub fn content_type(name: &str) -> &'static str {
     }
 }
 
+/// `t` as one of the static types [`content_type`] gives (the octet-stream type if it is none
+/// of them).
+pub fn known_content_type(t: &str) -> &'static str {
+    const KNOWN: [&str; 9] = [
+        "application/vnd.apple.mpegurl",
+        "application/dash+xml",
+        "video/mp4",
+        "text/html; charset=utf-8",
+        "text/javascript",
+        "application/json",
+        "text/css",
+        "image/png",
+        "application/octet-stream",
+    ];
+    KNOWN
+        .into_iter()
+        .find(|k| k.eq_ignore_ascii_case(t))
+        .unwrap_or("application/octet-stream")
+}
+
 /// One file of a directory served as is.
 #[derive(Debug, Clone)]
 pub struct File {
@@ -422,6 +442,12 @@ mod tests {
         assert_eq!(content_type("x.mpd"), "application/dash+xml");
         assert_eq!(content_type("x.m4s"), "video/mp4");
         assert_eq!(content_type("x"), "application/octet-stream");
+        for name in [
+            "a.m3u8", "a.mpd", "a.m4s", "a.html", "a.js", "a.json", "a.css", "a.png",
+        ] {
+            assert_eq!(known_content_type(content_type(name)), content_type(name));
+        }
+        assert_eq!(known_content_type("text/evil"), "application/octet-stream");
     }
 
     #[test]

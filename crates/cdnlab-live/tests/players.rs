@@ -19,6 +19,7 @@ mod common;
 use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::media::{Asset, Files};
 use cdnlab_live::origin::{self, OriginConfig};
+use cdnlab_live::players::{self, Browser, SessionReport as Session};
 use cdnlab_live::server::{Limits, SECRET};
 use cdnlab_live::steer::{self, SteerConfig, Topology};
 use common::on_free_port;
@@ -73,115 +74,9 @@ fn asset_dir() -> Option<PathBuf> {
     Some(dir)
 }
 
-/// Headless Chromium on one page, killed with its whole process group when dropped.
-struct Browser {
-    child: std::process::Child,
-    _profile: tempfile::TempDir,
-}
-
-impl Browser {
-    fn open(url: &str) -> Browser {
-        use std::os::unix::process::CommandExt;
-        let profile = tempfile::tempdir().unwrap();
-        let child = std::process::Command::new("chromium")
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--autoplay-policy=no-user-gesture-required",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg(url)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("chromium starts");
-        Browser {
-            child,
-            _profile: profile,
-        }
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        // The renderer and GPU processes are in the browser's process group.
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What the pages reported, per session (named by the session id in its segment URLs).
-#[derive(Debug, Default, Clone)]
-struct Session {
-    /// (wall-clock ms, host) of every segment, in order.
-    frags: Vec<(u64, String)>,
-    started: bool,
-    /// Milliseconds from the page's start to this player's first frame.
-    startup_ms: u64,
-    played: f64,
-    fatal: Vec<String>,
-}
-
-/// The reports of the pages tagged `tag`, by session. A player's time and errors are joined to
-/// its session through the player index of its segment reports.
+/// The sessions the pages tagged `tag` reported to the origin.
 fn sessions(o: &origin::Origin, tag: &str) -> BTreeMap<String, Session> {
-    let events: Vec<Value> = o
-        .reports()
-        .into_iter()
-        .flat_map(|b| match b {
-            Value::Array(v) => v,
-            v => vec![v],
-        })
-        .filter(|e| e["tag"] == tag)
-        .collect();
-    let mut by_player: HashMap<i64, String> = HashMap::new();
-    let mut out: BTreeMap<String, Session> = BTreeMap::new();
-    for e in &events {
-        if e["ev"] == "frag" {
-            let url = e["url"].as_str().unwrap_or_default();
-            // http://host/p/{population}/{session}/{file}
-            let Some(id) = url.split('/').nth(5) else {
-                continue;
-            };
-            by_player.insert(e["i"].as_i64().unwrap_or(-1), id.to_string());
-            out.entry(id.to_string()).or_default().frags.push((
-                e["at"].as_u64().unwrap_or(0),
-                e["host"].as_str().unwrap_or_default().to_string(),
-            ));
-        }
-    }
-    for e in &events {
-        let Some(id) = by_player.get(&e["i"].as_i64().unwrap_or(-1)) else {
-            if e["ev"] == "error" && e["fatal"] == true {
-                out.entry("(no session)".into())
-                    .or_default()
-                    .fatal
-                    .push(e["details"].to_string());
-            }
-            continue;
-        };
-        let s = out.entry(id.clone()).or_default();
-        match e["ev"].as_str() {
-            Some("start") => {
-                s.started = true;
-                s.startup_ms = e["ms"].as_u64().unwrap_or(0);
-            }
-            Some("time") => s.played = s.played.max(e["t"].as_f64().unwrap_or(0.0)),
-            Some("error") if e["fatal"] == true => s.fatal.push(e["details"].to_string()),
-            _ => {}
-        }
-    }
-    out
+    players::sessions(&o.reports(), tag)
 }
 
 /// Waits (up to `limit`) until `done` holds for the sessions of `tag`; returns them.
@@ -316,7 +211,7 @@ async fn play(kind: &str) {
     };
 
     // 1. Eight sessions: each plays from its first pathway; the spread follows the shares.
-    let browser = Browser::open(&page(8, "a"));
+    let browser = Browser::open(&page(8, "a")).unwrap();
     let a = wait_for(
         &o,
         "a",
@@ -442,7 +337,7 @@ async fn play(kind: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let blocked_before = shares_at_east().await["pa"]["blocked"].as_u64().unwrap();
-    let _browser = Browser::open(&page(1, "c"));
+    let _browser = Browser::open(&page(1, "c")).unwrap();
     let c = wait_for(
         &o,
         "c",

@@ -8,6 +8,7 @@ use cdnlab::Named;
 use cdnlab::cache::Policy;
 use cdnlab_live::demo::{self, DemoConfig};
 use cdnlab_live::demo_dht::{self, DhtDemoConfig};
+use cdnlab_live::demo_players::{self, PlayersDemoConfig};
 use cdnlab_live::demo_steer::{self, SteerDemoConfig};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,6 +24,9 @@ pub(super) enum ScenarioArg {
     Dht,
     /// The steering server on the reference metros: optimal allocation vs nearest server.
     Steering,
+    /// Real players (hls.js or dash.js in headless Chromium) streaming the VP9 asset through
+    /// three edges, following the steering server; the busiest edge taken out halfway.
+    Players,
 }
 
 #[derive(Debug, Args)]
@@ -61,6 +65,22 @@ pub(super) struct DemoArgs {
     /// The edge to kill (index from 0).
     #[arg(long, default_value_t = 0)]
     kill_edge: usize,
+    /// Players demo: concurrent player sessions (1 to 32).
+    #[arg(long, default_value_t = 8)]
+    sessions: usize,
+    /// Players demo: hls (hls.js) or dash (dash.js).
+    #[arg(long, default_value = "hls", value_parser = ["hls", "dash"])]
+    player: String,
+    /// Players demo: the asset directory (built by media/make-asset.sh).
+    #[arg(long, default_value = "target/media")]
+    media: PathBuf,
+    /// Players demo: the player directory (with `npm ci --prefix player` done).
+    #[arg(long, default_value = "player")]
+    player_dir: PathBuf,
+    /// Players demo: keep the servers up after the run (until Ctrl-C) and print the player
+    /// pages' addresses, for a person to watch in a desktop browser.
+    #[arg(long)]
+    keep: bool,
     /// Output folder.
     #[arg(long, default_value = "out/live-demo")]
     out: PathBuf,
@@ -72,6 +92,7 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
     match a.scenario {
         ScenarioArg::Dht => return run_dht_demo(a).await,
         ScenarioArg::Steering => return run_steering_demo(a).await,
+        ScenarioArg::Players => return run_players_demo(a).await,
         ScenarioArg::Gwtw => {}
     }
     let duration = seconds("duration", a.duration)?;
@@ -413,6 +434,86 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
         ..Chart::default()
     };
     w.svg("steering_shift.svg", &shift)?;
+    w.done();
+    Ok(())
+}
+
+pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
+    let cfg = PlayersDemoConfig {
+        player: a.player.clone(),
+        sessions: a.sessions,
+        duration: seconds("duration", a.duration)?,
+        ttl: 2,
+        media: a.media.clone(),
+        player_dir: a.player_dir.clone(),
+        keep: a.keep,
+    };
+    output::ensure_dir(&a.out)?;
+    eprintln!(
+        "players demo: {} {} sessions for {:.0} s; the busiest edge is taken out halfway",
+        a.sessions, a.player, a.duration
+    );
+    let out = demo_players::run(&cfg, |line| eprintln!("  {line}"))
+        .await
+        .map_err(live_err)?;
+    outln!("edge    allocation  expected sessions  sessions (first half)");
+    for (j, e) in out.edges.iter().enumerate() {
+        outln!(
+            "{e:<7} {:>10}  {:>17.1}  {:>21}",
+            out.thresholds[j],
+            out.expected_per_edge[j],
+            out.sessions_per_edge[j]
+        );
+    }
+    outln!(
+        "{} taken out at {:.1} s; session  first  startup  stalls  played  switch",
+        out.taken_out,
+        out.taken_out_at_seconds
+    );
+    for x in &out.sessions {
+        outln!(
+            "  {:<10} {:<6} {:>5} ms {:>7} {:>6.1} s  {}{}",
+            x.id,
+            x.first_pathway,
+            x.startup_ms,
+            x.stalls,
+            x.played_seconds,
+            x.switch_seconds
+                .map_or_else(|| "-".to_string(), |s| format!("{s:.2} s")),
+            if x.fatal.is_empty() {
+                String::new()
+            } else {
+                format!("  fatal: {}", x.fatal.join("; "))
+            }
+        );
+    }
+    let mut w = Written::new(&a.out);
+    w.json("players_summary.json", &out)?;
+    let chart = Chart {
+        title: format!(
+            "Segments served per second by each edge ({} {} sessions; {} taken out at {:.0} s)",
+            a.sessions, a.player, out.taken_out, out.taken_out_at_seconds
+        ),
+        x_label: "time (s)".into(),
+        y_label: "segments per second".into(),
+        series: out
+            .edges
+            .iter()
+            .enumerate()
+            .map(|(j, e)| Series {
+                label: e.clone(),
+                points: out
+                    .timeline
+                    .iter()
+                    .enumerate()
+                    .map(|(t, row)| (t as f64, row[j] as f64, f64::NAN))
+                    .collect(),
+                dash: 0,
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    w.svg("players_timeline.svg", &chart)?;
     w.done();
     Ok(())
 }

@@ -1,0 +1,161 @@
+//! Real players in a headless browser: Debian's Chromium opened on the player page
+//! (`player/play.html`, served by the origin), and what the pages report (each segment's host,
+//! first frame, stalls, playback time, errors) gathered per session. Used by the players demo
+//! and the player tests.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// Headless Chromium on one page, killed with its whole process group when dropped.
+pub struct Browser {
+    child: std::process::Child,
+    profile: std::path::PathBuf,
+}
+
+/// Whether `chromium` runs here.
+pub fn chromium_available() -> bool {
+    std::process::Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Browser {
+    /// Opens `url` in a fresh profile, with autoplay allowed and Chromium's background
+    /// networking off (this machine's network is closed).
+    pub fn open(url: &str) -> Result<Browser, crate::Error> {
+        use std::os::unix::process::CommandExt;
+        static PROFILES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let profile = std::env::temp_dir().join(format!(
+            "cdnlab-chromium-{}-{}",
+            std::process::id(),
+            PROFILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let child = std::process::Command::new("chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--autoplay-policy=no-user-gesture-required",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| crate::Error::io("chromium (apt-get install chromium)", e))?;
+        Ok(Browser { child, profile })
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // The renderer and GPU processes are in the browser's process group.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// What the page reported about one session (named by the session id in its segment URLs).
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct SessionReport {
+    /// (wall-clock milliseconds, host) of every segment, in order.
+    pub frags: Vec<(u64, String)>,
+    pub started: bool,
+    /// Milliseconds from the page's start to this player's first frame.
+    pub startup_ms: u64,
+    /// Stalls after the first frame (`waiting` events).
+    pub stalls: u64,
+    /// Playback position reached, seconds.
+    pub played: f64,
+    /// Errors the player could not recover from.
+    pub fatal: Vec<String>,
+}
+
+/// The reports (as the origin received them: batches of events) of the pages tagged `tag`,
+/// by session. A player's other events are joined to its session through the player index of
+/// its segment reports; fatal errors before any segment go under `(no session)`.
+pub fn sessions(reports: &[Value], tag: &str) -> BTreeMap<String, SessionReport> {
+    let events: Vec<&Value> = reports
+        .iter()
+        .flat_map(|b| match b {
+            Value::Array(v) => v.iter().collect::<Vec<_>>(),
+            v => vec![v],
+        })
+        .filter(|e| e["tag"] == tag)
+        .collect();
+    let mut by_player: HashMap<i64, String> = HashMap::new();
+    let mut out: BTreeMap<String, SessionReport> = BTreeMap::new();
+    for e in &events {
+        if e["ev"] == "frag" {
+            let url = e["url"].as_str().unwrap_or_default();
+            // http://host/p/{population}/{session}/{file}
+            let Some(id) = url.split('/').nth(5) else {
+                continue;
+            };
+            by_player.insert(e["i"].as_i64().unwrap_or(-1), id.to_string());
+            out.entry(id.to_string()).or_default().frags.push((
+                e["at"].as_u64().unwrap_or(0),
+                e["host"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+    }
+    for e in &events {
+        let fatal = e["ev"] == "error" && e["fatal"] == true;
+        let Some(id) = by_player.get(&e["i"].as_i64().unwrap_or(-1)) else {
+            if fatal {
+                out.entry("(no session)".into())
+                    .or_default()
+                    .fatal
+                    .push(e["details"].to_string());
+            }
+            continue;
+        };
+        let s = out.entry(id.clone()).or_default();
+        match e["ev"].as_str() {
+            Some("start") => {
+                s.started = true;
+                s.startup_ms = e["ms"].as_u64().unwrap_or(0);
+            }
+            Some("stall") => s.stalls += 1,
+            Some("time") => s.played = s.played.max(e["t"].as_f64().unwrap_or(0.0)),
+            _ if fatal => s.fatal.push(e["details"].to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_by_session() {
+        let batch = serde_json::json!([
+            {"tag": "a", "i": 0, "ev": "frag", "url": "http://h1/p/pa/pa-3/seg-0-001.m4s", "host": "h1", "at": 5},
+            {"tag": "a", "i": 0, "ev": "start", "ms": 420},
+            {"tag": "a", "i": 0, "ev": "time", "t": 3.5},
+            {"tag": "a", "i": 0, "ev": "stall", "t": 3.5},
+            {"tag": "a", "i": 0, "ev": "time", "t": 2.0},
+            {"tag": "a", "i": 1, "ev": "error", "fatal": true, "details": "x"},
+            {"tag": "b", "i": 0, "ev": "frag", "url": "http://h2/p/pa/pa-9/s.m4s", "host": "h2", "at": 1}
+        ]);
+        let s = sessions(&[batch], "a");
+        assert_eq!(s.len(), 2);
+        let x = &s["pa-3"];
+        assert_eq!(x.frags, [(5, "h1".to_string())]);
+        assert!(x.started && x.startup_ms == 420 && x.stalls == 1 && x.played == 3.5);
+        assert_eq!(s["(no session)"].fatal, ["\"x\""]);
+    }
+}
