@@ -69,16 +69,19 @@ pub struct PlayersDemoResult {
     pub taken_out: String,
     pub taken_out_at_seconds: f64,
     pub sessions: Vec<SessionSummary>,
-    /// Segments served per edge in each second of the run (seconds from the start).
+    /// Segments served per edge in each 2-second bin of the run (one segment's duration, so a
+    /// steady player adds 1 per bin).
     pub timeline: Vec<Vec<usize>>,
     /// The page a person can open while `--keep` holds the servers.
     pub page: String,
 }
 
-/// Runs the demo. `progress` gets a line at each step.
+/// Runs the demo. `progress` gets a line at each step; `done` gets the result when the run
+/// ends, before `--keep` holds the servers up.
 pub async fn run(
     cfg: &PlayersDemoConfig,
     mut progress: impl FnMut(&str),
+    done: impl FnOnce(&PlayersDemoResult),
 ) -> Result<PlayersDemoResult, Error> {
     let bad = |what: String| {
         Error::Config(cdnlab::Error::param(
@@ -201,8 +204,8 @@ pub async fn run(
     tokio::time::sleep(cfg.duration - half).await;
     drop(browser);
     let after = players::sessions(&origin.reports(), "demo");
-    let seconds = cfg.duration.as_secs() as usize + 1;
-    let mut timeline = vec![vec![0usize; names.len()]; seconds];
+    let bins = cfg.duration.as_secs() as usize / 2 + 1;
+    let mut timeline = vec![vec![0usize; names.len()]; bins];
     let mut sessions = Vec::new();
     for (id, x) in &after {
         let mut segments = BTreeMap::new();
@@ -210,8 +213,8 @@ pub async fn run(
             let name = edge_of(h).map_or_else(|| h.clone(), |j| names[j].clone());
             *segments.entry(name).or_insert(0) += 1;
             if let Some(j) = edge_of(h) {
-                let t = (at.saturating_sub(start) / 1000) as usize;
-                if t < seconds {
+                let t = (at.saturating_sub(start) / 2000) as usize;
+                if t < bins {
                     timeline[t][j] += 1;
                 }
             }
@@ -237,18 +240,9 @@ pub async fn run(
         });
     }
     let page = page_for(&cfg.player, 1, "person");
-    if cfg.keep {
-        s.set_out(&names[busiest], false);
-        progress(&format!(
-            "kept up until Ctrl-C; open in a browser:\n  {}\n  {}",
-            page_for("hls", 1, "person"),
-            page_for("dash", 1, "person")
-        ));
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    Ok(PlayersDemoResult {
+    let result = PlayersDemoResult {
         player: cfg.player.clone(),
-        edges: names,
+        edges: names.clone(),
         expected_per_edge: shares.iter().map(|s| s * cfg.sessions as f64).collect(),
         thresholds,
         shares,
@@ -258,7 +252,18 @@ pub async fn run(
         sessions,
         timeline,
         page,
-    })
+    };
+    done(&result);
+    if cfg.keep {
+        s.set_out(&names[busiest], false);
+        progress(&format!(
+            "kept up until Ctrl-C; open in a browser:\n  {}\n  {}",
+            page_for("hls", 1, "person"),
+            page_for("dash", 1, "person")
+        ));
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    Ok(result)
 }
 
 fn now_ms() -> u64 {

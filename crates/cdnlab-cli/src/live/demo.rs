@@ -453,9 +453,19 @@ pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
         "players demo: {} {} sessions for {:.0} s; the busiest edge is taken out halfway",
         a.sessions, a.player, a.duration
     );
-    let out = demo_players::run(&cfg, |line| eprintln!("  {line}"))
-        .await
-        .map_err(live_err)?;
+    let mut written: Option<Result<()>> = None;
+    demo_players::run(
+        &cfg,
+        |line| eprintln!("  {line}"),
+        |out| written = Some(players_outputs(a, out)),
+    )
+    .await
+    .map_err(live_err)?;
+    written.unwrap_or(Ok(()))
+}
+
+/// Prints the players demo's summary and writes its files.
+fn players_outputs(a: &DemoArgs, out: &demo_players::PlayersDemoResult) -> Result<()> {
     outln!("edge    allocation  expected sessions  sessions (first half)");
     for (j, e) in out.edges.iter().enumerate() {
         outln!(
@@ -488,14 +498,14 @@ pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
         );
     }
     let mut w = Written::new(&a.out);
-    w.json("players_summary.json", &out)?;
+    w.json("players_summary.json", out)?;
     let chart = Chart {
         title: format!(
-            "Segments served per second by each edge ({} {} sessions; {} taken out at {:.0} s)",
+            "Segments served by each edge per 2 s ({} {} sessions; {} taken out at {:.0} s)",
             a.sessions, a.player, out.taken_out, out.taken_out_at_seconds
         ),
         x_label: "time (s)".into(),
-        y_label: "segments per second".into(),
+        y_label: "segments per 2 s (one per playing session)".into(),
         series: out
             .edges
             .iter()
@@ -506,7 +516,7 @@ pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
                     .timeline
                     .iter()
                     .enumerate()
-                    .map(|(t, row)| (t as f64, row[j] as f64, f64::NAN))
+                    .map(|(t, row)| (2.0 * t as f64, row[j] as f64, f64::NAN))
                     .collect(),
                 dash: 0,
             })
