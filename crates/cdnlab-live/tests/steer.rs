@@ -289,3 +289,126 @@ async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
     assert!(taken < 32 << 20, "{taken} bytes of the endless report read");
     s.stop().await;
 }
+
+/// Streaming sessions: `/play` answers a playlist and an MPD naming the session's pathways and
+/// its steering manifest; the manifest keeps the session, puts a pathway the player measures
+/// below the lowest rendition last, and adds an edge the playlist did not list with
+/// `PATHWAY-CLONES` (every variant's URI for hls.js, the host and port for dash.js).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_playlists_clones_and_throughput() {
+    let dir = std::env::temp_dir().join(format!("cdnlab-steer-media-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("master.m3u8"),
+        "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=101552,CODECS=\"vp09.00.11.08\"\nmedia_0.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=251552,CODECS=\"vp09.00.20.08\"\nmedia_1.m3u8\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("manifest.mpd"),
+        "<?xml version=\"1.0\"?>\n<MPD type=\"static\"><Period/></MPD>\n",
+    )
+    .unwrap();
+    let asset = Arc::new(cdnlab_live::media::Asset::load(&dir).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let o = origin(origin_config()).await;
+    let (ea, ec) = (
+        admission_edge(o.server.addr).await,
+        admission_edge(o.server.addr).await,
+    );
+    let (a, c) = (ea.server.addr, ec.server.addr);
+    let s = on_free_port(|l| {
+        let mut cfg = config(topology(a, c), l);
+        cfg.media = Some(asset.clone());
+        steer::start(cfg)
+    })
+    .await;
+    // pa's shares: 10 at a, 20 at c.
+    assert_eq!(s.thresholds(), [10, 20, 0, 10]);
+    let base = format!("http://{}", s.server.addr);
+    let text = |url: String| async move {
+        let r = reqwest::get(url).await.unwrap();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string());
+        (r.status().as_u16(), ct, r.text().await.unwrap())
+    };
+    // Session pa-0 (point 0): c first.
+    let (st, ct, hls) = text(format!("{base}/play/pa/master.m3u8")).await;
+    assert_eq!(
+        (st, ct.as_deref()),
+        (200, Some("application/vnd.apple.mpegurl"))
+    );
+    assert!(hls.contains(&format!(
+        "#EXT-X-CONTENT-STEERING:SERVER-URI=\"{base}/steering/pa?session=pa-0\",PATHWAY-ID=\"c\""
+    )), "{hls}");
+    assert!(
+        hls.contains(&format!(
+            "PATHWAY-ID=\"a\"\nhttp://{a}/p/pa/pa-0/media_1.m3u8"
+        )),
+        "{hls}"
+    );
+    let (_, m) = json(format!("{base}/steering/pa?session=pa-0")).await;
+    assert_eq!(m["PATHWAY-PRIORITY"], serde_json::json!(["c", "a"]));
+    assert_eq!(m["RELOAD-URI"], format!("{base}/steering/pa?session=pa-0"));
+    assert!(m.get("PATHWAY-CLONES").is_none(), "{m}");
+    // Below the lowest rendition (101552 bit/s) on c: c goes last; above it, nothing moves.
+    let (_, slow) = json(format!(
+        "{base}/steering/pa?session=pa-0&_HLS_pathway=c&_HLS_throughput=50000"
+    ))
+    .await;
+    assert_eq!(slow["PATHWAY-PRIORITY"], serde_json::json!(["a", "c"]));
+    let (_, fast) = json(format!(
+        "{base}/steering/pa?session=pa-0&_HLS_pathway=c&_HLS_throughput=5000000"
+    ))
+    .await;
+    assert_eq!(fast["PATHWAY-PRIORITY"], serde_json::json!(["c", "a"]));
+    // Edge a out when pa-1 opens: its playlist lists c only. Back in: a is cloned from c.
+    assert!(s.set_out("a", true));
+    let (_, _, hls1) = text(format!("{base}/play/pa/master.m3u8")).await;
+    assert!(!hls1.contains("PATHWAY-ID=\"a\""), "{hls1}");
+    assert!(s.set_out("a", false));
+    let (_, m) = json(format!("{base}/steering/pa?session=pa-1")).await;
+    assert_eq!(
+        m["PATHWAY-CLONES"],
+        serde_json::json!([{
+            "BASE-ID": "c",
+            "ID": "a",
+            "URI-REPLACEMENT": {
+                "HOST": "127.0.0.1",
+                "PER-VARIANT-URIS": {
+                    "v0": format!("http://{a}/p/pa/pa-1/media_0.m3u8"),
+                    "v1": format!("http://{a}/p/pa/pa-1/media_1.m3u8"),
+                }
+            }
+        }]),
+        "{m}"
+    );
+    let (_, d) = json(format!("{base}/steering/pa/dash?session=pa-1")).await;
+    assert_eq!(
+        d["PATHWAY-CLONES"][0]["URI-REPLACEMENT"]["HOST"],
+        a.to_string()
+    );
+    assert_eq!(
+        d["RELOAD-URI"],
+        format!("{base}/steering/pa/dash?session=pa-1")
+    );
+    // The MPD: steering before start, one BaseURL per listed pathway.
+    let (st, ct, mpd) = text(format!("{base}/play/pa/manifest.mpd")).await;
+    assert_eq!((st, ct.as_deref()), (200, Some("application/dash+xml")));
+    assert!(mpd.contains("queryBeforeStart=\"true\""), "{mpd}");
+    assert!(
+        mpd.contains(&format!(
+            "<BaseURL serviceLocation=\"a\">http://{a}/p/pa/pa-2/</BaseURL>"
+        )),
+        "{mpd}"
+    );
+    // Refusals name what is wrong.
+    assert_eq!(text(format!("{base}/play/nobody/master.m3u8")).await.0, 404);
+    let (st, _, why) = text(format!("{base}/play/pa/other.txt")).await;
+    assert!(
+        st == 404 && why.contains("master.m3u8 or manifest.mpd"),
+        "{why}"
+    );
+    s.stop().await;
+}
