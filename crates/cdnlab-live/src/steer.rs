@@ -934,6 +934,17 @@ async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
     let t = &s.cfg.topology;
     let plan = s.plan.lock().expect("plan lock").clone();
     let n = t.servers.len();
+    // Sessions per population and pathway, as the players last reported (`_HLS_pathway`) within
+    // three TTLs: the allocation as realised.
+    let mut reported = vec![vec![0u64; n]; t.populations.len()];
+    let fresh = Duration::from_secs(3 * u64::from(s.cfg.ttl));
+    for x in s.sessions.lock().expect("sessions lock").by_id.values() {
+        if let Some((j, at)) = x.pathway
+            && at.elapsed() <= fresh
+        {
+            reported[x.population][j] += 1;
+        }
+    }
     axum::Json(serde_json::json!({
         "servers": t.servers.iter().map(|x| &x.name).collect::<Vec<_>>(),
         "populations": t.populations.iter().map(|x| &x.name).collect::<Vec<_>>(),
@@ -941,6 +952,7 @@ async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
         "demand": plan.demand,
         "blocking": *s.blocking.lock().expect("blocking lock"),
         "resolves": s.resolves.load(Relaxed),
+        "sessions_reported": reported,
     }))
     .into_response()
 }

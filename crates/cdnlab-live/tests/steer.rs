@@ -363,6 +363,12 @@ async fn sessions_playlists_clones_and_throughput() {
     ))
     .await;
     assert_eq!(fast["PATHWAY-PRIORITY"], serde_json::json!(["c", "a"]));
+    // The reported pathway is counted: pa-0 on c.
+    let (_, plan) = json(format!("{base}/allocation")).await;
+    assert_eq!(
+        plan["sessions_reported"],
+        serde_json::json!([[0, 1], [0, 0]])
+    );
     // Edge a out when pa-1 opens: its playlist lists c only. Back in: a is cloned from c.
     assert!(s.set_out("a", true));
     let (_, _, hls1) = text(format!("{base}/play/pa/master.m3u8")).await;
