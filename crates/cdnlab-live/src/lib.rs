@@ -7,8 +7,8 @@
 //! |---|---|---|
 //! | objects | `catalogue.rs` | the synthetic catalogue: sizes and bytes as functions of (seed, id); object ids in paths |
 //! | serving | `server.rs` | the accept loop: connection limit, header-read timeout, header size limit, shutdown |
-//! | origin | `origin.rs` | `/content/{id}` from the catalogue, with added latency and injected failures |
-//! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping |
+//! | origin | `origin.rs` | `/content/{id}` from the catalogue, `/media/{file}` from the asset, `/player/` pages and reports, with added latency and injected failures |
+//! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping, streaming sessions with admission |
 //! | DHT edges | `dht.rs` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over |
 //! | steering | `steer.rs` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
 //! | ring file | `ring.rs` | the DHT's members, K, virtual nodes and the internal endpoints' secret |
@@ -21,6 +21,9 @@
 //! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
 //! | DHT demo | `demo_dht.rs` | DHT edges under a Zipf load with a flash crowd and a killed edge |
 //! | steering demo | `demo_steer.rs` | the reference metros: optimal allocation vs nearest server under the same load |
+//! | media | `media.rs` | the VP9 asset's files, and its playlist and MPD rewritten per session with one pathway per edge and content steering |
+//! | players | `players.rs` | headless Chromium on the player page, and the pages' reports per session |
+//! | players demo | `demo_players.rs` | hls.js or dash.js sessions through three edges, the busiest taken out halfway |
 
 #![forbid(unsafe_code)]
 
