@@ -1507,7 +1507,9 @@ fn sigterm_drains_in_flight_responses_and_exits_0() {
 /// bound (1.68 GB with a 64 MiB cache). Each object is now charged its bookkeeping, stored
 /// bodies are exact-size allocations, the servers run with glibc settings that return freed
 /// memory, and a send timeout closes stalled readers: the edge process's resident memory (from
-/// /proc) stays within 1.3 x the capacity plus 8 MiB under miss loads and never-reading clients.
+/// /proc) grows by at most 1.3 x the capacity over the idle edge's under miss loads and
+/// never-reading clients. (The bound was 1.3 x capacity + 8 MiB of absolute RSS; the idle edge,
+/// about 9 MB, grows with the binary's features, so it is measured instead of guessed.)
 #[cfg(all(target_os = "linux", feature = "live"))]
 #[test]
 fn edge_memory_stays_within_its_capacity() {
@@ -1591,6 +1593,9 @@ fn edge_memory_stays_within_its_capacity() {
             }
         };
         conn.set_nodelay(true).unwrap();
+        // The edge before any object: the binary and its runtime, which grow with features and
+        // are not the cache's memory.
+        let idle = rss(edge.0.id());
         let mut stalled = Vec::new();
         if never_read {
             // 24 clients ask for the 10 objects (4 fit in the cache) and never read; the
@@ -1627,10 +1632,15 @@ fn edge_memory_stays_within_its_capacity() {
             assert_eq!(len as u64, size);
         }
         let held = rss(edge.0.id());
-        let bound = capacity * 13 / 10 + (8 << 20);
+        let bound = capacity * 13 / 10;
+        eprintln!(
+            "{size}-byte objects: RSS {held}, {} over the idle {idle}, bound {bound}",
+            held - idle
+        );
         assert!(
-            held <= bound,
-            "{size}-byte objects, capacity {capacity}: RSS {held} above {bound}"
+            held.saturating_sub(idle) <= bound,
+            "{size}-byte objects, capacity {capacity}: RSS {held}, {} over the idle edge's {idle}, above {bound}",
+            held.saturating_sub(idle)
         );
     }
 }
@@ -2143,5 +2153,30 @@ fn gen_trace_sizes() {
             d.path(),
         ),
         &["--max-size 5", "--size 10"],
+    );
+}
+
+/// The players demo says what is missing before it starts anything: the asset, the players,
+/// a session count out of range.
+#[cfg(feature = "live")]
+#[test]
+fn players_demo_names_what_is_missing() {
+    let d = tempfile::tempdir().unwrap();
+    let demo = |extra: &[&str]| {
+        let mut args = vec!["live", "demo", "--scenario", "players", "--duration", "2"];
+        args.extend_from_slice(extra);
+        cdnlab(&args, d.path())
+    };
+    fails_with(
+        &demo(&["--media", "nowhere"]),
+        &["--media nowhere", "media/make-asset.sh"],
+    );
+    fails_with(&demo(&["--sessions", "0"]), &["--sessions 0", "1 to 32"]);
+    std::fs::create_dir(d.path().join("m")).unwrap();
+    std::fs::write(d.path().join("m/master.m3u8"), "#EXTM3U\n").unwrap();
+    std::fs::write(d.path().join("m/manifest.mpd"), "<MPD/>").unwrap();
+    fails_with(
+        &demo(&["--media", "m", "--player-dir", "."]),
+        &["--player-dir .", "npm ci --prefix ."],
     );
 }

@@ -778,10 +778,6 @@ impl EdgeState {
             header::CONTENT_TYPE,
             HeaderValue::from_static(object.content_type()),
         );
-        headers.insert(
-            header::ACCESS_CONTROL_ALLOW_ORIGIN,
-            HeaderValue::from_static("*"),
-        );
         if status != StatusCode::NOT_MODIFIED {
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
         }

@@ -439,6 +439,33 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
 }
 
 pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
+    if !(1..=32).contains(&a.sessions) {
+        return Err(CliError::Usage(format!(
+            "--sessions {}: 1 to 32 sessions are allowed (one headless page plays them all)",
+            a.sessions
+        )));
+    }
+    if !a.media.join("master.m3u8").is_file() || !a.media.join("manifest.mpd").is_file() {
+        return Err(CliError::Usage(format!(
+            "--media {}: no asset there; build one with media/make-asset.sh {} (needs ffmpeg)",
+            a.media.display(),
+            a.media.display()
+        )));
+    }
+    let script = a.player_dir.join(cdnlab_live::media::PLAYER_SCRIPTS[0].1);
+    if !script.is_file() {
+        return Err(CliError::Usage(format!(
+            "--player-dir {}: the players are not installed ({} is missing); run npm ci --prefix {}",
+            a.player_dir.display(),
+            script.display(),
+            a.player_dir.display()
+        )));
+    }
+    if !cdnlab_live::players::chromium_available() {
+        return Err(CliError::Usage(
+            "the players demo needs chromium (apt-get install chromium)".into(),
+        ));
+    }
     let cfg = PlayersDemoConfig {
         player: a.player.clone(),
         sessions: a.sessions,
