@@ -7,8 +7,11 @@
 //! ## Layout
 //! - [`rng`]: deterministic random streams, one per (master seed, cell, replication).
 //! - [`workload`]: catalogues, popularity laws (Zipf, uniform), Poisson arrivals, trace readers.
-//! - [`cache`]: one [`cache::Cache`] trait, one file per eviction policy (LRU, FIFO, LFU, S3-FIFO,
-//!   SIEVE), the Che approximation, and a registry from config names to policies.
+//! - [`cache`]: one [`cache::Cache`] trait, one file per eviction policy (LRU, FIFO, LFU,
+//!   S3-FIFO as libCacheSim and as its paper, SIEVE, CLOCK, ARC, 2Q, SLRU, W-TinyLFU, GDSF,
+//!   LFUDA, Belady, LIRS as libCacheSim and as its paper), one-pass LRU miss-ratio curves
+//!   ([`cache::mrc`]: stack distances, SHARDS), the Che approximation, and a registry from
+//!   config names to policies ([`cache::Policy`]).
 //! - [`select`]: client-side server selection behind one [`select::Selector`] trait:
 //!   Go-With-The-Winner, k = 1 / oracle (fixed server), per-request power of two choices, and the
 //!   b-matching that finds an optimal assignment.
@@ -18,7 +21,9 @@
 //!   baselines behind one [`dht::baselines::Placement`] trait.
 //! - [`alloc`]: optimal allocation for streaming: the Transportation Problem (network simplex,
 //!   warm starts, NW corner and Vogel), the metro topology, admission under thresholds (CP-1,
-//!   CP-2, slack sharing, re-allocation), Erlang-B.
+//!   CP-2, slack sharing, re-allocation), Erlang-B, and the content-steering rule that spreads
+//!   a population's sessions over its servers as the allocation's shares say
+//!   ([`alloc::steering`]).
 //! - [`stats`]: running moments, confidence intervals, line fits, binomial and Poisson tails.
 //! - [`error`]: the one error type, [`Error`], and [`Named`], the registry every named choice
 //!   (cache policy, probe rule, search strategy, allocation policy, ...) is declared with once:

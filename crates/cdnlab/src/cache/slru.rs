@@ -4,7 +4,7 @@
 //! promotes an object one segment up (to the head of the top one when already there), and a
 //! segment over its share demotes its tail one segment down ("cooling"); segment 0's tail is
 //! evicted. An object heavier than a segment is not admitted. W-TinyLFU's main cache is an
-//! SLRU of two segments (1:4), built from the same [`Segments`].
+//! SLRU of two segments (1:4), built from the same `Segments`.
 
 use super::slots::{List, Slots};
 use super::{Cache, Capacity, replay_dyn, slot_lookup};

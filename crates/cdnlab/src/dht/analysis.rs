@@ -6,13 +6,13 @@ pub fn harmonic(n: u32) -> f64 {
     (1..=n).map(|j| 1.0 / f64::from(j)).sum()
 }
 
-/// E[probes] of RBS over 1..=k with the prefix 1..=n used (k >= n >= 1): 1 + H_k - H_n. Index
+/// E\[probes\] of RBS over 1..=k with the prefix 1..=n used (k >= n >= 1): 1 + H_k - H_n. Index
 /// j in (n, k] is probed with probability exactly 1/j.
 pub fn expected_probes(k: u32, n: u32) -> f64 {
     1.0 + (n + 1..=k).map(|j| 1.0 / f64::from(j)).sum::<f64>()
 }
 
-/// Var[probes] of RBS with the prefix 1..=n used: sum over j in (n, k] of 1/j - 1/j^2 (the
+/// Var\[probes\] of RBS with the prefix 1..=n used: sum over j in (n, k] of 1/j - 1/j^2 (the
 /// probes of those indices are independent Bernoulli(1/j)).
 pub fn probe_variance(k: u32, n: u32) -> f64 {
     (n + 1..=k)

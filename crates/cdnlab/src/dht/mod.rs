@@ -6,7 +6,7 @@
 //! | hash family | `hash.rs` | h_i(f) and node positions, stable across runs and Rust versions |
 //! | ring | `ring.rs` | consistent hashing: successor ownership, virtual nodes, joins, crashes, Chord hops |
 //! | lookups | `search.rs` | random binary search (RBS) and the comparison variants |
-//! | formulas | `analysis.rs` | E[probes], its variance, serve probabilities with gaps, RGR rounds |
+//! | formulas | `analysis.rs` | E\[probes\], its variance, serve probabilities with gaps, RGR rounds |
 //! | gap repair | `repair.rs` | random gap removal and the neighbour check: probe targets, one round as a step machine |
 //! | replication | `replication.rs` | the window-end rule of a replica (replicate by the growth rule, leave as the top) as a step machine |
 //! | replicas | `store.rs` | which replica of which file is where; CREATE_IF_ABSENT, crashes, hand-over |

@@ -122,7 +122,7 @@ pub fn k1_max_at_most_exact(m: usize, n: usize, c: usize) -> f64 {
         .min(1.0)
 }
 
-/// Expected busiest server's load, sum over t >= 0 of P[max > t].
+/// Expected busiest server's load, sum over t >= 0 of P\[max > t\].
 pub fn k1_expected_max(m: u64, n: u64) -> f64 {
     let mut e = 0.0;
     for t in 0..=m {
