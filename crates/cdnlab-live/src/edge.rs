@@ -502,11 +502,7 @@ async fn install(
     q: Result<Query<Install>, QueryRejection>,
 ) -> Response {
     if !s.authorised(&h) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            "internal endpoint: the secret is required\n",
-        )
-            .into_response();
+        return crate::server::secret_required();
     }
     let Ok(Query(q)) = q else {
         return (
@@ -533,11 +529,7 @@ async fn install(
 
 async fn shares(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Response {
     if !s.authorised(&h) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            "internal endpoint: the secret is required\n",
-        )
-            .into_response();
+        return crate::server::secret_required();
     }
     let shares = s.admission.lock().expect("admission lock").clone();
     axum::Json(shares).into_response()

@@ -83,6 +83,22 @@ pub struct File {
     pub content_type: &'static str,
 }
 
+impl File {
+    /// File `name` holding `bytes`: its type from the name, a content-addressed `ETag` (the
+    /// same bytes give the same tag on every server and run) and `Last-Modified`.
+    fn new(name: &str, bytes: Bytes, modified: Option<SystemTime>) -> Self {
+        let tag = xxhash_rust::xxh64::xxh64(&bytes, 0);
+        File {
+            validators: Validators {
+                etag: Some(format!("\"{tag:016x}-{:x}\"", bytes.len())),
+                last_modified: modified.map(Validators::seconds),
+            },
+            content_type: content_type(name),
+            bytes,
+        }
+    }
+}
+
 /// The files of a directory, read once (names checked with [`valid_name`]; subdirectories and
 /// other names are skipped).
 #[derive(Debug, Clone, Default)]
@@ -115,22 +131,8 @@ impl Files {
                 ));
             }
             let bytes = Bytes::from(std::fs::read(entry.path()).map_err(err)?);
-            // Content-addressed: the same bytes give the same tag on every server and run.
-            let tag = xxhash_rust::xxh64::xxh64(&bytes, 0);
-            let validators = Validators {
-                etag: Some(format!("\"{tag:016x}-{:x}\"", bytes.len())),
-                last_modified: Some(Validators::seconds(
-                    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                )),
-            };
-            files.insert(
-                name.clone(),
-                File {
-                    bytes,
-                    validators,
-                    content_type: content_type(&name),
-                },
-            );
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            files.insert(name.clone(), File::new(&name, bytes, Some(modified)));
         }
         Ok(Files { files })
     }
@@ -149,19 +151,9 @@ impl Files {
                     dir.display()
                 )
             })?;
-            let bytes = Bytes::from(bytes);
-            let tag = xxhash_rust::xxh64::xxh64(&bytes, 0);
-            files.files.insert(
-                name.to_string(),
-                File {
-                    validators: Validators {
-                        etag: Some(format!("\"{tag:016x}-{:x}\"", bytes.len())),
-                        last_modified: None,
-                    },
-                    bytes,
-                    content_type: content_type(name),
-                },
-            );
+            files
+                .files
+                .insert(name.to_string(), File::new(name, Bytes::from(bytes), None));
         }
         Ok(files)
     }

@@ -41,6 +41,16 @@ pub fn has_secret(h: &axum::http::HeaderMap, want: &str) -> bool {
         .is_some_and(|v| crate::ring::same_secret(want.as_bytes(), v.as_bytes()))
 }
 
+/// The answer to an internal endpoint's request without the secret: 401.
+pub fn secret_required() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        axum::http::StatusCode::UNAUTHORIZED,
+        "internal endpoint: the secret is required\n",
+    )
+        .into_response()
+}
+
 /// A response's body, or None if it is longer than `cap` bytes (read no further) or breaks off.
 pub async fn body_capped(mut r: reqwest::Response, cap: usize) -> Option<bytes::Bytes> {
     if r.content_length().is_some_and(|n| n > cap as u64) {

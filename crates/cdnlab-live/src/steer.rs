@@ -910,11 +910,7 @@ async fn edge_out(
     q: Result<Query<EdgeOut>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
     if !crate::server::has_secret(&h, &s.cfg.topology.secret) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            "internal endpoint: the secret is required\n",
-        )
-            .into_response();
+        return crate::server::secret_required();
     }
     let Ok(Query(q)) = q else {
         return (

@@ -367,9 +367,9 @@ async fn play(kind: &str) {
         "east never refused {id}: {refused}"
     );
     holders.abort();
-    let start = x.frags[0].0;
     eprintln!(
-        "{kind}: refused session {id} played from west; its first segment came {start} ms (epoch)"
+        "{kind}: refused session {id} played from west; startup {} ms",
+        x.startup_ms
     );
 }
 

@@ -201,16 +201,8 @@ impl StackDistances {
                 self.hist[d as usize - 1] += 1;
                 Some(d)
             }
-            Err(b) => {
-                if self.last.full() {
-                    self.last.grow(|_, _, _| {});
-                    let Err(b) = self.last.find(id) else {
-                        unreachable!("absent before growing")
-                    };
-                    self.last.put(b, id, now);
-                } else {
-                    self.last.put(b, id, now);
-                }
+            Err(_) => {
+                self.last.insert(id, now);
                 self.cold += 1;
                 None
             }
@@ -225,7 +217,7 @@ impl StackDistances {
     pub fn forget(&mut self, id: u64) {
         if let Ok(b) = self.last.find(id) {
             self.marks.unmark(self.last.value(b) as usize);
-            self.last.remove_at(b, |_, _, _| {});
+            self.last.remove_at(b);
         }
     }
 
