@@ -406,6 +406,8 @@ impl NonResident {
 ///
 /// Counters are kept as libCacheSim keeps them (signed, adjusted step by step), and where its
 /// code would crash on an empty list (only with objects heavier than the shares) this one stops.
+/// As in libCacheSim, a stale "resident" copy in S still hits, so the cache can answer for a few
+/// objects more than its capacity (docs/cache.md gives how many).
 #[derive(Debug, Clone)]
 pub struct Lirs {
     s: Slots,

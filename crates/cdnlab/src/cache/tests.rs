@@ -1372,6 +1372,8 @@ proptest! {
     /// over all eviction schedules), and no policy beats the optimum of caches that may also
     /// leave a miss out (GDSF can: it admits, then may evict the newcomer). Belady itself does
     /// not bypass, as in libCacheSim, so it can do worse than that: capacity 1, requests a b a.
+    /// `lirs` is left out: as libCacheSim's LIRS, it can hold more than its capacity (see
+    /// `lirs_as_libcachesim_holds_more_than_its_capacity`).
     #[test]
     fn belady_is_optimal(ids in proptest::collection::vec(0u64..6, 1..11), cap in 1usize..4) {
         let reqs = with_next_access(&ids.iter().map(|&id| (id, 1)).collect::<Vec<_>>());
@@ -1382,8 +1384,33 @@ proptest! {
         };
         prop_assert_eq!(hits(Policy::Belady), optimal_hits(&ids, 0, &mut Vec::new(), cap, false));
         let best = optimal_hits(&ids, 0, &mut Vec::new(), cap, true);
-        for &p in Policy::ALL {
+        for &p in Policy::ALL.iter().filter(|&&p| p != Policy::Lirs) {
             prop_assert!(hits(p) <= best, "{} beat the optimum", p.name());
         }
     }
+}
+
+/// libCacheSim's LIRS answers hits for more objects than its capacity: its S entries keep their
+/// own copy of an object's state, and a stale "resident" copy still hits. On requests
+/// 2 4 2 4 1 2 4 1 with capacity 2, PyPI libcachesim 0.3.5 reports a miss ratio of 0.375
+/// (5 hits) where the optimum, even with bypassing, is 4 hits (`LIRS(2).process_trace` on this
+/// trace; Belady there gives 0.5). `lirs` reproduces it: after the fifth request object 2,
+/// evicted from Q, still hits through its S entry, beside 4 and 1; `lirs-paper` keeps within its capacity.
+#[test]
+fn lirs_as_libcachesim_holds_more_than_its_capacity() {
+    let ids = [2u64, 4, 2, 4, 1, 2, 4, 1];
+    let reqs = with_next_access(&ids.iter().map(|&id| (id, 1)).collect::<Vec<_>>());
+    let cap = Capacity::objects(2).unwrap();
+    let mut lirs = Policy::Lirs.build(cap);
+    let hits: Vec<bool> = reqs.iter().map(|r| lirs.access_req(r)).collect();
+    assert_eq!(hits, [false, false, true, true, false, true, true, true]);
+    let mut again = Policy::Lirs.build(cap);
+    for r in &reqs[..5] {
+        again.access_req(r);
+    }
+    assert_eq!(again.len(), 3, "objects answering as resident");
+    assert_eq!(optimal_hits(&ids, 0, &mut Vec::new(), 2, true), 4);
+    let mut paper = Policy::LirsPaper.build(cap);
+    let paper_hits = reqs.iter().filter(|r| paper.access_req(r)).count();
+    assert!(paper_hits <= 4, "lirs-paper: {paper_hits} hits");
 }
