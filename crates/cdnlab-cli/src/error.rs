@@ -1,5 +1,6 @@
 //! The binary's error: one message naming the file, the place in it, the bad value and what is
-//! allowed. `main` prints it and exits non-zero; nothing panics on user input.
+//! allowed. `main` prints it and exits non-zero (the Python package raises it as an exception);
+//! nothing panics on user input.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,9 @@ pub enum CliError {
     Lib(#[from] cdnlab::Error),
     #[error("{0}")]
     Failed(String),
+    /// Stopped on request ([`crate::stop`]).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl CliError {

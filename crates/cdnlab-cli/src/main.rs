@@ -3,23 +3,9 @@
 
 #![forbid(unsafe_code)]
 
-mod error;
-mod gentrace;
+use cdnlab_cli::{gentrace, mrc, replay, reproduce, runner, tp, tracestats};
 #[cfg(feature = "live")]
-mod live;
-mod mrc;
-mod output;
-mod plot;
-mod progress;
-mod provenance;
-mod replay;
-mod reproduce;
-mod runner;
-mod scenario;
-mod tp;
-mod tracestats;
-use crate::output::outln;
-
+use cdnlab_cli::live;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -59,31 +45,6 @@ enum Command {
     Live(live::LiveArgs),
 }
 
-fn experiments() {
-    for e in cdnlab::sim::registry() {
-        outln!("{}: {}", e.name(), e.about());
-        outln!("  parameters:");
-        for p in e.params() {
-            let unit = if p.unit.is_empty() {
-                String::new()
-            } else {
-                format!("unit: {}; ", p.unit)
-            };
-            outln!(
-                "    {:<12} {} ({unit}{}; default {})",
-                p.name,
-                p.help,
-                p.kind.allowed(),
-                p.default
-            );
-        }
-        outln!("  metrics:");
-        for m in e.metrics() {
-            outln!("    {:<12} {} ({})", m.name, m.help, m.unit);
-        }
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -99,7 +60,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "live")]
         Command::Live(a) => live::run(a),
         Command::Experiments => {
-            experiments();
+            cdnlab_cli::print_experiments();
             Ok(())
         }
     };

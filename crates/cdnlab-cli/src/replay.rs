@@ -314,6 +314,7 @@ fn read_ahead_into(mut chunks: OracleChunks, each: &mut impl FnMut(&[Request])) 
             let Ok(msg) = full_rx.recv() else { break };
             waited += t.elapsed().as_secs_f64();
             let reqs = msg?;
+            crate::stop::check()?;
             each(&reqs);
             // The reader may have finished already; the buffer is then simply dropped.
             let _ = empty_tx.send(reqs);
@@ -376,6 +377,7 @@ pub(crate) fn stream(
                     if !more {
                         break;
                     }
+                    crate::stop::check()?;
                     each(&reqs);
                 }
                 if chunks.first == 0 {
@@ -388,6 +390,7 @@ pub(crate) fn stream(
             let reqs = trace::read_csv(src.reader, &text_columns(a)?).map_err(bad)?;
             read_s += t.elapsed().as_secs_f64();
             for chunk in reqs.chunks(CHUNK_RECORDS) {
+                crate::stop::check()?;
                 each(chunk);
             }
         }
@@ -404,6 +407,7 @@ pub(crate) fn stream(
                     break;
                 }
                 total += got;
+                crate::stop::check()?;
                 each(&reqs);
             }
             if total == 0 {
@@ -562,22 +566,26 @@ fn replay_all(
     Ok((outcomes, read_s))
 }
 
-/// Runs the command.
-pub fn run(a: &ReplayArgs) -> Result<()> {
+/// A finished replay: one row per (policy, size), in the order asked, with the keys of
+/// `--json`, and what the text table and the plot need.
+pub struct Replayed {
+    pub rows: Vec<serde_json::Value>,
+    outs: Vec<Outcome>,
+    policies: Vec<Policy>,
+    wss: Option<(u64, u64)>,
+    unit: Unit,
+    read_s: f64,
+    wss_s: f64,
+    threads: usize,
+}
+
+/// Replays the trace through every (policy, size) of `a`: what `cdnlab cache-replay` prints,
+/// as data.
+pub fn replay(a: &ReplayArgs) -> Result<Replayed> {
     let policies = parse_policies(&a.policy)?;
     let specs = parse_sizes(&a.size)?;
     let unit: Unit = a.size_unit.parse()?;
     let sized = unit == Unit::Bytes;
-    // The plot's path is checked before the replay, not after it.
-    let plot = if specs.len() >= 2 && !a.no_plot {
-        let path = a
-            .plot
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out/cache-replay/mrc.svg"));
-        Some(crate::runner::plot_target(&path)?)
-    } else {
-        None
-    };
     let t0 = Instant::now();
     let wss = if specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_))) {
         Some(working_set(&a.input, sized)?)
@@ -651,17 +659,44 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             })
         })
         .collect();
+    Ok(Replayed {
+        rows,
+        outs,
+        policies,
+        wss,
+        unit,
+        read_s,
+        wss_s,
+        threads,
+    })
+}
+
+/// Runs the command.
+pub fn run(a: &ReplayArgs) -> Result<()> {
+    // Flags are checked before the plot's path, and the path before the replay, not after it.
+    parse_policies(&a.policy)?;
+    a.size_unit.parse::<Unit>()?;
+    let plot = if parse_sizes(&a.size)?.len() >= 2 && !a.no_plot {
+        let path = a
+            .plot
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/cache-replay/mrc.svg"));
+        Some(crate::runner::plot_target(&path)?)
+    } else {
+        None
+    };
+    let r = replay(a)?;
     if a.json {
-        for r in &rows {
-            outln!("{r}");
+        for row in &r.rows {
+            outln!("{row}");
         }
     } else if a.csv {
-        print_csv(&rows);
+        print_csv(&r.rows);
     } else {
-        print_table(a, &outs, wss, unit, read_s, wss_s, threads);
+        print_table(a, &r.outs, r.wss, r.unit, r.read_s, r.wss_s, r.threads);
     }
     if let Some(path) = plot {
-        let files = draw_mrc(a, &outs, &policies, unit, &path)?;
+        let files = draw_mrc(a, &r.outs, &r.policies, r.unit, &path)?;
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         eprintln!("miss-ratio curve: {}", names.join(", "));
     }

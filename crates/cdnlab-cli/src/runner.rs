@@ -239,11 +239,14 @@ pub fn run_scenario(
     let failures: Vec<(u64, String)> = pool.install(|| {
         todo.par_iter()
             .progress_with(bar.clone())
+            // After a stop request (crate::stop) the cells not yet started are skipped.
+            .filter(|_| !crate::stop::requested())
             .filter_map(|c| run_cell(sc, c, out).err().map(|e| (c.index, e)))
             .collect()
     });
     drop(log);
     bar.finish_and_clear();
+    crate::stop::check()?;
     history.push(start.finish(pool.current_num_threads()));
     write_atomic(&scen_path, with_history(&history).as_bytes())?;
     let rows = finalize(sc, out)?;
