@@ -3,9 +3,9 @@
 
 #![forbid(unsafe_code)]
 
-use cdnlab_cli::{gentrace, mrc, replay, reproduce, runner, tp, tracestats};
 #[cfg(feature = "live")]
 use cdnlab_cli::live;
+use cdnlab_cli::{gentrace, mrc, replay, reproduce, runner, tp, tracestats};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -1,0 +1,363 @@
+"""cdnlab from Python: CDN server selection and load balancing.
+
+Every function calls the same Rust code as the ``cdnlab`` command, so it gives the same
+numbers and the same error messages. Tables come back as pandas DataFrames when pandas is
+installed, otherwise as dicts of numpy arrays (column name -> array).
+
+- :func:`replay`: replay a trace through cache policies at several sizes (``cdnlab cache-replay``).
+- :class:`Cache`: one cache driven request by request.
+- :func:`tp_solve`: the Transportation Problem (optimal, north-west corner, Vogel), with duals and
+  a warm re-solve; :func:`erlang_b`.
+- :func:`run`, :func:`experiments`, :func:`reproduce`: scenarios, the experiment registry and
+  the papers' claims.
+- :class:`Gwtw`, :class:`RbsSearch`, :func:`rbs`: Go-With-The-Winner and random binary search
+  for your own models.
+
+Long calls release the GIL and stop on Ctrl-C (raising ``KeyboardInterrupt``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _native
+from ._native import Cache, CdnlabError, Gwtw, RbsSearch, erlang_b
+
+__all__ = [
+    "Cache",
+    "CdnlabError",
+    "Gwtw",
+    "RbsSearch",
+    "RunResult",
+    "TpResult",
+    "erlang_b",
+    "experiments",
+    "policies",
+    "rbs",
+    "replay",
+    "reproduce",
+    "reproductions",
+    "run",
+    "tp_solve",
+]
+
+__version__ = "0.1.0"
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Columns of :func:`replay`, in order: the keys of ``cdnlab cache-replay --json``.
+REPLAY_COLUMNS = [
+    "trace", "format", "policy", "size", "size_fraction", "size_unit", "requests", "hits",
+    "misses", "miss_ratio", "read_seconds", "sim_seconds", "mreq_per_s", "cached_objects",
+    "cache_heap_bytes", "heap_bytes_per_cached_object", "working_set_objects",
+    "working_set_bytes", "peak_rss_bytes",
+]
+
+#: Columns of :func:`reproduce`, in order: the keys of a claim in claims.json.
+CLAIM_COLUMNS = ["id", "paper", "kind", "claim", "measured", "in_words", "expected", "pass", "note"]
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        return None
+    return pandas
+
+
+def _column(values: list) -> np.ndarray:
+    """A numpy column: numbers as int64 or float64 (None as NaN), anything else as objects."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present) and len(present) == len(values):
+        return np.array(values, dtype=bool)
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        if len(present) == len(values) and all(isinstance(v, int) for v in present):
+            # Seeds are 64-bit unsigned (as pandas reads them: uint64).
+            big = any(v >= 2**63 for v in present) and min(present) >= 0
+            return np.array(values, dtype=np.uint64 if big else np.int64)
+        return np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    return np.array(values, dtype=object)
+
+
+def _table(records: List[Mapping[str, Any]], columns: Sequence[str]):
+    """Records as a DataFrame (pandas) or a dict of numpy arrays."""
+    pd = _pandas()
+    if pd is not None:
+        return pd.DataFrame.from_records(list(records), columns=list(columns))
+    return {c: _column([r.get(c) for r in records]) for c in columns}
+
+
+def _read_csv(path: Path):
+    """A results or summary file as a DataFrame (pandas) or a dict of numpy arrays."""
+    pd = _pandas()
+    if pd is not None:
+        return pd.read_csv(path)
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    head, body = rows[0], rows[1:]
+
+    def parse(s: str):
+        for cast in (int, float):
+            try:
+                return cast(s)
+            except ValueError:
+                pass
+        return None if s == "" else s
+
+    return {h: _column([parse(r[i]) for r in body]) for i, h in enumerate(head)}
+
+
+def _listish(v: Union[str, Iterable[Any]]) -> Union[str, List[Any]]:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)):
+        return [v]
+    return list(v)
+
+
+def policies() -> List[str]:
+    """Every cache policy name, in the order ``policies="all"`` runs them."""
+    return list(_native.policies())
+
+
+def replay(
+    trace: PathLike,
+    policies: Union[str, Sequence[str]] = "lru",
+    sizes: Union[str, float, Sequence[float]] = (0.01, 0.1),
+    size_unit: str = "objects",
+    format: str = "oracle-general",
+    threads: Optional[int] = None,
+    *,
+    csv_id: int = 1,
+    csv_size: Optional[int] = None,
+    csv_time: Optional[int] = None,
+    csv_header: bool = False,
+    csv_delimiter: str = ",",
+    csv_id_text: bool = False,
+):
+    """Replays a trace through every (policy, size), as ``cdnlab cache-replay`` does.
+
+    ``trace`` is an oracleGeneral, CSV or text file, zstd-compressed or not. ``policies`` is a
+    list of names or ``"all"`` (see :func:`policies`). A size below 1 is a fraction of the
+    trace's working set (distinct objects, or their bytes with ``size_unit="bytes"``); 1 or
+    more is an absolute capacity. Returns one row per (policy, size), in that order, with the
+    columns :data:`REPLAY_COLUMNS` (``policy``, ``size``, ``requests``, ``hits``,
+    ``miss_ratio``, ...). Results do not depend on ``threads``.
+
+    >>> df = cdnlab.replay("t.oracleGeneral", ["lru", "s3fifo"], [0.001, 0.01, 0.1])
+    """
+    out = _native.replay(
+        os.fspath(trace), _listish(policies), _listish(sizes), size_unit, format, threads,
+        csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text,
+    )
+    return _table(json.loads(out), REPLAY_COLUMNS)
+
+
+def _ints(x: Any, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a C-contiguous little-endian int64 array of ``ndim`` dimensions; whole numbers only."""
+    a = np.asarray(x)
+    if a.ndim != ndim:
+        shape = "a list or 1-d array" if ndim == 1 else "a 2-d array (supply by demand)"
+        raise CdnlabError(f"{name}: {a.ndim}-d input; allowed {shape}")
+    if a.dtype.kind == "b" or a.dtype.kind not in "iuf":
+        raise CdnlabError(f"{name}: {a.dtype} values; allowed whole numbers")
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise CdnlabError(
+                f"{name}: whole numbers only (the solver is exact in integers); scale your "
+                "values and round them first"
+            )
+    if a.size and a.dtype.kind in "uf" and (a.max() >= 2.0**63 or a.min() < -(2.0**63)):
+        raise CdnlabError(f"{name}: values beyond 64-bit integers; allowed whole numbers up to 2^31")
+    return np.ascontiguousarray(a, dtype="<i8")
+
+
+class TpResult:
+    """A solved Transportation Problem: ``cost``, ``flows`` (an (k, 3) array of positive flows
+    ``i, j, x``), ``matrix`` (the m x n flows), duals ``u`` and ``v`` (optimal method only),
+    ``pivots``, ``seconds`` and :meth:`resolve` for a warm re-allocation."""
+
+    def __init__(self, native: Any):
+        self._native = native
+
+    @property
+    def cost(self) -> int:
+        return self._native.cost
+
+    @property
+    def flows(self) -> np.ndarray:
+        return np.array(self._native.flows, dtype=np.int64).reshape(-1, 3)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        m = np.zeros((self._native.rows, self._native.cols), dtype=np.int64)
+        f = self.flows
+        m[f[:, 0], f[:, 1]] = f[:, 2]
+        return m
+
+    @property
+    def u(self) -> Optional[np.ndarray]:
+        u = self._native.u
+        return None if u is None else np.array(u, dtype=np.int64)
+
+    @property
+    def v(self) -> Optional[np.ndarray]:
+        v = self._native.v
+        return None if v is None else np.array(v, dtype=np.int64)
+
+    @property
+    def pivots(self) -> Optional[int]:
+        return self._native.pivots
+
+    @property
+    def seconds(self) -> float:
+        return self._native.seconds
+
+    @property
+    def supply(self) -> np.ndarray:
+        """The supplies of the instance solved (a dummy row included, if balancing added one)."""
+        return np.array(self._native.supply, dtype=np.int64)
+
+    @property
+    def demand(self) -> np.ndarray:
+        return np.array(self._native.demand, dtype=np.int64)
+
+    def resolve(self, supply: Any = None, demand: Any = None, balance: Optional[str] = None) -> "TpResult":
+        """Re-solves with new supplies and/or demands (same shape and costs), warm from this
+        optimum's basis."""
+        s = None if supply is None else _ints(supply, "supply", 1).tobytes()
+        d = None if demand is None else _ints(demand, "demand", 1).tobytes()
+        return TpResult(self._native.resolve(s, d, balance))
+
+    def __repr__(self) -> str:
+        return f"TpResult(cost={self.cost}, {self._native.rows} x {self._native.cols}, {len(self._native.flows)} flows)"
+
+
+def tp_solve(supply: Any, demand: Any, cost: Any, balance: Optional[str] = None, method: str = "optimal") -> TpResult:
+    """Solves the Transportation Problem min sum c_ij x_ij with row sums ``supply`` and column
+    sums ``demand`` (lists or numpy arrays of whole numbers; ``cost`` is supply by demand).
+
+    Unequal totals raise :class:`CdnlabError` unless ``balance`` is ``"scale"`` (demands scaled
+    to the total supply) or ``"dummy"`` (a dummy row or column of cost 0). ``method`` is
+    ``"optimal"`` (network simplex, with duals), ``"northwest"`` or ``"vogel"``.
+
+    >>> r = cdnlab.tp_solve([5, 5], [4, 6], [[1, 2], [3, 1]])
+    >>> r.cost, r.matrix
+    """
+    s = _ints(supply, "supply", 1)
+    d = _ints(demand, "demand", 1)
+    c = _ints(cost, "cost", 2)
+    if c.shape != (len(s), len(d)):
+        raise CdnlabError(
+            f"cost: shape {c.shape}; allowed {len(s)} x {len(d)} (supplies by demands)"
+        )
+    return TpResult(_native.tp_solve(s.tobytes(), d.tobytes(), c.tobytes(), balance, method))
+
+
+class RunResult:
+    """A scenario run: ``results`` (one row per replication), ``summary`` (one row per cell:
+    mean, sd and 95 % half-width per metric) and ``out`` (the output folder, or None when it
+    was a temporary one)."""
+
+    def __init__(self, results: Any, summary: Any, out: Optional[Path], cells_run: int):
+        self.results = results
+        self.summary = summary
+        self.out = out
+        self.cells_run = cells_run
+
+    def __repr__(self) -> str:
+        n = len(self.summary) if _pandas() is not None else len(next(iter(self.summary.values())))
+        return f"RunResult({n} cells, out={self.out})"
+
+
+def run(
+    scenario: Union[PathLike, Mapping[str, Any]],
+    threads: Optional[int] = None,
+    out: Optional[PathLike] = None,
+    *,
+    shard: Optional[str] = None,
+    resume: bool = False,
+    progress: bool = False,
+) -> RunResult:
+    """Runs a scenario as ``cdnlab run`` does: a path to a TOML file, or the same as a dict
+    (``{"experiment": "gwtw-web", "replications": 3, "grid": {...}}``).
+
+    With ``out=None`` the output goes to a temporary folder, removed once the tables are read;
+    give ``out`` to keep the files (results.csv, summary.csv, plots) and to ``resume``.
+    Results are a function of (scenario, seed), whatever ``threads``.
+    """
+    if isinstance(scenario, Mapping):
+        text, name = _native.scenario_toml(json.dumps(scenario)), "<scenario dict>"
+    else:
+        path = Path(scenario)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise OSError(f"{path}: {e.strerror or e}") from None
+        name = str(path)
+
+    def go(folder: Path) -> RunResult:
+        cells = _native.run_scenario(text, name, str(folder), threads, shard, resume, progress)
+        return RunResult(
+            _read_csv(folder / "results.csv"), _read_csv(folder / "summary.csv"),
+            None if out is None else folder, cells,
+        )
+
+    if out is not None:
+        return go(Path(out))
+    with tempfile.TemporaryDirectory(prefix="cdnlab-run-") as tmp:
+        return go(Path(tmp))
+
+
+def experiments():
+    """Every experiment a scenario can name: one row per parameter and per metric, with
+    columns ``experiment``, ``about``, ``kind`` (``param`` or ``metric``), ``name``, ``unit``,
+    ``allowed``, ``default`` and ``help``."""
+    rows = []
+    for e in json.loads(_native.experiments()):
+        for p in e["params"]:
+            rows.append({"experiment": e["name"], "about": e["about"], "kind": "param", **p})
+        for m in e["metrics"]:
+            rows.append({"experiment": e["name"], "about": e["about"], "kind": "metric",
+                         "allowed": None, "default": None, **m})
+    return _table(rows, ["experiment", "about", "kind", "name", "unit", "allowed", "default", "help"])
+
+
+def reproductions():
+    """The experiments :func:`reproduce` can run: ``id``, ``paper``, ``title``."""
+    return _table([{"id": i, "paper": p, "title": t} for i, p, t in _native.reproductions()],
+                  ["id", "paper", "title"])
+
+
+def reproduce(
+    only: Optional[Union[str, Sequence[str]]] = None,
+    scale: str = "quick",
+    out: PathLike = "out/reproduce",
+    threads: Optional[int] = None,
+):
+    """Runs the papers' experiments and checks their claims, as ``cdnlab reproduce`` does,
+    writing report.html and claims.json to ``out``. ``only`` names experiments (see
+    :func:`reproductions`); ``scale`` is ``"quick"`` or ``"full"``. Returns the claims, one row
+    each, with the columns :data:`CLAIM_COLUMNS` (``pass`` is the verdict)."""
+    if scale not in ("quick", "full"):
+        raise CdnlabError(f"scale {scale!r}: allowed 'quick' or 'full'")
+    ids = [] if only is None else ([only] if isinstance(only, str) else list(only))
+    path = _native.reproduce(os.fspath(out), ids, scale == "full", threads)
+    with open(path) as f:
+        claims = json.load(f)["claims"]
+    return _table(claims, CLAIM_COLUMNS)
+
+
+def rbs(k: int, present: Callable[[int], bool], seed: int = 0):
+    """Random binary search over hash indices 1..k, as the multi-hash DHT's requests do:
+    ``present(i)`` says whether index i holds a replica. Returns (index served from or None,
+    probes)."""
+    return _native.rbs(k, present, seed)

@@ -1,0 +1,52 @@
+"""Ctrl-C stops a long call: KeyboardInterrupt within a few seconds, and the next call works.
+The GIL is released meanwhile: another Python thread keeps running."""
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import cdnlab
+
+SCRIPT = textwrap.dedent("""
+    import sys, threading, time, cdnlab
+    trace = sys.argv[1]
+    ticks = []
+    def tick():
+        while len(ticks) < 10**6:
+            ticks.append(time.monotonic()); time.sleep(0.01)
+    threading.Thread(target=tick, daemon=True).start()
+    sizes = [round(0.001 * (i + 1), 3) for i in range(40)]
+    print("started", flush=True)
+    t0 = time.monotonic()
+    try:
+        cdnlab.replay(trace, "all", sizes, threads=1)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", round(time.monotonic() - t0, 1), flush=True)
+    # The GIL was released: the ticker thread ran during the replay.
+    print("ticks", sum(1 for t in ticks if t > t0 + 0.2), flush=True)
+    # A stop does not outlive the call it stopped.
+    print("after", cdnlab.replay(trace, "lru", 100)["hits"][0], flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_long_replay(cli, tmp_path):
+    trace = tmp_path / "long.oracleGeneral"
+    cli("gen-trace", "--out", trace, "--objects", 100000, "--requests", 2000000)
+    p = subprocess.Popen([sys.executable, "-c", SCRIPT, str(trace)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    # 640 caches over 2 x 10^6 requests: well over a minute on one thread, so it is still
+    # running when the signal comes.
+    time.sleep(1.5)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    took = time.monotonic() - sent
+    lines = out.splitlines()
+    assert lines[0].startswith("interrupted"), (out, err)
+    assert took < 10, f"stopped {took:.1f} s after the signal"
+    assert int(lines[1].split()[1]) > 10, "another thread could not run during the call"
+    want = cdnlab.replay(trace, "lru", 100)["hits"][0]
+    assert lines[2] == f"after {want}"

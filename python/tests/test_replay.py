@@ -1,0 +1,110 @@
+"""cdnlab.replay and cdnlab.Cache against `cdnlab cache-replay --json` on the same traces."""
+import json
+
+import numpy as np
+import pytest
+
+import cdnlab
+
+# Keys that are measurements of time or memory, which differ between any two runs.
+TIMING = {"read_seconds", "sim_seconds", "mreq_per_s", "peak_rss_bytes", "trace"}
+
+
+def cli_rows(cli, trace, policies, sizes, unit):
+    _, out, _ = cli("cache-replay", "--trace", trace, "--policy", policies, "--size", sizes,
+                    "--size-unit", unit, "--json", "--no-plot")
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("unit,trace_key", [("objects", "unit"), ("bytes", "sized")])
+def test_every_policy_matches_the_command(cli, traces, unit, trace_key):
+    trace = traces[trace_key]
+    sizes = "0.001,0.01,0.1,500" if unit == "objects" else "0.01,0.1"
+    want = cli_rows(cli, trace, "all", sizes, unit)
+    got = cdnlab.replay(trace, "all", sizes, size_unit=unit, threads=1)
+    assert list(got.columns) == cdnlab.REPLAY_COLUMNS
+    assert len(got) == len(want) == len(cdnlab.policies()) * len(sizes.split(","))
+    for (_, g), w in zip(got.iterrows(), want):
+        for k in cdnlab.REPLAY_COLUMNS:
+            if k in TIMING:
+                continue
+            gv, wv = g[k], w[k]
+            if wv is None:
+                assert gv is None or np.isnan(gv), (k, gv)
+            else:
+                assert gv == wv, (w["policy"], w["size"], k, gv, wv)
+    assert got["miss_ratio"].between(0, 1).all()
+
+
+def test_lists_and_strings_and_threads_give_the_same(traces):
+    a = cdnlab.replay(traces["unit"], ["lru", "fifo"], [0.01, 0.1], threads=2)
+    b = cdnlab.replay(traces["unit"], "lru,fifo", "0.01,0.1", threads=1)
+    assert a["hits"].tolist() == b["hits"].tolist()
+    assert a["policy"].tolist() == ["lru", "lru", "fifo", "fifo"]
+
+
+def test_cache_object_matches_the_replay(traces):
+    """The request-by-request Cache gives the replay's hits (ids and sizes read with numpy)."""
+    rec = np.fromfile(traces["sized"], dtype=np.dtype([("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")]))
+    rec = rec[:50000]
+    for policy in ["lru", "s3fifo", "gdsf"]:
+        c = cdnlab.Cache(policy, 2_000_000, unit="bytes")
+        hits = sum(c.access(int(i), int(s)) for i, s in zip(rec["id"], rec["size"]))
+        assert c.used <= 2_000_000 and len(c) > 0
+        # The same requests through the file-based replay: write them out and compare.
+        assert hits == _replay_prefix(rec, policy, 2_000_000)
+
+
+def _replay_prefix(rec, policy, size, tmp=[]):
+    import tempfile, os
+    fd, path = tempfile.mkstemp(suffix=".oracleGeneral")
+    os.close(fd)
+    try:
+        rec.tofile(path)
+        df = cdnlab.replay(path, policy, size, size_unit="bytes")
+        return int(df["hits"][0])
+    finally:
+        os.remove(path)
+
+
+def test_belady_needs_and_uses_next_access():
+    ids = [1, 2, 3, 1, 2, 3]
+    nxt = [3, 4, 5, -1, -1, -1]
+    c = cdnlab.Cache("belady", 2)
+    hits = [c.access(i, 1, n) for i, n in zip(ids, nxt)]
+    assert sum(hits) == 2  # the optimum at capacity 2 (LRU gets none)
+    lru = cdnlab.Cache("lru", 2)
+    assert sum(lru.access(i) for i in ids) == 0
+
+
+def test_bad_input_raises_the_commands_message(cli, tmp_path, traces):
+    cases = [
+        ({"policies": "lru,nope", "sizes": "0.1"}, ["--policy", "lru,nope", "--size", "0.1"]),
+        ({"policies": "lru", "sizes": "0"}, ["--policy", "lru", "--size", "0"]),
+        ({"policies": "lru", "sizes": "0.1", "size_unit": "pages"},
+         ["--policy", "lru", "--size", "0.1", "--size-unit", "pages"]),
+    ]
+    for kwargs, flags in cases:
+        code, _, err = cli("cache-replay", "--trace", traces["unit"], *flags, "--no-plot", check=False)
+        assert code != 0
+        with pytest.raises(cdnlab.CdnlabError) as e:
+            cdnlab.replay(traces["unit"], **kwargs)
+        assert err.strip() == f"error: {e.value}"
+    # A CSV file that is not oracleGeneral: the command's message, naming the flag to use.
+    csv = tmp_path / "t.csv"
+    csv.write_text("".join(f"{i},{i % 7}\n" for i in range(40)))
+    code, _, err = cli("cache-replay", "--trace", csv, "--size", "2", "--no-plot", check=False)
+    with pytest.raises(cdnlab.CdnlabError) as e:
+        cdnlab.replay(csv, "lru", 2)
+    assert code != 0 and err.strip() == f"error: {e.value}" and "--format csv" in str(e.value)
+    # A missing file is an OSError with the command's message.
+    code, _, err = cli("cache-replay", "--trace", tmp_path / "none", "--size", "2", "--no-plot", check=False)
+    with pytest.raises(OSError) as e:
+        cdnlab.replay(tmp_path / "none", "lru", 2)
+    assert err.strip() == f"error: {e.value}"
+    with pytest.raises(cdnlab.CdnlabError, match="threads 0"):
+        cdnlab.replay(traces["unit"], "lru", 2, threads=0)
+    with pytest.raises(cdnlab.CdnlabError, match="allowed"):
+        cdnlab.Cache("nope", 10)
+    with pytest.raises(cdnlab.CdnlabError, match="at least 1|>= 1"):
+        cdnlab.Cache("lru", 0)

@@ -1,0 +1,116 @@
+"""cdnlab.tp_solve against `cdnlab tp solve --json`, a brute-force LP check, and bad input."""
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import cdnlab
+
+
+def instance(seed, m, n):
+    rng = np.random.default_rng(seed)
+    supply = rng.integers(1, 50, m)
+    demand = rng.multinomial(int(supply.sum()), np.ones(n) / n)
+    cost = rng.integers(0, 100, (m, n))
+    return supply, demand, cost
+
+
+def cli_solve(cli, tmp_path, supply, demand, cost, *flags, then=None):
+    f = tmp_path / "i.json"
+    f.write_text(json.dumps({"supply": supply.tolist(), "demand": demand.tolist(), "cost": cost.tolist()}))
+    extra = []
+    if then is not None:
+        g = tmp_path / "j.json"
+        g.write_text(json.dumps({"supply": then[0].tolist(), "demand": then[1].tolist(), "cost": cost.tolist()}))
+        extra = ["--then", g]
+    return json.loads(cli("tp", "solve", f, "--json", *flags, *extra)[1])
+
+
+@pytest.mark.parametrize("seed,m,n", [(1, 3, 4), (2, 10, 7), (3, 40, 60)])
+def test_same_cost_and_flows_as_the_command(cli, tmp_path, seed, m, n):
+    s, d, c = instance(seed, m, n)
+    for method in ["optimal", "northwest", "vogel"]:
+        want = cli_solve(cli, tmp_path, s, d, c, "--method", method)
+        got = cdnlab.tp_solve(s, d, c, method=method)
+        assert got.cost == want["cost"]
+        assert got.flows.tolist() == want["flows"]
+    r = cdnlab.tp_solve(s, d, c)
+    # Feasible, and optimal by duality: c - u - v >= 0, = 0 on flows, equal objectives.
+    x = r.matrix
+    assert (x.sum(axis=1) == s).all() and (x.sum(axis=0) == d).all()
+    red = c - r.u[:, None] - r.v[None, :]
+    assert red.min() >= 0 and (red[x > 0] == 0).all()
+    assert int((s * r.u).sum() + (d * r.v).sum()) == r.cost == int((c * x).sum())
+
+
+def test_warm_resolve_matches_then(cli, tmp_path):
+    s, d, c = instance(7, 12, 9)
+    s2 = s.copy()
+    s2[0] += 5
+    d2 = d.copy()
+    d2[-1] += 5
+    want = cli_solve(cli, tmp_path, s, d, c, then=(s2, d2))
+    r = cdnlab.tp_solve(s, d, c)
+    w = r.resolve(supply=s2, demand=d2)
+    assert w.cost == want["then"]["cost"]
+    assert w.cost == cdnlab.tp_solve(s2, d2, c).cost
+
+
+def test_optimum_by_brute_force_on_tiny_instances():
+    """Every integer flow of a 2 x 3 instance enumerated: the solver's cost is the least."""
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        s = rng.integers(0, 5, 2)
+        if s.sum() == 0:
+            continue
+        d = rng.multinomial(int(s.sum()), [1 / 3] * 3)
+        c = rng.integers(-5, 10, (2, 3))
+        best = None
+        for row0 in itertools.product(*(range(k + 1) for k in d)):
+            if sum(row0) != s[0]:
+                continue
+            x = np.array([row0, d - np.array(row0)])
+            if (x < 0).any():
+                continue
+            v = int((c * x).sum())
+            best = v if best is None else min(best, v)
+        assert cdnlab.tp_solve(s, d, c).cost == best
+
+
+def test_unbalanced_and_bad_input(cli, tmp_path):
+    s, d, c = np.array([5, 5]), np.array([4, 7]), np.array([[1, 2], [3, 1]])
+    with pytest.raises(cdnlab.CdnlabError) as e:
+        cdnlab.tp_solve(s, d, c)
+    f = tmp_path / "u.json"
+    f.write_text(json.dumps({"supply": s.tolist(), "demand": d.tolist(), "cost": c.tolist()}))
+    code, _, err = cli("tp", "solve", f, check=False)
+    # The library's message, with the hint each shell has for its own flag.
+    lib = str(e.value).replace(" (pass balance='scale' or balance='dummy')", "")
+    assert code != 0 and err.strip() == f"error: {f}: {lib} (see --balance)"
+    assert cdnlab.tp_solve(s, d, c, balance="dummy").cost == cli_solve(cli, tmp_path, s, d, c, "--balance", "dummy")["cost"]
+    assert cdnlab.tp_solve(s, d, c, balance="scale").cost == cli_solve(cli, tmp_path, s, d, c, "--balance", "scale")["cost"]
+    with pytest.raises(cdnlab.CdnlabError, match="whole numbers"):
+        cdnlab.tp_solve([1.5, 1], [1, 1.5], [[1, 2], [3, 4]])
+    with pytest.raises(cdnlab.CdnlabError, match="shape"):
+        cdnlab.tp_solve([1, 1], [1, 1], [[1, 2, 3], [3, 4, 5]])
+    with pytest.raises(cdnlab.CdnlabError, match="balance"):
+        cdnlab.tp_solve(s, d, c, balance="nope")
+    with pytest.raises(cdnlab.CdnlabError, match="method"):
+        cdnlab.tp_solve([1], [1], [[1]], method="simplex")
+    with pytest.raises(cdnlab.CdnlabError, match="supply"):
+        cdnlab.tp_solve([-1, 2], [1], [[1], [1]])
+    with pytest.raises(cdnlab.CdnlabError, match="basis"):
+        cdnlab.tp_solve([1], [1], [[1]], method="vogel").resolve(supply=[1])
+
+
+def test_erlang_b():
+    # B(E, 0) = 1; B(1, 1) = 1/2; the recursion B(E, m) = E B / (m + E B).
+    assert cdnlab.erlang_b(3.0, 0) == 1.0
+    assert cdnlab.erlang_b(1.0, 1) == pytest.approx(0.5, abs=1e-15)
+    b = 1.0
+    for m in range(1, 31):
+        b = 10 * b / (m + 10 * b)
+    assert cdnlab.erlang_b(10.0, 30) == pytest.approx(b, rel=1e-12)
+    with pytest.raises(cdnlab.CdnlabError):
+        cdnlab.erlang_b(-1.0, 3)
