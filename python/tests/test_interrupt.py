@@ -37,7 +37,7 @@ def test_ctrl_c_stops_a_long_replay(cli, tmp_path):
     p = subprocess.Popen([sys.executable, "-c", SCRIPT, str(trace)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "started"
-    # 640 caches over 2 x 10^6 requests: well over a minute on one thread, so it is still
+    # 640 caches over 2 x 10^6 requests: half a minute or more on one thread, so it is still
     # running when the signal comes.
     time.sleep(1.5)
     sent = time.monotonic()

@@ -33,7 +33,13 @@
 //!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
 //!   scenario names to experiments, so the runner never names a concrete model.
 //!
-//! ## Example
+//! ## Examples
+//!
+//! `examples/` has four programs (`cargo run --release -p cdnlab --example NAME`):
+//! `replay_trace` (policies on a trace), `gwtw_selector` (the [`select::gwtw::Gwtw`] selector
+//! driven against your own servers through the [`select::Selector`] trait), `tp_warm` (a
+//! Transportation Problem, its duals and a warm re-allocation) and `run_experiment` (an
+//! experiment's replications from [`sim::find`], with a confidence interval). The shortest:
 //!
 //! ```
 //! use cdnlab::cache::{Capacity, Policy};
