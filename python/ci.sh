@@ -12,4 +12,5 @@ python3 -m venv "$venv"
 cd python
 # From outside the source folder, so the tests import the installed package, not ./cdnlab.
 cd tests
-CDNLAB_BIN="${CDNLAB_BIN:-$PWD/../../target/debug/cdnlab}" "../../$venv/bin/python" -m pytest -q -p no:cacheprovider .
+target="$(cd ../.. && realpath "${CARGO_TARGET_DIR:-target}")"
+CDNLAB_BIN="${CDNLAB_BIN:-$target/debug/cdnlab}" "../../$venv/bin/python" -m pytest -q -p no:cacheprovider .

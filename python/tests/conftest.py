@@ -11,7 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def _binary() -> Path:
     """$CDNLAB_BIN, else the newest of target/{release,debug}/cdnlab (built by `cargo build`)."""
     if os.environ.get("CDNLAB_BIN"):
-        return Path(os.environ["CDNLAB_BIN"])
+        exe = Path(os.environ["CDNLAB_BIN"])
+        if not exe.is_file():
+            raise RuntimeError(f"CDNLAB_BIN={exe}: no such file (build it with `cargo build -p cdnlab-cli`)")
+        return exe
     found = [p for p in (ROOT / "target/release/cdnlab", ROOT / "target/debug/cdnlab") if p.exists()]
     if not found:
         raise RuntimeError("no cdnlab binary: run `cargo build -p cdnlab-cli` or set CDNLAB_BIN")

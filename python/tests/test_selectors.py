@@ -83,3 +83,20 @@ def test_rbs_search_step_by_step_is_the_same_search():
     assert served is None and 1 <= probes <= 6
     with pytest.raises(ZeroDivisionError):
         cdnlab.rbs(6, lambda j: 1 / 0)
+
+
+def test_the_type_stub_names_every_native_export():
+    """python/cdnlab/_native.pyi declares exactly what the native module exports, so type
+    checkers and editors see every class, method and function."""
+    import ast
+    from pathlib import Path
+
+    stub = ast.parse((Path(cdnlab.__file__).parent / "_native.pyi").read_text())
+    declared = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    exported = {n for n in dir(cdnlab._native) if not n.startswith("_")}
+    assert declared == exported
+    for cls in [n for n in stub.body if isinstance(n, ast.ClassDef) and n.name != "CdnlabError"]:
+        methods = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
+        methods |= {t.target.id for t in cls.body if isinstance(t, ast.AnnAssign)}
+        public = {m for m in dir(getattr(cdnlab._native, cls.name)) if not m.startswith("_")}
+        assert public <= methods, (cls.name, public - methods)
