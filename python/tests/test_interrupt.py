@@ -50,3 +50,40 @@ def test_ctrl_c_stops_a_long_replay(cli, tmp_path):
     assert int(lines[1].split()[1]) > 10, "another thread could not run during the call"
     want = cdnlab.replay(trace, "lru", 100)["hits"][0]
     assert lines[2] == f"after {want}"
+
+
+RUN_SCRIPT = textwrap.dedent("""
+    import sys, time, cdnlab
+    scenario = {"name": "stop", "experiment": "lru-che", "seed": 3, "replications": 2,
+                "params": {"objects": 20000, "warmup": 20000, "requests": 4000000},
+                "grid": {"alpha": [0.7, 0.8, 0.9, 1.0], "cache_size": [10, 30, 100, 300, 1000, 3000]}}
+    print("started", flush=True)
+    try:
+        cdnlab.run(scenario, threads=1, out=sys.argv[1])
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_run_and_resume_finishes_it(tmp_path):
+    """A sweep stopped by Ctrl-C keeps its finished cells; resume runs only the rest, and the
+    results are those of an uninterrupted run."""
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-c", RUN_SCRIPT, str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    # Signalled once the first cell is written (the whole run takes some 10 s or more).
+    deadline = time.monotonic() + 60
+    while not list((out / "cells").glob("cell-*.csv")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    stdout, err = p.communicate(timeout=120)
+    assert stdout.strip() == "interrupted", (stdout, err)
+    kept = len(list((out / "cells").glob("cell-*.csv")))
+    assert 0 < kept < 24, kept
+    scenario = eval(RUN_SCRIPT.split("scenario = ", 1)[1].split("\nprint", 1)[0])
+    resumed = cdnlab.run(scenario, threads=2, out=out, resume=True)
+    assert resumed.cells_run == 24 - kept
+    whole = cdnlab.run(scenario, threads=2)
+    assert resumed.results.equals(whole.results) and resumed.summary.equals(whole.summary)

@@ -43,7 +43,7 @@ def test_lists_and_strings_and_threads_give_the_same(traces):
     assert a["policy"].tolist() == ["lru", "lru", "fifo", "fifo"]
 
 
-def test_cache_object_matches_the_replay(traces):
+def test_cache_object_matches_the_replay(traces, tmp_path):
     """The request-by-request Cache gives the replay's hits (ids and sizes read with numpy)."""
     rec = np.fromfile(traces["sized"], dtype=np.dtype([("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")]))
     rec = rec[:50000]
@@ -51,20 +51,10 @@ def test_cache_object_matches_the_replay(traces):
         c = cdnlab.Cache(policy, 2_000_000, unit="bytes")
         hits = sum(c.access(int(i), int(s)) for i, s in zip(rec["id"], rec["size"]))
         assert c.used <= 2_000_000 and len(c) > 0
-        # The same requests through the file-based replay: write them out and compare.
-        assert hits == _replay_prefix(rec, policy, 2_000_000)
-
-
-def _replay_prefix(rec, policy, size, tmp=[]):
-    import tempfile, os
-    fd, path = tempfile.mkstemp(suffix=".oracleGeneral")
-    os.close(fd)
-    try:
-        rec.tofile(path)
-        df = cdnlab.replay(path, policy, size, size_unit="bytes")
-        return int(df["hits"][0])
-    finally:
-        os.remove(path)
+        # The same requests through the file-based replay.
+        prefix = tmp_path / "prefix.oracleGeneral"
+        rec.tofile(prefix)
+        assert hits == cdnlab.replay(prefix, policy, 2_000_000, size_unit="bytes")["hits"][0]
 
 
 def test_belady_needs_and_uses_next_access():

@@ -760,6 +760,16 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
         "the first run's and the resume's"
     );
 
+    // A run killed before its end has no provenance entry yet (it is written last): its
+    // folder resumes too (it was refused as "a different scenario" once).
+    let t2 = d.path().join("t2");
+    let text = std::fs::read_to_string(t2.join("scenario.toml")).unwrap();
+    let scenario = &text[..text.find("[[provenance]]").unwrap()];
+    std::fs::write(t2.join("scenario.toml"), scenario).unwrap();
+    std::fs::remove_file(t2.join("cells/cell-000002.csv")).unwrap();
+    ok(&["run", s, "--out", "t2", "--resume"]);
+    assert_eq!(one, outputs(&t2));
+
     // A different scenario never mixes into an existing folder.
     std::fs::write(&p, SCENARIO.replace("seed = 3", "seed = 4")).unwrap();
     let out = cdnlab(&["run", s, "--out", "t1", "--resume"], d.path());

@@ -99,6 +99,16 @@ fn interruptible<T: Send>(
     })
 }
 
+/// `threads` as the command's `--threads` allows it: None (one per core) or at least 1.
+fn check_threads(threads: Option<usize>) -> PyResult<()> {
+    if threads == Some(0) {
+        return Err(CdnlabError::new_err(
+            "threads 0: a whole number, at least 1, is allowed",
+        ));
+    }
+    Ok(())
+}
+
 /// A comma-separated list from a string or a list of strings/numbers.
 fn joined(v: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     if let Ok(s) = v.extract::<String>() {
@@ -144,11 +154,7 @@ fn replay(
     csv_delimiter: &str,
     csv_id_text: bool,
 ) -> PyResult<String> {
-    if threads == Some(0) {
-        return Err(CdnlabError::new_err(
-            "threads 0: a whole number, at least 1, is allowed",
-        ));
-    }
+    check_threads(threads)?;
     let args = cli_replay::ReplayArgs {
         input: cli_replay::TraceArgs {
             trace,
@@ -545,11 +551,7 @@ fn run_scenario(
     resume: bool,
     progress: bool,
 ) -> PyResult<usize> {
-    if threads == Some(0) {
-        return Err(CdnlabError::new_err(
-            "threads 0: a whole number, at least 1, is allowed",
-        ));
-    }
+    check_threads(threads)?;
     let sc = scenario::Scenario::parse(text, Path::new(name)).map_err(to_py)?;
     let shard = match shard {
         Some(s) => runner::Shard::parse(s).map_err(to_py)?,
@@ -584,11 +586,7 @@ fn reproduce(
     full: bool,
     threads: Option<usize>,
 ) -> PyResult<PathBuf> {
-    if threads == Some(0) {
-        return Err(CdnlabError::new_err(
-            "threads 0: a whole number, at least 1, is allowed",
-        ));
-    }
+    check_threads(threads)?;
     let args = cli_reproduce::ReproduceArgs {
         quick: !full,
         full,
