@@ -820,6 +820,19 @@ fn reproduce_quick_writes_report_and_claims() {
         .map(|e| (e["id"].as_str().unwrap(), e["seed"].as_u64().unwrap()))
         .collect();
     assert_eq!(seeds.len(), 2, "{seeds:?}");
+    // Where the time went: seconds per experiment in claims.json and a table at the end.
+    for e in doc["experiments"].as_array().unwrap() {
+        assert!(e["seconds"].as_f64().is_some_and(|s| s > 0.0), "{e}");
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let table: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.starts_with("experiment "))
+        .take(4)
+        .collect();
+    assert_eq!(table.len(), 4, "{err}");
+    assert!(table[1..3].iter().any(|l| l.starts_with("cache-che ")), "{err}");
+    assert!(table[3].starts_with("total "), "{err}");
     let claims = doc["claims"].as_array().unwrap();
     assert!(!claims.is_empty());
     for c in claims {

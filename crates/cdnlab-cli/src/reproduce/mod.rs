@@ -379,6 +379,8 @@ struct Done {
     scenario: Scenario,
     dir: PathBuf,
     claims: Vec<Claim>,
+    /// Wall seconds this invocation spent on it (cells reused from an earlier run cost ~0).
+    seconds: f64,
 }
 
 /// Runs the command.
@@ -414,6 +416,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         .into_iter()
         .filter(|r| a.only.is_empty() || a.only.iter().any(|o| o == r.id))
     {
+        let started = std::time::Instant::now();
         let (path, text) = if a.full { rep.full } else { rep.quick };
         let sc = Scenario::parse(text, Path::new(path))?;
         let dir = a.out.join(format!("{}-{scale}", rep.id));
@@ -472,6 +475,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             scenario: sc,
             dir,
             claims,
+            seconds: started.elapsed().as_secs_f64(),
         });
     }
     if shard != Shard::ALL {
@@ -508,6 +512,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
                 "replications": d.scenario.resolved.replications,
                 "cells": d.scenario.cells.len(),
                 "dir": d.dir.display().to_string(),
+                "seconds": d.seconds,
             })
         })
         .collect();
@@ -522,6 +527,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         &a.out.join("report.html"),
         report(&done, scale, &prov)?.as_bytes(),
     )?;
+    eprintln!("{}", time_table(&done));
     eprintln!(
         "{}; report: {}",
         tally(&claims),
@@ -534,6 +540,28 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The wall time per experiment, slowest first, with the total: where a run's time went.
+fn time_table(done: &[Done]) -> String {
+    let mut rows: Vec<&Done> = done.iter().collect();
+    rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    let mut t = format!("{:<18} {:>6} {:>10}\n", "experiment", "cells", "seconds");
+    for d in &rows {
+        t += &format!(
+            "{:<18} {:>6} {:>10.1}\n",
+            d.rep.id,
+            d.scenario.cells.len(),
+            d.seconds
+        );
+    }
+    t += &format!(
+        "{:<18} {:>6} {:>10.1}",
+        "total",
+        rows.iter().map(|d| d.scenario.cells.len()).sum::<usize>(),
+        rows.iter().map(|d| d.seconds).sum::<f64>()
+    );
+    t
 }
 
 /// "P of N claims of the papers pass; findings F of G; additions A of B".
