@@ -831,7 +831,10 @@ fn reproduce_quick_writes_report_and_claims() {
         .take(4)
         .collect();
     assert_eq!(table.len(), 4, "{err}");
-    assert!(table[1..3].iter().any(|l| l.starts_with("cache-che ")), "{err}");
+    assert!(
+        table[1..3].iter().any(|l| l.starts_with("cache-che ")),
+        "{err}"
+    );
     assert!(table[3].starts_with("total "), "{err}");
     let claims = doc["claims"].as_array().unwrap();
     assert!(!claims.is_empty());
