@@ -24,7 +24,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -167,7 +167,7 @@ def _ints(x: Any, name: str, ndim: int) -> np.ndarray:
     if a.ndim != ndim:
         shape = "a list or 1-d array" if ndim == 1 else "a 2-d array (supply by demand)"
         raise CdnlabError(f"{name}: {a.ndim}-d input; allowed {shape}")
-    if a.dtype.kind == "b" or a.dtype.kind not in "iuf":
+    if a.dtype.kind not in "iuf":
         raise CdnlabError(f"{name}: {a.dtype} values; allowed whole numbers")
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):

@@ -44,6 +44,7 @@ def test_ctrl_c_stops_a_long_replay(cli, tmp_path):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     took = time.monotonic() - sent
+    print(f"stopped {took:.2f} s after the signal")  # pytest -s shows it
     lines = out.splitlines()
     assert lines[0].startswith("interrupted"), (out, err)
     assert took < 10, f"stopped {took:.1f} s after the signal"
