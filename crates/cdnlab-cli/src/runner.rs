@@ -136,13 +136,45 @@ fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
     w.into_inner().expect("writing to memory")
 }
 
-/// Runs every replication of `cell` and writes its file; a failed replication fails the cell
-/// (no file, so `--resume` retries it).
+/// Runs the replications of `cell` and writes its file; a failed replication fails the cell
+/// (no file, so `--resume` retries it). With a precision target, replications are added in
+/// batches until the target holds (see [`cdnlab::stats::Sequential`]); replication r always has
+/// the seed of (scenario seed, cell, r), so the rows are the same whatever the threads.
 fn run_cell(sc: &Scenario, cell: &Cell, out: &Path) -> std::result::Result<(), String> {
+    let mut runs: Vec<Run> = Vec::new();
+    match sc.sequential() {
+        None => runs = replications(sc, cell, 0..sc.resolved.replications)?,
+        Some((rule, targets)) => {
+            let halfwidths: Vec<_> = targets.iter().map(|t| t.1).collect();
+            rule.run(&halfwidths, |n| {
+                runs.extend(replications(sc, cell, runs.len() as u64..n)?);
+                Ok::<_, String>(
+                    targets
+                        .iter()
+                        .map(|&(m, _)| {
+                            Summary::of(&runs.iter().map(|r| r.1[m]).collect::<Vec<_>>())
+                        })
+                        .collect(),
+                )
+            })?;
+        }
+    }
+    let rows = std::iter::once(header(sc)).chain(runs.into_iter().map(|r| r.0));
+    write_atomic(&cell_path(out, cell.index), &csv_bytes(rows)).map_err(|e| e.to_string())
+}
+
+/// One replication: its results row and its metrics.
+type Run = (Vec<String>, Vec<f64>);
+
+/// Replications `reps` of `cell`.
+fn replications(
+    sc: &Scenario,
+    cell: &Cell,
+    reps: std::ops::Range<u64>,
+) -> std::result::Result<Vec<Run>, String> {
     // Replications run in parallel too (rayon nests), so a few expensive cells still keep every
     // core busy; collecting in order keeps the rows in replication order.
-    let reps: Vec<Vec<String>> = (0..sc.resolved.replications)
-        .into_par_iter()
+    reps.into_par_iter()
         .map(|rep| {
             let seed = cdnlab::rng::stream_seed(sc.resolved.seed, cell.index, rep);
             let mut rng = cdnlab::rng::from_seed(seed);
@@ -154,11 +186,9 @@ fn run_cell(sc: &Scenario, cell: &Cell, out: &Path) -> std::result::Result<(), S
             row.extend(cell.params.values().values().map(|v| v.to_string()));
             // `{}` on f64 is the shortest text that parses back to the same bits.
             row.extend(metrics.iter().map(|m| m.to_string()));
-            Ok(row)
+            Ok((row, metrics))
         })
-        .collect::<std::result::Result<_, String>>()?;
-    let rows = std::iter::once(header(sc)).chain(reps);
-    write_atomic(&cell_path(out, cell.index), &csv_bytes(rows)).map_err(|e| e.to_string())
+        .collect()
 }
 
 /// Sweeps `sc` into `out`.
@@ -252,7 +282,12 @@ pub fn run_scenario(
     let rows = finalize(sc, out)?;
     let present = rows.len();
     if show_progress {
-        let runs = todo.len() as u64 * sc.resolved.replications;
+        let ran: Vec<u64> = todo.iter().map(|c| c.index).collect();
+        let runs: usize = rows
+            .iter()
+            .filter(|r| ran.binary_search(&r.cell).is_ok())
+            .map(|r| r.metrics.first().map_or(0, |s| s.n))
+            .sum();
         eprintln!(
             "{} cells ({runs} runs) in {:.1} s; {present} of {} cells in {}",
             todo.len(),
@@ -277,6 +312,8 @@ pub struct SummaryRow {
     pub metrics: Vec<Summary>,
     /// Per metric (in the experiment's order), the value of every replication in order.
     pub runs: Vec<Vec<f64>>,
+    /// With a precision target: whether the cell met it (else it stopped at the maximum).
+    pub target_met: Option<bool>,
 }
 
 impl SummaryRow {
@@ -287,18 +324,23 @@ impl SummaryRow {
             params,
             metrics: runs.iter().map(|c| Summary::of(c)).collect(),
             runs,
+            target_met: None,
         }
     }
 }
 
 /// The header of `summary.csv`: cell, parameters (sorted), `runs` (replications summarised),
-/// then per metric `_mean`, `_sd` and `_ci95`.
+/// with a precision target `target_met` (true or false), then per metric `_mean`, `_sd` and
+/// `_ci95`.
 fn summary_header(sc: &Scenario) -> Vec<String> {
     let head = header(sc);
     let metrics = sc.experiment.metric_names();
     let mut sh: Vec<String> = vec!["cell".into()];
     sh.extend(head[3..head.len() - metrics.len()].iter().cloned());
     sh.push("runs".into());
+    if sc.resolved.precision.is_some() {
+        sh.push("target_met".into());
+    }
     for m in metrics {
         sh.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
     }
@@ -350,11 +392,12 @@ fn read_cells(sc: &Scenario, out: &Path) -> Result<(Vec<Vec<String>>, Vec<Summar
             }
             results.push(rec.iter().map(String::from).collect());
         }
-        summary_rows.push(SummaryRow::new(
-            cell.index,
-            cell.params.values().clone(),
-            cols,
-        ));
+        let mut row = SummaryRow::new(cell.index, cell.params.values().clone(), cols);
+        // Recomputed from the rows (the rule's decision is a function of them).
+        row.target_met = sc
+            .sequential()
+            .map(|(_, targets)| targets.iter().all(|&(m, t)| t.met(&row.metrics[m])));
+        summary_rows.push(row);
     }
     Ok((results, summary_rows))
 }
@@ -372,6 +415,9 @@ fn write_outputs(
         let mut row = vec![r.cell.to_string()];
         row.extend(r.params.values().map(|v| v.to_string()));
         row.push(r.metrics.first().map_or(0, |s| s.n).to_string());
+        if let Some(met) = r.target_met {
+            row.push(met.to_string());
+        }
         for s in &r.metrics {
             row.extend([s.mean.to_string(), s.sd.to_string(), s.ci95.to_string()]);
         }

@@ -18,9 +18,13 @@
 //! series = "alpha"
 //! log_x = true
 //! ```
+//!
+//! Instead of a fixed count, `[precision]` may ask for a confidence half-width per metric;
+//! `replications` is then the most a cell may use (see [`Precision`] and docs/runner.md).
 
 use crate::error::{CliError, Result};
 use cdnlab::sim::{self, Experiment, Params, Value};
+use cdnlab::stats::{HalfWidth, Sequential};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +47,33 @@ struct Raw {
     grid: BTreeMap<Spanned<String>, Spanned<Vec<Spanned<toml::Value>>>>,
     #[serde(default)]
     plots: Vec<Spanned<PlotSpec>>,
+    precision: Option<Spanned<RawPrecision>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrecision {
+    min_replications: Option<i64>,
+    max_replications: Option<i64>,
+    batch: Option<i64>,
+    #[serde(default)]
+    half_width: BTreeMap<String, f64>,
+    #[serde(default)]
+    relative_half_width: BTreeMap<String, f64>,
+}
+
+/// A scenario's precision target: replications are added to a cell, `batch` at a time after
+/// the first `min_replications`, until each named metric's 95% confidence half-width is at
+/// most its target (absolute, or relative to |mean|) or `replications` (the maximum) are done.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Precision {
+    pub min_replications: u64,
+    pub batch: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub half_width: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub relative_half_width: BTreeMap<String, f64>,
 }
 
 /// A plot declared in a scenario: summary means (with 95% CI bars) of `y` against grid
@@ -94,6 +125,9 @@ pub struct Resolved {
     pub replications: u64,
     pub params: BTreeMap<String, toml::Value>,
     pub grid: BTreeMap<String, Vec<toml::Value>>,
+    /// With a precision target, `replications` is the most a cell may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
     #[serde(default)]
     pub plots: Vec<PlotSpec>,
 }
@@ -139,6 +173,32 @@ pub fn to_toml(v: &Value) -> toml::Value {
 }
 
 impl Scenario {
+    /// The stopping rule and its targets (metric index, target), if the scenario states a
+    /// precision target.
+    pub fn sequential(&self) -> Option<(Sequential, Vec<(usize, HalfWidth)>)> {
+        let p = self.resolved.precision.as_ref()?;
+        let names = self.experiment.metric_names();
+        let index = |m: &String| names.iter().position(|n| n == m).expect("validated metric");
+        let targets = p
+            .half_width
+            .iter()
+            .map(|(m, &h)| (index(m), HalfWidth::Absolute(h)))
+            .chain(
+                p.relative_half_width
+                    .iter()
+                    .map(|(m, &r)| (index(m), HalfWidth::Relative(r))),
+            )
+            .collect();
+        Some((
+            Sequential {
+                min: p.min_replications,
+                batch: p.batch,
+                max: self.resolved.replications,
+            },
+            targets,
+        ))
+    }
+
     /// Loads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario> {
         let text = crate::output::read_text(path)?;
@@ -176,6 +236,88 @@ impl Scenario {
                     ),
                 ));
             }
+        };
+        let precision = match &raw.precision {
+            None => None,
+            Some(p) => {
+                let bad = |msg: String| at(p.span(), format!("[precision]: {msg}"));
+                let q = p.get_ref();
+                let max = match (q.max_replications, &raw.replications) {
+                    (Some(m), Some(r)) if m != *r.get_ref() => {
+                        return Err(bad(format!(
+                            "max_replications = {m} but replications = {}: with a precision \
+                             target, replications is the maximum; give one of them",
+                            r.get_ref()
+                        )));
+                    }
+                    (Some(m), _) => m,
+                    (None, Some(r)) => *r.get_ref(),
+                    (None, None) => {
+                        return Err(bad(
+                            "give max_replications (or replications): the most replications a \
+                             cell may use"
+                                .into(),
+                        ));
+                    }
+                };
+                if !(2..=1_000_000).contains(&max) {
+                    return Err(bad(format!(
+                        "max_replications = {max}: allowed a whole number from 2 to 1000000"
+                    )));
+                }
+                let min = q.min_replications.unwrap_or(5.min(max));
+                if !(2..=max).contains(&min) {
+                    return Err(bad(format!(
+                        "min_replications = {min}: allowed a whole number from 2 to \
+                         max_replications ({max})"
+                    )));
+                }
+                let batch = q.batch.unwrap_or(min);
+                if !(1..=max).contains(&batch) {
+                    return Err(bad(format!(
+                        "batch = {batch}: allowed a whole number from 1 to max_replications ({max})"
+                    )));
+                }
+                if q.half_width.is_empty() && q.relative_half_width.is_empty() {
+                    return Err(bad(
+                        "name at least one target, e.g. half_width = { hit_ratio = 0.005 } or \
+                         relative_half_width = { hit_ratio = 0.01 }"
+                            .into(),
+                    ));
+                }
+                for (table, targets) in [
+                    ("half_width", &q.half_width),
+                    ("relative_half_width", &q.relative_half_width),
+                ] {
+                    for (m, v) in targets {
+                        if !exp.metric_names().contains(&m.as_str()) {
+                            return Err(bad(format!(
+                                "{table}: unknown metric `{m}` (metrics of `{}`: {})",
+                                exp.name(),
+                                exp.metric_names().join(", ")
+                            )));
+                        }
+                        if !(v.is_finite() && *v > 0.0) {
+                            return Err(bad(format!(
+                                "{table}.{m} = {v}: allowed a number above 0"
+                            )));
+                        }
+                    }
+                }
+                Some((
+                    max as u64,
+                    Precision {
+                        min_replications: min as u64,
+                        batch: batch as u64,
+                        half_width: q.half_width.clone(),
+                        relative_half_width: q.relative_half_width.clone(),
+                    },
+                ))
+            }
+        };
+        let (replications, precision) = match precision {
+            Some((max, p)) => (max, Some(p)),
+            None => (replications, None),
         };
         let known = |k: &Spanned<String>| -> Result<()> {
             if exp.params().iter().any(|s| s.name == k.get_ref()) {
@@ -286,6 +428,7 @@ impl Scenario {
                 .iter()
                 .map(|(k, vs)| (k.clone(), vs.iter().map(to_toml).collect()))
                 .collect(),
+            precision,
             plots: raw.plots.iter().map(|p| p.get_ref().clone()).collect(),
         };
         for p in &raw.plots {
@@ -443,6 +586,73 @@ series = "alpha"
         );
         let e = err("experiment = ");
         assert!(e.contains("s.toml") && e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn precision_targets_are_checked() {
+        let with = |p: &str| format!("{GOOD}\n[precision]\n{p}\n");
+        // `replications` (2 in GOOD) is the maximum, and the minimum cannot exceed it.
+        let e = err(&with(
+            "min_replications = 4\nhalf_width = { hit_ratio = 0.01 }",
+        ));
+        assert!(
+            e.contains("min_replications = 4") && e.contains("(2)"),
+            "{e}"
+        );
+        let e = err(&with("half_width = { hit_ratio = 0.01 }")
+            .replace("replications = 2", "replications = 1"));
+        assert!(
+            e.contains("max_replications = 1") && e.contains("from 2"),
+            "{e}"
+        );
+        let ok = Scenario::parse(
+            &with("half_width = { hit_ratio = 0.01 }")
+                .replace("replications = 2", "replications = 40"),
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let (rule, targets) = ok.sequential().unwrap();
+        assert_eq!((rule.min, rule.batch, rule.max), (5, 5, 40));
+        assert_eq!(targets, [(0, HalfWidth::Absolute(0.01))]);
+        let e = err(&with(
+            "max_replications = 9\nhalf_width = { hit_ratio = 0.01 }",
+        ));
+        assert!(
+            e.contains("max_replications = 9 but replications = 2"),
+            "{e}"
+        );
+        let e = err(
+            &with("min_replications = 1\nhalf_width = { hit_ratio = 0.01 }")
+                .replace("replications = 2", "replications = 9"),
+        );
+        assert!(
+            e.contains("min_replications = 1") && e.contains("from 2 to"),
+            "{e}"
+        );
+        let e = err(&with("batch = 0\nhalf_width = { hit_ratio = 0.01 }")
+            .replace("replications = 2", "replications = 9"));
+        assert!(e.contains("batch = 0"), "{e}");
+        let e = err(&with("min_replications = 3").replace("replications = 2", "replications = 9"));
+        assert!(e.contains("at least one target"), "{e}");
+        let e =
+            err(&with("half_width = { hits = 0.01 }")
+                .replace("replications = 2", "replications = 9"));
+        assert!(
+            e.contains("unknown metric `hits`") && e.contains("hit_ratio"),
+            "{e}"
+        );
+        let e = err(&with("relative_half_width = { hit_ratio = -1.0 }")
+            .replace("replications = 2", "replications = 9"));
+        assert!(
+            e.contains("relative_half_width.hit_ratio = -1") && e.contains("above 0"),
+            "{e}"
+        );
+        let e = err(&with("halfwidth = { hit_ratio = 1.0 }"));
+        assert!(
+            e.contains("unknown field") && e.contains("halfwidth"),
+            "{e}"
+        );
+        assert!(e.contains("line"), "{e}");
     }
 
     #[test]

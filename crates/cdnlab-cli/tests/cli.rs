@@ -692,6 +692,106 @@ fn provenance(dir: &Path) -> Vec<toml::Value> {
         .unwrap_or_default()
 }
 
+/// SCENARIO with a precision target instead of a fixed count: cells stop at different
+/// replication counts.
+const PRECISE: &str = r#"
+experiment = "lru-che"
+seed = 3
+replications = 30
+[params]
+objects = 500
+warmup = 2000
+requests = 5000
+[grid]
+alpha = [0.6, 1.0]
+cache_size = [5, 50, 200]
+[precision]
+min_replications = 3
+batch = 4
+relative_half_width = { hit_ratio = 0.02 }
+[[plots]]
+file = "h.svg"
+x = "cache_size"
+y = ["hit_ratio", "che_hit_ratio"]
+series = "alpha"
+log_x = true
+"#;
+
+/// Sequential stopping: each cell stops at the first batch boundary (3, 7, 11, ..., 30) where
+/// the target holds, or at 30 with target_met = false, and the rows are identical with 1 and 2
+/// threads, across shards and after a resume.
+#[test]
+fn precision_targets_stop_alike_across_threads_shards_and_resume() {
+    let (d, p) = setup(PRECISE);
+    let s = p.to_str().unwrap();
+    let ok = |args: &[&str]| {
+        let out = cdnlab(args, d.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&["run", s, "--out", "t1", "--threads", "1"]);
+    ok(&["run", s, "--out", "t2", "--threads", "2"]);
+    let one = outputs(&d.path().join("t1"));
+    assert_eq!(one, outputs(&d.path().join("t2")));
+    ok(&["run", s, "--out", "a", "--shard", "0/2", "--threads", "2"]);
+    ok(&["run", s, "--out", "b", "--shard", "1/2", "--threads", "1"]);
+    ok(&["merge", "a", "b", "--out", "m"]);
+    assert_eq!(one, outputs(&d.path().join("m")));
+    for f in ["cells/cell-000000.csv", "cells/cell-000003.csv"] {
+        std::fs::remove_file(d.path().join("t1").join(f)).unwrap();
+    }
+    ok(&["run", s, "--out", "t1", "--resume", "--threads", "2"]);
+    assert_eq!(one, outputs(&d.path().join("t1")));
+
+    // The rule, checked from the rows: per cell, the values of hit_ratio in replication order.
+    let results = String::from_utf8(one[0].1.clone()).unwrap();
+    let mut rdr = csv::Reader::from_reader(results.as_bytes());
+    let h = rdr.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let (ci, ri, hi) = (col("cell"), col("replication"), col("hit_ratio"));
+    let mut per_cell: Vec<Vec<f64>> = vec![Vec::new(); 6];
+    for r in rdr.records() {
+        let r = r.unwrap();
+        let cell: usize = r[ci].parse().unwrap();
+        assert_eq!(r[ri].parse::<usize>().unwrap(), per_cell[cell].len());
+        per_cell[cell].push(r[hi].parse().unwrap());
+    }
+    let met = |xs: &[f64]| {
+        let s = cdnlab::stats::Summary::of(xs);
+        s.ci95 <= 0.02 * s.mean.abs()
+    };
+    let summary = String::from_utf8(one[1].1.clone()).unwrap();
+    let mut rdr = csv::Reader::from_reader(summary.as_bytes());
+    let sh = rdr.headers().unwrap().clone();
+    let (runs_i, met_i) = (
+        sh.iter().position(|c| c == "runs").unwrap(),
+        sh.iter().position(|c| c == "target_met").unwrap(),
+    );
+    let mut counts = std::collections::BTreeSet::new();
+    for (cell, r) in rdr.records().enumerate() {
+        let r = r.unwrap();
+        let xs = &per_cell[cell];
+        let n = xs.len();
+        assert_eq!(r[runs_i].parse::<usize>().unwrap(), n);
+        counts.insert(n);
+        assert!(n == 30 || (n >= 3 && (n - 3) % 4 == 0), "cell {cell}: {n}");
+        // Not met at any earlier boundary; met at n unless n is the maximum.
+        for b in (3..n).step_by(4) {
+            assert!(!met(&xs[..b]), "cell {cell} could have stopped at {b}");
+        }
+        assert_eq!(r[met_i].parse::<bool>().unwrap(), met(xs), "cell {cell}");
+        assert!(met(xs) || n == 30, "cell {cell}");
+    }
+    assert!(counts.len() >= 3, "cells stopped alike: {counts:?}");
+    assert!(
+        counts.contains(&30),
+        "some cell should miss its target: {counts:?}"
+    );
+}
+
 #[test]
 fn sweeps_are_identical_across_threads_shards_and_resume() {
     let (d, p) = setup(SCENARIO);

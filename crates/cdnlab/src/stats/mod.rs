@@ -68,6 +68,74 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// A precision target for one metric: the 95% confidence half-width of its mean at most this.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HalfWidth {
+    /// At most this, in the metric's unit.
+    Absolute(f64),
+    /// At most this fraction of |mean| (a mean of 0 needs a half-width of 0).
+    Relative(f64),
+}
+
+impl HalfWidth {
+    /// Whether `s` meets the target; never with fewer than two values (no interval yet).
+    pub fn met(&self, s: &Summary) -> bool {
+        if s.n < 2 || !s.ci95.is_finite() {
+            return false;
+        }
+        match *self {
+            HalfWidth::Absolute(h) => s.ci95 <= h,
+            HalfWidth::Relative(r) => s.ci95 <= r * s.mean.abs(),
+        }
+    }
+}
+
+/// Sequential stopping with a minimum sample (Law, *Simulation Modeling and Analysis*, §9.4.1):
+/// run `min` replications, then `batch` more at a time until every target is met or `max` are
+/// done. The decision looks only at replications 0..n, taken in order at batch boundaries, so the
+/// count a cell ends with is a function of its values alone (not of how they were computed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sequential {
+    /// Replications before the first check (at least 2: an interval needs two values).
+    pub min: u64,
+    /// Replications added per step.
+    pub batch: u64,
+    /// Most replications, met or not.
+    pub max: u64,
+}
+
+impl Sequential {
+    /// The replication count to reach next, after `done` (None: stop at `max`).
+    pub fn next(&self, done: u64) -> Option<u64> {
+        if done >= self.max {
+            None
+        } else if done < self.min {
+            Some(self.min.min(self.max))
+        } else {
+            Some((done + self.batch.max(1)).min(self.max))
+        }
+    }
+
+    /// Runs the rule: `grow(n)` extends the sample to replications 0..n (n increasing: min,
+    /// min + batch, ..., max) and returns the summary of each target's metric over them. Returns
+    /// the replications used and whether every target was met.
+    pub fn run<E>(
+        &self,
+        targets: &[HalfWidth],
+        mut grow: impl FnMut(u64) -> Result<Vec<Summary>, E>,
+    ) -> Result<(u64, bool), E> {
+        let mut n = 0;
+        while let Some(next) = self.next(n) {
+            n = next;
+            let s = grow(n)?;
+            if targets.iter().zip(&s).all(|(t, s)| t.met(s)) {
+                return Ok((n, true));
+            }
+        }
+        Ok((n, false))
+    }
+}
+
 /// Pearson's chi-square statistic of observed counts against expected counts.
 pub fn chi_square(observed: &[u64], expected: &[f64]) -> f64 {
     observed
@@ -228,6 +296,108 @@ pub fn poisson_cdf(mean: f64, k: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequential_boundaries() {
+        let q = Sequential {
+            min: 5,
+            batch: 3,
+            max: 12,
+        };
+        let mut seen = Vec::new();
+        let mut n = 0;
+        while let Some(m) = q.next(n) {
+            seen.push(m);
+            n = m;
+        }
+        assert_eq!(seen, [5, 8, 11, 12]);
+        // A maximum below the minimum caps it.
+        assert_eq!(
+            Sequential {
+                min: 10,
+                batch: 5,
+                max: 4
+            }
+            .next(0),
+            Some(4)
+        );
+        assert_eq!(
+            Sequential {
+                min: 10,
+                batch: 5,
+                max: 4
+            }
+            .next(4),
+            None
+        );
+    }
+
+    #[test]
+    fn half_width_targets() {
+        // [1, 3]: mean 2, sd sqrt(2), half-width t975(1) * sqrt(2) / sqrt(2) = 12.706204.
+        let s = Summary::of(&[1.0, 3.0]);
+        assert!((s.ci95 - 12.706_204).abs() < 1e-6);
+        assert!(HalfWidth::Absolute(12.71).met(&s));
+        assert!(!HalfWidth::Absolute(12.70).met(&s));
+        assert!(HalfWidth::Relative(6.36).met(&s)); // 6.36 * 2 = 12.72
+        assert!(!HalfWidth::Relative(6.35).met(&s));
+        // One value has no interval; a constant sample meets any target, relative to 0 too.
+        assert!(!HalfWidth::Absolute(1e9).met(&Summary::of(&[1.0])));
+        assert!(HalfWidth::Relative(0.0).met(&Summary::of(&[0.0, 0.0])));
+    }
+
+    /// The rule stops at the first batch boundary where every target holds (a brute force over
+    /// the boundaries agrees), and reports a miss at the maximum.
+    #[test]
+    fn sequential_stops_at_the_first_boundary_that_meets_every_target() {
+        // Values alternating 0, 1: the half-width shrinks like 1 / sqrt(n).
+        let xs: Vec<f64> = (0..200).map(|i| (i % 2) as f64).collect();
+        let ys: Vec<f64> = (0..200).map(|i| 10.0 + ((i * 7) % 5) as f64).collect();
+        for (hx, ry) in [(0.3, 0.1), (0.2, 0.05), (0.1, 0.02), (0.05, 0.2)] {
+            let targets = [HalfWidth::Absolute(hx), HalfWidth::Relative(ry)];
+            let q = Sequential {
+                min: 4,
+                batch: 6,
+                max: 200,
+            };
+            let summaries = |n: u64| {
+                vec![
+                    Summary::of(&xs[..n as usize]),
+                    Summary::of(&ys[..n as usize]),
+                ]
+            };
+            let mut calls = Vec::new();
+            let got = q
+                .run(&targets, |n| {
+                    calls.push(n);
+                    Ok::<_, ()>(summaries(n))
+                })
+                .unwrap();
+            let brute = (0..)
+                .map(|k| (4 + 6 * k).min(200))
+                .take_while(|&n| n < 200)
+                .chain([200])
+                .find(|&n| targets.iter().zip(summaries(n)).all(|(t, s)| t.met(&s)));
+            match brute {
+                Some(n) => assert_eq!(got, (n, true), "{hx} {ry}"),
+                None => assert_eq!(got, (200, false), "{hx} {ry}"),
+            }
+            assert_eq!(*calls.last().unwrap(), got.0);
+            assert!(calls.windows(2).all(|w| w[1] > w[0]));
+        }
+        // 0.05 absolute on the 0/1 values needs n near (1.96 * 0.5 / 0.05)^2 = 384: not reached.
+        let q = Sequential {
+            min: 4,
+            batch: 6,
+            max: 200,
+        };
+        let got = q
+            .run(&[HalfWidth::Absolute(0.05)], |n| {
+                Ok::<_, ()>(vec![Summary::of(&xs[..n as usize])])
+            })
+            .unwrap();
+        assert_eq!(got, (200, false));
+    }
 
     #[test]
     fn chi_square_quantiles() {
