@@ -191,15 +191,25 @@ fn replications(
         .collect()
 }
 
-/// Sweeps `sc` into `out`.
-pub fn run_scenario(
-    sc: &Scenario,
+/// A scenario's output folder made ready to receive cells: checked (same scenario; finished
+/// cells only with `resume`), its scenario.toml written, the cells still to run listed.
+pub struct Prepared<'a> {
+    pub sc: &'a Scenario,
+    pub out: PathBuf,
+    /// Cells of this shard without a file yet.
+    pub todo: Vec<&'a Cell>,
+    text: String,
+    history: Vec<provenance::Provenance>,
+    start: provenance::Start,
+}
+
+/// Checks `out` for `sc` and writes its scenario.toml (see [`Prepared`]).
+pub fn prepare<'a>(
+    sc: &'a Scenario,
     out: &Path,
     shard: Shard,
-    threads: Option<usize>,
     resume: bool,
-    show_progress: bool,
-) -> Result<Outcome> {
+) -> Result<Prepared<'a>> {
     let start = provenance::Start::now();
     output::ensure_dir(&out.join("cells"))?;
     output::remove_stale_temporaries(&out.join("cells"))?;
@@ -229,31 +239,55 @@ pub fn run_scenario(
              another --out",
         ));
     }
-    let with_history = |entries: &[provenance::Provenance]| {
-        if entries.is_empty() {
-            text.clone()
+    let p = Prepared {
+        sc,
+        out: out.to_path_buf(),
+        todo: sc
+            .cells
+            .iter()
+            .filter(|c| shard.owns(c.index) && !(resume && cell_path(out, c.index).exists()))
+            .collect(),
+        text,
+        history,
+        start,
+    };
+    write_atomic(&scen_path, p.with_history().as_bytes())?;
+    Ok(p)
+}
+
+impl Prepared<'_> {
+    fn with_history(&self) -> String {
+        if self.history.is_empty() {
+            self.text.clone()
         } else {
-            format!("{text}\n{}", provenance::toml_entries(entries))
+            format!("{}\n{}", self.text, provenance::toml_entries(&self.history))
         }
-    };
-    write_atomic(&scen_path, with_history(&history).as_bytes())?;
-    let todo: Vec<&Cell> = sc
-        .cells
-        .iter()
-        .filter(|c| shard.owns(c.index) && !(resume && cell_path(out, c.index).exists()))
-        .collect();
-    // Timed experiments run one cell at a time, whatever --threads says.
-    let threads = if sc.experiment.timed() {
-        Some(1)
-    } else {
-        threads
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| CliError::Failed(format!("cannot start worker threads: {e}")))?;
-    let bar = if show_progress {
-        ProgressBar::new(todo.len() as u64)
+    }
+
+    /// Runs cell `c` (of `todo`) and writes its file; returns its wall seconds.
+    pub fn run(&self, c: &Cell) -> std::result::Result<f64, String> {
+        let t = Instant::now();
+        run_cell(self.sc, c, &self.out)?;
+        Ok(t.elapsed().as_secs_f64())
+    }
+
+    /// After the cells: adds this invocation's provenance (with the threads it had) and writes
+    /// results.csv, summary.csv and the plots from every cell file present.
+    pub fn finish(mut self, threads: usize) -> Result<Vec<SummaryRow>> {
+        self.history.push(self.start.finish(threads));
+        write_atomic(
+            &self.out.join("scenario.toml"),
+            self.with_history().as_bytes(),
+        )?;
+        finalize(self.sc, &self.out)
+    }
+}
+
+/// A progress bar over `len` cells (hidden unless `show`), with log lines when standard error
+/// is not a terminal.
+pub fn cell_bar(len: u64, show: bool, what: String) -> (ProgressBar, Option<progress::LogLines>) {
+    let bar = if show {
+        ProgressBar::new(len)
     } else {
         ProgressBar::hidden()
     };
@@ -263,41 +297,67 @@ pub fn run_scenario(
         )
         .expect("valid template"),
     );
+    let log = show.then(|| progress::LogLines::start(&bar, what, "cells"));
+    (bar, log)
+}
+
+/// A pool of `threads` workers (default: one per core).
+pub fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start worker threads: {e}")))
+}
+
+/// Sweeps `sc` into `out`.
+pub fn run_scenario(
+    sc: &Scenario,
+    out: &Path,
+    shard: Shard,
+    threads: Option<usize>,
+    resume: bool,
+    show_progress: bool,
+) -> Result<Outcome> {
+    let p = prepare(sc, out, shard, resume)?;
+    // Timed experiments run one cell at a time, whatever --threads says.
+    let pool = pool(if sc.experiment.timed() {
+        Some(1)
+    } else {
+        threads
+    })?;
+    let (bar, log) = cell_bar(p.todo.len() as u64, show_progress, sc.resolved.name.clone());
     let t0 = Instant::now();
-    let log =
-        show_progress.then(|| progress::LogLines::start(&bar, sc.resolved.name.clone(), "cells"));
     let failures: Vec<(u64, String)> = pool.install(|| {
-        todo.par_iter()
+        p.todo
+            .par_iter()
             .progress_with(bar.clone())
             // After a stop request (crate::stop) the cells not yet started are skipped.
             .filter(|_| !crate::stop::requested())
-            .filter_map(|c| run_cell(sc, c, out).err().map(|e| (c.index, e)))
+            .filter_map(|c| p.run(c).err().map(|e| (c.index, e)))
             .collect()
     });
     drop(log);
     bar.finish_and_clear();
     crate::stop::check()?;
-    history.push(start.finish(pool.current_num_threads()));
-    write_atomic(&scen_path, with_history(&history).as_bytes())?;
-    let rows = finalize(sc, out)?;
-    let present = rows.len();
+    let ran: Vec<u64> = p.todo.iter().map(|c| c.index).collect();
+    let rows = p.finish(pool.current_num_threads())?;
     if show_progress {
-        let ran: Vec<u64> = todo.iter().map(|c| c.index).collect();
         let runs: usize = rows
             .iter()
             .filter(|r| ran.binary_search(&r.cell).is_ok())
             .map(|r| r.metrics.first().map_or(0, |s| s.n))
             .sum();
         eprintln!(
-            "{} cells ({runs} runs) in {:.1} s; {present} of {} cells in {}",
-            todo.len(),
+            "{} cells ({runs} runs) in {:.1} s; {} of {} cells in {}",
+            ran.len(),
             t0.elapsed().as_secs_f64(),
+            rows.len(),
             sc.cells.len(),
             out.display()
         );
     }
     Ok(Outcome {
-        cells_run: todo.len(),
+        cells_run: ran.len(),
         failures,
         rows,
     })

@@ -936,6 +936,20 @@ fn reproduce_quick_writes_report_and_claims() {
         "{err}"
     );
     assert!(table[3].starts_with("total "), "{err}");
+    assert!(err.contains("wall clock "), "{err}");
+    // Every cell run, with its seconds: what bench/reproduce.sh turns into expected times.
+    let cells: u64 = doc["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cells"].as_u64().unwrap())
+        .sum();
+    let timings = String::from_utf8(read(&d.path().join("r/cell-seconds.csv"))).unwrap();
+    assert_eq!(timings.lines().count() as u64, 1 + cells, "{timings}");
+    assert!(
+        timings.starts_with("scale,experiment,cell,seconds\nquick,"),
+        "{timings}"
+    );
     let claims = doc["claims"].as_array().unwrap();
     assert!(!claims.is_empty());
     for c in claims {

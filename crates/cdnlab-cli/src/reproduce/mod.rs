@@ -379,7 +379,10 @@ struct Done {
     scenario: Scenario,
     dir: PathBuf,
     claims: Vec<Claim>,
-    /// Wall seconds this invocation spent on it (cells reused from an earlier run cost ~0).
+    rows: Vec<SummaryRow>,
+    /// Seconds this invocation's cells of it took, summed over its cells (cells of every
+    /// experiment run side by side, so this is its share of the work, not a stretch of the
+    /// clock; cells reused from an earlier run cost nothing).
     seconds: f64,
 }
 
@@ -410,33 +413,27 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     let start = provenance::Start::now();
     output::ensure_dir(&a.out)?;
     let scale = if a.full { "full" } else { "quick" };
-    let mut done = Vec::new();
-    let mut failures = Vec::new();
+    // Every scenario is loaded (and checked) before any work.
+    let mut chosen = Vec::new();
     for rep in all
         .into_iter()
         .filter(|r| a.only.is_empty() || a.only.iter().any(|o| o == r.id))
     {
-        let started = std::time::Instant::now();
         let (path, text) = if a.full { rep.full } else { rep.quick };
         let sc = Scenario::parse(text, Path::new(path))?;
         let dir = a.out.join(format!("{}-{scale}", rep.id));
-        eprintln!(
-            "== {} ({}, {scale}): {} cells",
-            rep.id,
-            rep.paper,
-            sc.cells.len()
-        );
-        let rows = if a.merge.is_empty() {
-            // Re-running into the same folder reuses finished cells: results are a function of
-            // the scenario, so they are the same.
-            let o = runner::run_scenario(&sc, &dir, shard, a.threads, true, true)?;
-            failures.extend(
-                o.failures
-                    .iter()
-                    .map(|(c, e)| format!("{} cell {c}: {e}", rep.id)),
-            );
-            o.rows
-        } else {
+        chosen.push((rep, sc, dir));
+    }
+    let mut failures = Vec::new();
+    let (rows, seconds): (Vec<Vec<SummaryRow>>, Vec<f64>) = if a.merge.is_empty() {
+        // Re-running into the same folder reuses finished cells: results are a function of
+        // the scenario, so they are the same.
+        let (rows, seconds, failed) = run_all(&chosen, a, shard, scale)?;
+        failures = failed;
+        (rows, seconds)
+    } else {
+        let mut rows = Vec::new();
+        for (rep, _, dir) in &chosen {
             let name = format!("{}-{scale}", rep.id);
             let parts: Vec<PathBuf> = a
                 .merge
@@ -450,11 +447,22 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
                      the same --only and scale)"
                 )));
             }
-            runner::merge_into(&parts, &dir)?
-        };
+            rows.push(runner::merge_into(&parts, dir)?);
+        }
+        let n = rows.len();
+        (rows, vec![0.0; n])
+    };
+    let mut done = Vec::new();
+    for (((rep, sc, dir), rows), seconds) in chosen.into_iter().zip(rows).zip(seconds) {
         if shard != Shard::ALL {
             continue; // claims need every cell: after --merge
         }
+        eprintln!(
+            "== {} ({}, {scale}): {} cells",
+            rep.id,
+            rep.paper,
+            sc.cells.len()
+        );
         let claims = (rep.claims)(&sc, &rows);
         for c in &claims {
             eprintln!(
@@ -475,7 +483,8 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             scenario: sc,
             dir,
             claims,
-            seconds: started.elapsed().as_secs_f64(),
+            rows,
+            seconds,
         });
     }
     if shard != Shard::ALL {
@@ -510,6 +519,8 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
                 "scale": scale,
                 "seed": d.scenario.resolved.seed,
                 "replications": d.scenario.resolved.replications,
+                "runs": d.runs(),
+                "precision": d.scenario.resolved.precision,
                 "cells": d.scenario.cells.len(),
                 "dir": d.dir.display().to_string(),
                 "seconds": d.seconds,
@@ -527,7 +538,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         &a.out.join("report.html"),
         report(&done, scale, &prov)?.as_bytes(),
     )?;
-    eprintln!("{}", time_table(&done));
+    eprintln!("{}", time_table(&done, prov.seconds));
     eprintln!(
         "{}; report: {}",
         tally(&claims),
@@ -542,26 +553,191 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     Ok(())
 }
 
-/// The wall time per experiment, slowest first, with the total: where a run's time went.
-fn time_table(done: &[Done]) -> String {
+/// Expected seconds per cell (scale, experiment, cell, seconds), as measured by
+/// `bench/reproduce.sh` on a 2-core machine. Only the order in which cells start depends on it,
+/// never a result; a stale or missing entry costs time, not correctness.
+const EXPECTED: &str = include_str!("../../../../scenarios/expected-seconds.csv");
+
+/// The expected seconds of each (experiment, cell) at `scale`.
+fn expected(scale: &str) -> std::collections::HashMap<(String, u64), f64> {
+    EXPECTED
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.len() == 4 && f[0] == scale)
+                .then(|| Some(((f[1].to_string(), f[2].parse().ok()?), f[3].parse().ok()?)))
+                .flatten()
+        })
+        .collect()
+}
+
+/// Runs the cells of every chosen experiment in one pool, longest expected first, so both
+/// cores stay busy to the end instead of idling at each experiment's tail; timed experiments
+/// (whose metric is a solve time) run afterwards, alone, one cell at a time. Returns per
+/// experiment the summary rows and the seconds its cells took, and the failed cells. Writes
+/// `cell-seconds.csv` (what `bench/reproduce.sh` turns into the expected times).
+#[allow(clippy::type_complexity)]
+fn run_all(
+    chosen: &[(Reproduction, Scenario, PathBuf)],
+    a: &ReproduceArgs,
+    shard: Shard,
+    scale: &str,
+) -> Result<(Vec<Vec<SummaryRow>>, Vec<f64>, Vec<String>)> {
+    use rayon::prelude::*;
+    let prepared: Vec<runner::Prepared> = chosen
+        .iter()
+        .map(|(_, sc, dir)| runner::prepare(sc, dir, shard, true))
+        .collect::<Result<_>>()?;
+    let table = expected(scale);
+    // Cells without an estimate go first, in registry order: they may be long.
+    let mut jobs: Vec<(usize, &crate::scenario::Cell, f64)> = Vec::new();
+    let mut timed = Vec::new();
+    for (e, p) in prepared.iter().enumerate() {
+        for &c in &p.todo {
+            if p.sc.experiment.timed() {
+                timed.push((e, c));
+            } else {
+                let t = table
+                    .get(&(chosen[e].0.id.to_string(), c.index))
+                    .copied()
+                    .unwrap_or(f64::INFINITY);
+                jobs.push((e, c, t));
+            }
+        }
+    }
+    jobs.sort_by(|x, y| y.2.total_cmp(&x.2));
+    let total = jobs.len() + timed.len();
+    eprintln!(
+        "== {} experiments ({scale}): {total} cells to run, longest expected first",
+        chosen.len()
+    );
+    let pool = runner::pool(a.threads)?;
+    let (bar, log) = runner::cell_bar(total as u64, true, "reproduce".into());
+    let mut ran: Vec<(usize, u64, std::result::Result<f64, String>)> = pool.install(|| {
+        // par_bridge hands the jobs out in order as workers free up.
+        jobs.into_iter()
+            .par_bridge()
+            // After a stop request (crate::stop) the cells not yet started are skipped.
+            .filter(|_| !crate::stop::requested())
+            .map(|(e, c, _)| {
+                let r = prepared[e].run(c);
+                bar.inc(1);
+                (e, c.index, r)
+            })
+            .collect()
+    });
+    let one = runner::pool(Some(1))?;
+    for (e, c) in timed {
+        if crate::stop::requested() {
+            break;
+        }
+        ran.push((e, c.index, one.install(|| prepared[e].run(c))));
+        bar.inc(1);
+    }
+    drop(log);
+    bar.finish_and_clear();
+    crate::stop::check()?;
+    ran.sort_by_key(|r| (r.0, r.1));
+    let mut seconds = vec![0.0; chosen.len()];
+    let mut failures = Vec::new();
+    let mut timings = String::from("scale,experiment,cell,seconds\n");
+    for (e, cell, r) in &ran {
+        match r {
+            Ok(t) => {
+                seconds[*e] += t;
+                timings += &format!("{scale},{},{cell},{t:.3}\n", chosen[*e].0.id);
+            }
+            Err(m) => failures.push(format!("{} cell {cell}: {m}", chosen[*e].0.id)),
+        }
+    }
+    write_atomic(&a.out.join("cell-seconds.csv"), timings.as_bytes())?;
+    let threads = pool.current_num_threads();
+    let rows = prepared
+        .into_iter()
+        .map(|p| {
+            let t = if p.sc.experiment.timed() { 1 } else { threads };
+            p.finish(t)
+        })
+        .collect::<Result<_>>()?;
+    Ok((rows, seconds, failures))
+}
+
+/// Where a run's time went: per experiment the cells, the replications and the seconds its cells
+/// took (slowest first), then the total and the wall-clock time of the whole run.
+fn time_table(done: &[Done], wall: f64) -> String {
     let mut rows: Vec<&Done> = done.iter().collect();
     rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
-    let mut t = format!("{:<18} {:>6} {:>10}\n", "experiment", "cells", "seconds");
+    let mut t = format!(
+        "{:<18} {:>6} {:>8} {:>12}\n",
+        "experiment", "cells", "runs", "cell-seconds"
+    );
     for d in &rows {
         t += &format!(
-            "{:<18} {:>6} {:>10.1}\n",
+            "{:<18} {:>6} {:>8} {:>12.1}\n",
             d.rep.id,
             d.scenario.cells.len(),
+            d.runs(),
             d.seconds
         );
     }
     t += &format!(
-        "{:<18} {:>6} {:>10.1}",
+        "{:<18} {:>6} {:>8} {:>12.1}\nwall clock {wall:.1} s (cells of all experiments run side by side)",
         "total",
         rows.iter().map(|d| d.scenario.cells.len()).sum::<usize>(),
+        rows.iter().map(|d| d.runs()).sum::<usize>(),
         rows.iter().map(|d| d.seconds).sum::<f64>()
     );
     t
+}
+
+impl Done {
+    /// Replications summarised, over every cell.
+    fn runs(&self) -> usize {
+        self.rows
+            .iter()
+            .map(|r| r.metrics.first().map_or(0, |s| s.n))
+            .sum()
+    }
+
+    /// "10 replications", or with a precision target "5 to 40 replications per cell until ...".
+    fn replications_in_words(&self) -> String {
+        let r = &self.scenario.resolved;
+        let Some(p) = &r.precision else {
+            return format!("{} replications per cell", r.replications);
+        };
+        let targets: Vec<String> = p
+            .half_width
+            .iter()
+            .map(|(m, h)| format!("{m} ± {h}"))
+            .chain(
+                p.relative_half_width
+                    .iter()
+                    .map(|(m, f)| format!("{m} ± {}%", f * 100.0)),
+            )
+            .collect();
+        let used: Vec<usize> = self
+            .rows
+            .iter()
+            .map(|r| r.metrics.first().map_or(0, |s| s.n))
+            .collect();
+        let met = self
+            .rows
+            .iter()
+            .filter(|r| r.target_met == Some(true))
+            .count();
+        format!(
+            "{} to {} replications per cell, added {} at a time until the 95% interval is \
+             within {} (used {} to {}; target met in {met} of {} cells)",
+            p.min_replications,
+            r.replications,
+            p.batch,
+            targets.join(" and "),
+            used.iter().min().unwrap_or(&0),
+            used.iter().max().unwrap_or(&0),
+            used.len()
+        )
+    }
 }
 
 /// "P of N claims of the papers pass; findings F of G; additions A of B".
@@ -768,7 +944,7 @@ fn experiment_section(h: &mut String, d: &Done, scale: &str, figure: &mut usize)
     h.push_str(&format!(
         "<h3 id=\"{id}\">{title} <small>({id})</small></h3><p><strong>Paper:</strong> {paper}. \
          <strong>What it tests:</strong> {notes}</p>\
-         <p><strong>Scale:</strong> {scale} ({reps} replications per cell, {cells} cells, seed \
+         <p><strong>Scale:</strong> {scale} ({reps}; {cells} cells, seed \
          {seed}); experiment <code>{exp}</code>; results in <code>{folder}/</code> \
          (<a href=\"{folder}/scenario.toml\">scenario.toml</a>, \
          <a href=\"{folder}/summary.csv\">summary.csv</a>).</p>",
@@ -776,7 +952,7 @@ fn experiment_section(h: &mut String, d: &Done, scale: &str, figure: &mut usize)
         title = esc(d.rep.title),
         paper = paper_name(d.rep.paper),
         notes = d.rep.notes,
-        reps = r.replications,
+        reps = esc(&d.replications_in_words()),
         cells = d.scenario.cells.len(),
         seed = r.seed,
         exp = esc(&r.experiment),
@@ -843,7 +1019,7 @@ fn experiment_section(h: &mut String, d: &Done, scale: &str, figure: &mut usize)
         h.push_str(&format!(
             "<figure><a href=\"{png}\"><img src=\"{svg}\" alt=\"{alt}\"></a>\
              <figcaption><strong>Figure {n}.</strong> {title}: {what} against <code>{x}</code>{x_help}\
-             {series}{filter}. Points are means over {reps} replications with 95% intervals. \
+             {series}{filter}. Points are means over {reps} with 95% intervals. \
              Files: <a href=\"{svg}\">SVG</a>, <a href=\"{png}\">PNG</a>.</figcaption></figure>",
             alt = esc(p.title.as_deref().unwrap_or(&r.name)),
             n = figure,
@@ -859,8 +1035,14 @@ fn experiment_section(h: &mut String, d: &Done, scale: &str, figure: &mut usize)
             } else {
                 format!(", at {}", esc(&filter.join(", ")))
             },
-            reps = r.replications,
+            reps = match r.precision {
+                None => format!("{} replications", r.replications),
+                Some(_) => "each cell's replications (per cell below)".into(),
+            },
         ));
+    }
+    if r.precision.is_some() {
+        replications_table(h, d);
     }
     if !d.claims.is_empty() {
         h.push_str(&format!(
@@ -874,6 +1056,36 @@ fn experiment_section(h: &mut String, d: &Done, scale: &str, figure: &mut usize)
         );
     }
     Ok(())
+}
+
+/// Per cell of an experiment with a precision target: its swept parameters, the replications
+/// it needed and whether its target was met.
+fn replications_table(h: &mut String, d: &Done) {
+    let swept: Vec<&String> = d.scenario.resolved.grid.keys().collect();
+    h.push_str(&format!(
+        "<details><summary>Replications each cell needed ({})</summary><table><tr>",
+        esc(&d.replications_in_words())
+    ));
+    for k in &swept {
+        h.push_str(&format!("<th>{}</th>", esc(k)));
+    }
+    h.push_str("<th>replications</th><th>target met</th></tr>");
+    for r in &d.rows {
+        h.push_str("<tr>");
+        for k in &swept {
+            h.push_str(&format!("<td>{}</td>", esc(&show_value(&r.params[*k]))));
+        }
+        h.push_str(&format!(
+            "<td>{}</td><td>{}</td></tr>",
+            r.metrics.first().map_or(0, |s| s.n),
+            match r.target_met {
+                Some(true) => "yes",
+                Some(false) => "<strong>no</strong> (stopped at the maximum)",
+                None => "",
+            }
+        ));
+    }
+    h.push_str("</table></details>");
 }
 
 fn provenance_section(h: &mut String, done: &[Done], prov: &provenance::Provenance) {
