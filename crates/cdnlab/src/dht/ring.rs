@@ -102,9 +102,22 @@ impl Ring {
         self.alive.len() as u32
     }
 
-    /// Live nodes.
+    /// Live nodes (each has `vnodes` positions; O(1), as bounded loads ask on every request).
     pub fn live(&self) -> u32 {
-        self.alive.iter().filter(|&&a| a).count() as u32
+        (self.points.len() / self.vnodes as usize) as u32
+    }
+
+    /// The index (into the sorted positions) of the position owning `pos`; None when every node
+    /// is down. Walk the ring with [`Ring::owner_at`] and index + 1 (mod [`Ring::positions`]).
+    #[inline]
+    pub fn owner_index(&self, pos: u64) -> Option<usize> {
+        (!self.points.is_empty()).then(|| self.successor(pos))
+    }
+
+    /// The node of the position at `index` (see [`Ring::owner_index`]).
+    #[inline]
+    pub fn owner_at(&self, index: usize) -> u32 {
+        self.owners[index]
     }
 
     /// Whether node `n` is up.
@@ -192,6 +205,33 @@ impl Ring {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// live() (counted from the positions) follows crashes, returns and joins; walking by index
+    /// visits the same owners as walking by position.
+    #[test]
+    fn live_count_and_index_walk() {
+        let mut r = Ring::new(30, 4).unwrap();
+        let count = |r: &Ring| (0..r.nodes()).filter(|&n| r.is_alive(n)).count() as u32;
+        for step in 0..12u32 {
+            match step % 3 {
+                0 => r.crash(step).unwrap(),
+                1 => r.revive(step - 1).unwrap(),
+                _ => {
+                    r.join();
+                }
+            }
+            assert_eq!(r.live(), count(&r), "step {step}");
+            let start = r.owner_index(12345).unwrap();
+            let mut pos = 12345u64;
+            for i in 0..r.positions() {
+                assert_eq!(
+                    r.owner_at((start + i) % r.positions()),
+                    r.owner(pos).unwrap()
+                );
+                pos = r.next_position(pos);
+            }
+        }
+    }
 
     /// The successor by brute force.
     fn owner_naive(r: &Ring, pos: u64) -> u32 {

@@ -273,7 +273,7 @@ impl Sim<'_> {
     /// Serves one request for file `f`.
     fn request(&mut self, f: u32, rng: &mut Rng) -> bool {
         let cfg = self.cfg;
-        let node = match &self.placement {
+        let node = match self.placement.as_mut() {
             None => {
                 let key = file_key(u64::from(f));
                 let top = self.store.top(f);
@@ -645,9 +645,7 @@ pub fn run_with(
     let placement: Option<Box<dyn Placement>> = match cfg.policy {
         Policy::MultiHash => None,
         Policy::SingleHash => Some(Box::new(baselines::SingleHash)),
-        Policy::BoundedLoad => Some(Box::new(baselines::BoundedLoad {
-            factor: cfg.balance,
-        })),
+        Policy::BoundedLoad => Some(Box::new(baselines::BoundedLoad::new(cfg.balance))),
         Policy::Rendezvous => Some(Box::new(baselines::Rendezvous::new(&ring, cfg.files)?)),
         Policy::Maglev => Some(Box::new(Maglev::new(
             &ring,
@@ -702,6 +700,9 @@ pub fn run_with(
         let p_flash = extra / (lambda + extra);
         sim.node_load.fill(0);
         sim.window_requests = 0;
+        if let Some(p) = sim.placement.as_mut() {
+            p.new_window();
+        }
         sim.gapped_moments.clear();
         let failures_before = sim.failures;
         // The window's files first (independent draws, whose cache misses overlap), then the
