@@ -58,13 +58,12 @@ impl Ring {
         pts.sort_unstable();
         self.points = pts.iter().map(|p| p.0).collect();
         self.owners = pts.iter().map(|p| p.1).collect();
-        let bits = (self
-            .points
-            .len()
-            .max(1)
-            .next_power_of_two()
-            .trailing_zeros())
-        .max(1);
+        // About four buckets per point (up to 2^20 points; one beyond), so the walk in
+        // `successor` almost always stops at once: a walk of one or two steps at random is a
+        // branch mispredicted on every other lookup, and lookups are most of a multi-hash run.
+        let len = self.points.len().max(1);
+        let extra = if len <= 1 << 20 { 2 } else { 0 };
+        let bits = (len.next_power_of_two().trailing_zeros() + extra).max(1);
         self.shift = 64 - bits;
         self.buckets = (0..1u64 << bits)
             .map(|b| self.points.partition_point(|&p| p < b << self.shift) as u32)
