@@ -72,24 +72,22 @@ fn search(candidates: &[Vec<u32>], capacity: &[u32], skip_dead: bool) -> Vec<Opt
             continue;
         };
         // Augment: u takes s; each user up the path moves to the server its parent left it.
-        {
-            loop {
-                let old = assigned[u as usize];
-                if let Some(o) = old {
-                    let m = &mut members[o as usize];
-                    let i = m.iter().position(|&x| x == u).expect("member");
-                    m.swap_remove(i);
-                }
-                members[s as usize].push(u);
-                assigned[u as usize] = Some(s);
-                let (pu, ps) = parent[u as usize];
-                if pu == u32::MAX {
-                    break;
-                }
-                debug_assert_eq!(old, Some(ps));
-                u = pu;
-                s = ps;
+        loop {
+            let old = assigned[u as usize];
+            if let Some(o) = old {
+                let m = &mut members[o as usize];
+                let i = m.iter().position(|&x| x == u).expect("member");
+                m.swap_remove(i);
             }
+            members[s as usize].push(u);
+            assigned[u as usize] = Some(s);
+            let (pu, ps) = parent[u as usize];
+            if pu == u32::MAX {
+                break;
+            }
+            debug_assert_eq!(old, Some(ps));
+            u = pu;
+            s = ps;
         }
     }
     assigned
