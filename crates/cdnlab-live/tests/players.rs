@@ -304,15 +304,24 @@ async fn play(kind: &str) {
 
     // 3. A session whose first pathway (east) refuses it falls back to west and plays. East's
     // 6 slots for pa are taken by sessions this test keeps alive (a request each per second).
+    // Six active sessions are not enough: sessions of the parts above may still hold slots
+    // until they expire, and a slot they free could go to the session under test before a
+    // holder takes it. So the test waits for a round in which every holder was admitted.
+    let all_held = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let held = all_held.clone();
     let holders = tokio::spawn(async move {
         let client = reqwest::Client::new();
         loop {
+            let mut admitted = 0;
             for k in 0..6 {
-                let _ = client
+                let ok = client
                     .get(format!("http://{east}/p/pa/holder-{k}/init-0.m4s"))
                     .send()
-                    .await;
+                    .await
+                    .is_ok_and(|r| r.status().is_success());
+                admitted += usize::from(ok);
             }
+            held.store(admitted == 6, std::sync::atomic::Ordering::SeqCst);
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
@@ -328,7 +337,9 @@ async fn play(kind: &str) {
             .unwrap()
     };
     let t = Instant::now();
-    while shares_at_east().await["pa"]["active"] != 6 {
+    while !all_held.load(std::sync::atomic::Ordering::SeqCst)
+        || shares_at_east().await["pa"]["active"] != 6
+    {
         assert!(
             t.elapsed() < Duration::from_secs(15),
             "east not full: {}",
