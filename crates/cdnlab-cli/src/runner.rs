@@ -18,7 +18,7 @@ use crate::error::{CliError, Result};
 use crate::output::outln;
 use crate::output::{self, write_atomic};
 use crate::plot;
-use crate::scenario::{Cell, Scenario, to_value};
+use crate::scenario::{Cell, Scenario, same, to_value};
 use crate::{progress, provenance};
 use cdnlab::sim::Value;
 use cdnlab::stats::Summary;
@@ -142,7 +142,7 @@ fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
 /// the seed of (scenario seed, cell, r), so the rows are the same whatever the threads.
 fn run_cell(sc: &Scenario, cell: &Cell, out: &Path) -> std::result::Result<(), String> {
     let mut runs: Vec<Run> = Vec::new();
-    match sc.sequential() {
+    match sc.sequential().filter(|_| !sc.fixed_count(cell)) {
         None => runs = replications(sc, cell, 0..sc.resolved.replications)?,
         Some((rule, targets)) => {
             let halfwidths: Vec<_> = targets.iter().map(|t| t.1).collect();
@@ -696,14 +696,6 @@ fn num(v: &Value) -> f64 {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
         _ => f64::NAN,
-    }
-}
-
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Text(x), Value::Text(y)) => x == y,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        _ => num(a) == num(b),
     }
 }
 

@@ -60,6 +60,8 @@ struct RawPrecision {
     half_width: BTreeMap<String, f64>,
     #[serde(default)]
     relative_half_width: BTreeMap<String, f64>,
+    #[serde(default)]
+    fixed_where: Vec<BTreeMap<String, toml::Value>>,
 }
 
 /// A scenario's precision target: replications are added to a cell, `batch` at a time after
@@ -74,6 +76,11 @@ pub struct Precision {
     pub half_width: BTreeMap<String, f64>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub relative_half_width: BTreeMap<String, f64>,
+    /// Cells matching any of these (parameter = value) tables run the maximum: cells whose
+    /// claims count runs ("in every run", "in at least one run"), where fewer runs would
+    /// weaken the claim whatever the interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed_where: Vec<BTreeMap<String, toml::Value>>,
 }
 
 /// A plot declared in a scenario: summary means (with 95% CI bars) of `y` against grid
@@ -152,6 +159,27 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Converts a TOML scalar to a parameter value.
+/// Whether two parameter values are equal (numbers compare as numbers: 1 equals 1.0).
+pub fn same(a: &Value, b: &Value) -> bool {
+    let num = |v: &Value| match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        _ => num(a).is_some_and(|x| num(b) == Some(x)),
+    }
+}
+
+/// Whether `cell` has every (parameter, value) of `table`.
+fn matches_where(table: &BTreeMap<String, toml::Value>, cell: &Cell) -> bool {
+    table.iter().all(|(k, v)| {
+        to_value(v).is_some_and(|v| cell.params.values().get(k).is_some_and(|x| same(x, &v)))
+    })
+}
+
 pub fn to_value(v: &toml::Value) -> Option<Value> {
     match v {
         toml::Value::Integer(i) => Some(Value::Int(*i)),
@@ -197,6 +225,15 @@ impl Scenario {
             },
             targets,
         ))
+    }
+
+    /// Whether `cell` runs the maximum whatever its interval (it matches a table of the
+    /// precision target's `fixed_where`).
+    pub fn fixed_count(&self, cell: &Cell) -> bool {
+        self.resolved
+            .precision
+            .as_ref()
+            .is_some_and(|p| p.fixed_where.iter().any(|w| matches_where(w, cell)))
     }
 
     /// Loads and validates a scenario file.
@@ -311,6 +348,7 @@ impl Scenario {
                         batch: batch as u64,
                         half_width: q.half_width.clone(),
                         relative_half_width: q.relative_half_width.clone(),
+                        fixed_where: q.fixed_where.clone(),
                     },
                 ))
             }
@@ -408,6 +446,32 @@ impl Scenario {
             })?;
             cells.push(Cell { index, params });
         }
+        if let Some(p) = &raw.precision {
+            for table in &p.get_ref().fixed_where {
+                let bad = |msg: String| {
+                    at(
+                        p.span(),
+                        format!("[precision] fixed_where {{ {} }}: {msg}", show(table)),
+                    )
+                };
+                if table.is_empty() {
+                    return Err(bad("name at least one parameter, e.g. { k = 2 }".into()));
+                }
+                if let Some(k) = table
+                    .keys()
+                    .find(|k| !exp.params().iter().any(|s| s.name == *k))
+                {
+                    let names: Vec<_> = exp.params().iter().map(|s| s.name).collect();
+                    return Err(bad(format!(
+                        "unknown parameter `{k}` (allowed: {})",
+                        names.join(", ")
+                    )));
+                }
+                if !cells.iter().any(|c| matches_where(table, c)) {
+                    return Err(bad("matches no cell of the grid".into()));
+                }
+            }
+        }
         let all = Params::resolve(exp.params(), &fixed)?;
         let resolved = Resolved {
             name: raw.name.clone().unwrap_or_else(|| {
@@ -440,6 +504,15 @@ impl Scenario {
             cells,
         })
     }
+}
+
+/// A `where` table as TOML text (`k = 2, load = 0.5`).
+fn show(table: &BTreeMap<String, toml::Value>) -> String {
+    table
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn check_plot(
@@ -653,6 +726,41 @@ series = "alpha"
             "{e}"
         );
         assert!(e.contains("line"), "{e}");
+    }
+
+    #[test]
+    fn fixed_count_cells_are_named_by_parameters_the_grid_has() {
+        let with = |w: &str| {
+            format!("{GOOD}\n[precision]\nhalf_width = {{ hit_ratio = 0.01 }}\nfixed_where = {w}\n")
+                .replace("replications = 2", "replications = 9")
+        };
+        let ok = Scenario::parse(
+            &with("[{ alpha = 1, cache_size = 100 }, { alpha = 0.5, cache_size = 10 }]"),
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let fixed: Vec<u64> = ok
+            .cells
+            .iter()
+            .filter(|c| ok.fixed_count(c))
+            .map(|c| c.index)
+            .collect();
+        // Cells: alpha outer, cache_size inner; 1 equals 1.0.
+        assert_eq!(fixed, [0, 4]);
+        let e = err(&with("[{ alpha = 0.7 }]"));
+        assert!(
+            e.contains("fixed_where { alpha = 0.7 }") && e.contains("matches no cell"),
+            "{e}"
+        );
+        let e = err(&with("[{ k = 2 }]"));
+        assert!(
+            e.contains("unknown parameter `k`") && e.contains("cache_size"),
+            "{e}"
+        );
+        let e = err(&with("[{}]"));
+        assert!(e.contains("at least one parameter"), "{e}");
+        let e = err(&with("[{ alpha = [1] }]"));
+        assert!(e.contains("matches no cell"), "{e}");
     }
 
     #[test]

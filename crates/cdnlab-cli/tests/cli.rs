@@ -709,6 +709,8 @@ cache_size = [5, 50, 200]
 min_replications = 3
 batch = 4
 relative_half_width = { hit_ratio = 0.02 }
+# Cell 5 (alpha 1.0, cache 200) runs all 30 whatever its interval.
+fixed_where = [{ alpha = 1, cache_size = 200 }]
 [[plots]]
 file = "h.svg"
 x = "cache_size"
@@ -776,6 +778,15 @@ fn precision_targets_stop_alike_across_threads_shards_and_resume() {
         let xs = &per_cell[cell];
         let n = xs.len();
         assert_eq!(r[runs_i].parse::<usize>().unwrap(), n);
+        assert_eq!(r[met_i].parse::<bool>().unwrap(), met(xs), "cell {cell}");
+        if cell == 5 {
+            assert_eq!(n, 30, "cell 5 matches fixed_where");
+            assert!(
+                (3..30).step_by(4).any(|b| met(&xs[..b])),
+                "cell 5 would have stopped before 30 without fixed_where"
+            );
+            continue;
+        }
         counts.insert(n);
         assert!(n == 30 || (n >= 3 && (n - 3) % 4 == 0), "cell {cell}: {n}");
         // Not met at any earlier boundary; met at n unless n is the maximum.
