@@ -20,7 +20,7 @@ use crate::rng::Rng;
 use crate::sim::Experiment;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use dary_heap::QuaternaryHeap as BinaryHeap;
 
 /// How requests are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
