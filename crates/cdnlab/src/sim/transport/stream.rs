@@ -19,8 +19,8 @@ use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_ins
 use crate::rng::Rng;
 use crate::sim::Experiment;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
-use std::cmp::Reverse;
 use dary_heap::QuaternaryHeap as BinaryHeap;
+use std::cmp::Reverse;
 
 /// How requests are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
