@@ -784,9 +784,12 @@ impl Cache for Lirs {
     fn log_evictions(&mut self) {
         self.evicted.get_or_insert_with(Vec::new);
     }
+    /// Objects still resident are not reported: in rare states of tiny caches (libCacheSim's
+    /// rules, reproduced) an entry is evicted while another entry keeps the object resident.
     fn drain_evictions(&mut self, out: &mut Vec<u64>) {
-        if let Some(e) = &mut self.evicted {
-            out.append(e);
+        if let Some(mut e) = self.evicted.take() {
+            out.extend(e.drain(..).filter(|&x| !self.contains(x)));
+            self.evicted = Some(e);
         }
     }
 }

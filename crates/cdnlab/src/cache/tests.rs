@@ -1414,3 +1414,20 @@ fn lirs_as_libcachesim_holds_more_than_its_capacity() {
     let paper_hits = reqs.iter().filter(|r| paper.access_req(r)).count();
     assert!(paper_hits <= 4, "lirs-paper: {paper_hits} hits");
 }
+
+/// Found by `eviction_logs_account_for_every_object`: with libCacheSim's LIRS rules a 2-object
+/// cache can hold 3 objects after this sequence, and an eviction used to be logged for an object
+/// another entry keeps resident. The log now reports only objects that left.
+#[test]
+fn lirs_never_logs_a_resident_object_evicted() {
+    let capacity = Capacity::new(2, Unit::Objects).unwrap();
+    let mut c = Policy::Lirs.build(capacity);
+    c.log_evictions();
+    let mut out = Vec::new();
+    for id in [7u64, 9, 7, 9, 7, 0, 9] {
+        c.access(id, 1);
+        out.clear();
+        c.drain_evictions(&mut out);
+        assert!(out.iter().all(|&e| !c.contains(e)), "{id}: {out:?}");
+    }
+}
