@@ -13,6 +13,10 @@
 //! each replica i > 1 probes one uniform index below it and refills it if missing (random gap
 //! removal).
 //!
+//! A replica that leaves (de-replication, handover) stops being advertised at once but answers
+//! for the edges' request timeout the redirects already sent: the probe and the redirected GET
+//! are two requests, and the replica may leave between them.
+//!
 //! Failures: an edge that refuses a connection is taken off this edge's view of the ring, so
 //! its positions pass to their successors; a health check every 500 ms brings it back, and
 //! replicas this edge holds at positions that are the returning edge's again are handed over to
@@ -172,6 +176,9 @@ struct Held {
     settled: bool,
 }
 
+/// Replicas that left: their bytes and validators, and when they left.
+type Draining = HashMap<(u64, u32), (Bytes, Arc<Validators>, Instant)>;
+
 /// What the replicas held here may take: home copies through an LRU cache of `capacity` bytes
 /// (the library's policy, which only keeps the accounting; the bytes are in `held`), and
 /// replicas above index 1 up to `capacity` bytes, counted here.
@@ -186,6 +193,11 @@ struct DhtState {
     view: Mutex<Ring>,
     /// Lock order: `held`, then `budget`.
     held: Mutex<HashMap<(u64, u32), Held>>,
+    /// Replicas that left here (de-replicated or handed over), kept for `cfg.timeout` to
+    /// answer redirects already sent: an entry edge probes, then redirects the client, and the
+    /// replica may leave between the two. `has` says no at once, so no new redirect comes.
+    /// Taken after `held` when both are held.
+    draining: Mutex<Draining>,
     budget: Mutex<Budget>,
     /// Replicas being created here (one origin fetch per replica at a time).
     creating: Flights<(u64, u32), Fetched>,
@@ -301,6 +313,7 @@ pub async fn start(cfg: DhtConfig) -> Result<DhtEdge, Error> {
     let state = Arc::new(DhtState {
         view: Mutex::new(ring),
         held: Mutex::new(HashMap::new()),
+        draining: Mutex::new(HashMap::new()),
         budget: Mutex::new(Budget {
             home,
             evicted: Vec::new(),
@@ -369,16 +382,21 @@ impl DhtState {
         i == 1 || self.held.lock().expect("held lock").contains_key(&(f, i))
     }
 
-    /// Whether replica i of f exists (one probe). An owner that refuses the connection is
-    /// taken off the view and the probe asks the position's new owner.
+    /// Whether replica i of f exists (one probe).
     async fn probe(&self, f: u64, i: u32) -> bool {
+        self.probe_at(f, i).await.is_some()
+    }
+
+    /// The edge that holds replica i of f, if it exists (one probe). An owner that refuses the
+    /// connection is taken off the view and the probe asks the position's new owner. The
+    /// answer names the edge that said yes, not the owner in the view afterwards: the view may
+    /// change meanwhile (an edge back), and a redirect must go where the replica is.
+    async fn probe_at(&self, f: u64, i: u32) -> Option<u32> {
         self.counters.probes.fetch_add(1, Relaxed);
         for _ in 0..self.cfg.ring.edges.len() {
-            let Some(owner) = self.owner(f, i) else {
-                return false;
-            };
+            let owner = self.owner(f, i)?;
             if owner == self.cfg.id {
-                return self.holds(f, i);
+                return self.holds(f, i).then_some(owner);
             }
             let url = format!("http://{}/internal/has/{f}/{i}", self.addr(owner));
             match self
@@ -388,12 +406,12 @@ impl DhtState {
                 .send()
                 .await
             {
-                Ok(r) => return r.status() == reqwest::StatusCode::OK,
+                Ok(r) => return (r.status() == reqwest::StatusCode::OK).then_some(owner),
                 Err(e) if e.is_connect() => self.mark_down(owner),
-                Err(_) => return false, // slow or confused: treated as a miss
+                Err(_) => return None, // slow or confused: treated as a miss
             }
         }
-        false
+        None
     }
 
     fn mark_down(&self, node: u32) {
@@ -569,7 +587,10 @@ impl DhtState {
                     (b, v)
                 }
             },
-            None => return text(StatusCode::NOT_FOUND, "no such replica here"),
+            None => match self.draining.lock().expect("draining lock").get(&(f, i)) {
+                Some((b, v, _)) => (b.clone(), v.clone()),
+                None => return text(StatusCode::NOT_FOUND, "no such replica here"),
+            },
         };
         // Conditional and range requests (RFC 9110), on the origin's validators.
         let (status, mut headers, part) = http::answer(req, &validators, &bytes);
@@ -583,6 +604,27 @@ impl DhtState {
             HeaderValue::from(i),
         );
         (status, headers, part).into_response()
+    }
+
+    /// Replica i of f leaves here: it stops counting against the capacity and being
+    /// advertised, and answers redirects already sent for `cfg.timeout` (the drained ones that
+    /// are older go now).
+    fn drop_replica(&self, held: &mut HashMap<(u64, u32), Held>, f: u64, i: u32) -> bool {
+        let Some(h) = held.remove(&(f, i)) else {
+            return false;
+        };
+        self.release(i, h.bytes.len());
+        self.drain_expired();
+        let mut draining = self.draining.lock().expect("draining lock");
+        draining.insert((f, i), (h.bytes, h.validators, Instant::now()));
+        true
+    }
+
+    /// Drops the replicas that left more than `cfg.timeout` ago.
+    fn drain_expired(&self) {
+        let now = Instant::now();
+        let mut draining = self.draining.lock().expect("draining lock");
+        draining.retain(|_, (.., t)| now.duration_since(*t) < self.cfg.timeout);
     }
 
     fn authorised(&self, h: &HeaderMap) -> bool {
@@ -609,13 +651,13 @@ async fn content(
             let mut search = RbsSearch::new(s.cfg.ring.k);
             let mut served = None;
             while let Some(i) = search.next(&mut rng) {
-                if s.probe(f, i).await {
-                    served = Some(i);
+                if let Some(at) = s.probe_at(f, i).await {
+                    served = Some((i, at));
                     break;
                 }
                 search.missed(i);
             }
-            match served.and_then(|i| Some((i, s.owner(f, i)?))) {
+            match served {
                 None => text(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "no replica reachable; retry",
@@ -844,6 +886,7 @@ async fn background(s: Arc<DhtState>, mut stopped: watch::Receiver<bool>) {
             next_rgr += s.cfg.rgr_period;
         }
         if now >= next_health {
+            s.drain_expired();
             health(&s).await;
             next_health += Duration::from_millis(500);
         }
@@ -865,9 +908,8 @@ async fn end_window(s: &DhtState) {
 /// The replicas that decided to leave go.
 fn leave(s: &DhtState, leaving: &[(u64, u32)]) {
     let mut held = s.held.lock().expect("held lock");
-    for k in leaving {
-        if let Some(h) = held.remove(k) {
-            s.release(k.1, h.bytes.len());
+    for &(f, i) in leaving {
+        if s.drop_replica(&mut held, f, i) {
             s.counters.dereplications.fetch_add(1, Relaxed);
         }
     }
@@ -979,9 +1021,7 @@ async fn health(s: &DhtState) {
         };
         for (f, i) in moving {
             if s.create_at_owner(f, i).await || s.probe(f, i).await {
-                if let Some(h) = s.held.lock().expect("held lock").remove(&(f, i)) {
-                    s.release(i, h.bytes.len());
-                }
+                s.drop_replica(&mut s.held.lock().expect("held lock"), f, i);
                 s.counters.handovers.fetch_add(1, Relaxed);
             }
         }
