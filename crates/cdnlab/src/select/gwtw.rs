@@ -198,6 +198,17 @@ impl<W: Window> GwtwCore<W> {
         }
     }
 
+    /// Whether outcomes of the best value alone can never change this client: it is settled,
+    /// and retrials are off or its settled window holds no shortfall (a full window with a miss
+    /// in it may retrial on the next hit). The simulator stops simulating a population of such
+    /// clients that will only see the best (`sim::gwtw::simulate`).
+    pub fn steady(&self, cfg: &GwtwConfig) -> bool {
+        let Some(c) = self.cands.get(self.settled as usize) else {
+            return false;
+        };
+        cfg.retrial == Retrial::Never || c.window.is_empty() || c.window.mean() >= cfg.best - EPS
+    }
+
     /// The candidate to settle on: the best mean; on a tie the current one if it is among the
     /// best, else a uniform pick among the best.
     fn settle(&mut self, rng: &mut Rng) -> u32 {

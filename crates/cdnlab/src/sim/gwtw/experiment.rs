@@ -216,6 +216,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         exclude_rewarm: p.values()["exclude_rewarm"] == crate::sim::Value::Bool(true),
         capacity_spread: p.float("capacity_spread"),
         model,
+        fast_forward: true,
     };
     cfg.validate()?;
     Ok(cfg)

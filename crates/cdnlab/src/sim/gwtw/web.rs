@@ -48,6 +48,14 @@ impl Caches {
             Caches::Linked(v) => v[server].access(item, 1),
         }
     }
+
+    fn contains(&self, server: usize, item: u64) -> bool {
+        match self {
+            Caches::Bank32(b) => b.contains(server, item as u32),
+            Caches::Bank(b) => b.contains(server, item),
+            Caches::Linked(v) => v[server].contains(item),
+        }
+    }
 }
 
 /// A request a server answers each slot until the user's targets change: the user and the
@@ -299,5 +307,29 @@ impl Service<HitWindow> for Web {
             }
         }
         self.by_server.len() as u64
+    }
+
+    /// Absorbing when the state is optimal, every user is a GWTW client that only the best
+    /// cannot move (`GwtwCore::steady`), and each user's whole catalogue is in its server's
+    /// cache: then every later request hits (a hit evicts nothing), so every later slot serves
+    /// 1 to each user, one request each, and changes no client.
+    fn absorbed(&self, pop: &Population<HitWindow>) -> Option<u64> {
+        // A hit (1) must be no shortfall for the clients.
+        if !pop.optimal() || self.best() < pop.gwtw.best - crate::select::gwtw::EPS {
+            return None;
+        }
+        for (u, c) in pop.clients.iter().enumerate() {
+            let Client::Gwtw(g) = c else {
+                return None;
+            };
+            let s = g.settled()? as usize;
+            let first = u as u64 * self.catalogue;
+            if !g.steady(&pop.gwtw)
+                || !(first..first + self.catalogue).all(|i| self.caches.contains(s, i))
+            {
+                return None;
+            }
+        }
+        Some(pop.clients.len() as u64)
     }
 }
