@@ -34,9 +34,24 @@ fn config(ring: &RingFile, id: u32, origin: SocketAddr) -> DhtConfig {
 }
 
 async fn start_all(ring: &RingFile, origin: SocketAddr) -> Vec<Option<DhtEdge>> {
+    start_all_with(ring, origin, |_| {})
+        .await
+        .into_iter()
+        .map(Some)
+        .collect()
+}
+
+/// Starts every edge of the ring, each with the test's `config` changed by `set`.
+async fn start_all_with(
+    ring: &RingFile,
+    origin: SocketAddr,
+    set: impl Fn(&mut DhtConfig),
+) -> Vec<DhtEdge> {
     let mut v = Vec::new();
     for id in 0..ring.edges.len() as u32 {
-        v.push(Some(dht::start(config(ring, id, origin)).await.unwrap()));
+        let mut c = config(ring, id, origin);
+        set(&mut c);
+        v.push(dht::start(c).await.unwrap());
     }
     v
 }
@@ -290,13 +305,11 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
     let o = origin(origin_config()).await;
     let addrs = free_addrs(3).await;
     let r = ring(&addrs, 16);
-    let mut edges = Vec::new();
-    for id in 0..addrs.len() as u32 {
-        let mut c = config(&r, id, o.server.addr);
+    let edges = start_all_with(&r, o.server.addr, |c| {
         c.window = Duration::from_secs(3600); // only the test's calls decide
         c.timeout = Duration::from_millis(600);
-        edges.push(dht::start(c).await.unwrap());
-    }
+    })
+    .await;
     let owner = {
         let ring = cdnlab::dht::ring::Ring::new(3, 8).unwrap();
         ring.owner(cdnlab::dht::hash::position(11, 3)).unwrap() as usize
@@ -452,14 +465,12 @@ async fn edges_and_simulator_decide_alike() {
     let addrs = free_addrs(4).await;
     let r = ring(&addrs, 16);
     // Windows and rounds far beyond the test, so that only the test's calls decide.
-    let mut edges = Vec::new();
-    for id in 0..addrs.len() as u32 {
-        let mut c = config(&r, id, o.server.addr);
+    let edges = start_all_with(&r, o.server.addr, |c| {
         c.window = Duration::from_secs(3600);
         c.rgr_period = Duration::from_secs(3600);
         c.c_high = 0.01; // threshold 36 requests per window
-        edges.push(dht::start(c).await.unwrap());
-    }
+    })
+    .await;
     // (file, [(index, count)]): overloaded above 36; an idle top i leaves when
     // count x i / (i - 1) < 27.
     let files: [(u64, &[(u32, u64)]); 5] = [

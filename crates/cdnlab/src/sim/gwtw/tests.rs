@@ -297,83 +297,30 @@ fn rewarm_needs_the_web_model() {
 /// or the steadiness check (a settled client with a miss in its window may still leave).
 #[test]
 fn fast_forward_changes_no_outcome() {
-    let cases = [
-        (
-            50,
-            1.0,
-            2,
-            Retrial::OnShortfall,
-            true,
-            0.0,
-            Probe::All,
-            false,
-        ),
-        (
-            50,
-            1.0,
-            3,
-            Retrial::OnShortfall,
-            false,
-            0.0,
-            Probe::All,
-            false,
-        ),
-        (
-            200,
-            1.0,
-            2,
-            Retrial::OnShortfall,
-            true,
-            0.3,
-            Probe::All,
-            false,
-        ),
-        (80, 1.0, 2, Retrial::Never, true, 0.0, Probe::All, false),
-        (
-            80,
-            1.0,
-            2,
-            Retrial::OnShortfall,
-            true,
-            0.0,
-            Probe::RoundRobin,
-            false,
-        ),
-        (60, 0.5, 2, Retrial::Move, true, 0.0, Probe::All, true),
-        (
-            60,
-            2.5,
-            2,
-            Retrial::OnShortfall,
-            true,
-            0.0,
-            Probe::All,
-            false,
-        ),
+    // (servers, load, k, what differs from `web`'s defaults).
+    type Case = (u32, f64, u32, fn(&mut Config));
+    let cases: [Case; 8] = [
+        (50, 1.0, 2, |_| {}),
+        (50, 1.0, 3, |c| c.exclude_warmup = false),
+        (200, 1.0, 2, |c| c.capacity_spread = 0.3),
+        (80, 1.0, 2, |c| c.gwtw.retrial = Retrial::Never),
+        (80, 1.0, 2, |c| c.gwtw.probe = Probe::RoundRobin),
+        (60, 0.5, 2, |c| {
+            c.gwtw.retrial = Retrial::Move;
+            c.exclude_rewarm = true;
+        }),
+        (60, 2.5, 2, |_| {}),
         // A long window keeps a miss long after the catalogue is cached: not yet steady.
-        (
-            50,
-            1.0,
-            2,
-            Retrial::OnShortfall,
-            false,
-            0.0,
-            Probe::All,
-            false,
-        ),
+        (50, 1.0, 2, |c| {
+            c.exclude_warmup = false;
+            c.gwtw.tau = 100;
+            c.gwtw.q = 0.05;
+        }),
     ];
     let (mut converged, mut cut) = (0, 0);
-    for (i, &(servers, load, k, retrial, warm, spread, probe, rewarm)) in cases.iter().enumerate() {
+    for (i, &(servers, load, k, set)) in cases.iter().enumerate() {
         let mut cfg = web(servers, load, k);
-        cfg.gwtw.retrial = retrial;
-        cfg.gwtw.probe = probe;
-        cfg.exclude_warmup = warm;
-        cfg.exclude_rewarm = rewarm;
-        cfg.capacity_spread = spread;
-        if i == cases.len() - 1 {
-            cfg.gwtw.tau = 100;
-            cfg.gwtw.q = 0.05;
-        }
+        set(&mut cfg);
         cfg.horizon = 1200;
         cfg.measure = 300;
         for seed in 0..6 {
