@@ -588,8 +588,8 @@ impl DhtState {
                 }
             },
             None => match self.draining.lock().expect("draining lock").get(&(f, i)) {
-                Some((b, v, _)) => (b.clone(), v.clone()),
-                None => return text(StatusCode::NOT_FOUND, "no such replica here"),
+                Some((b, v, t)) if t.elapsed() < self.cfg.timeout => (b.clone(), v.clone()),
+                _ => return text(StatusCode::NOT_FOUND, "no such replica here"),
             },
         };
         // Conditional and range requests (RFC 9110), on the origin's validators.
@@ -620,7 +620,8 @@ impl DhtState {
         true
     }
 
-    /// Drops the replicas that left more than `cfg.timeout` ago.
+    /// Drops the replicas that left more than `cfg.timeout` ago (memory only: `serve_local`
+    /// serves none older).
     fn drain_expired(&self) {
         let now = Instant::now();
         let mut draining = self.draining.lock().expect("draining lock");

@@ -101,6 +101,24 @@ async fn prefix(edges: &[Option<DhtEdge>], f: u64) -> BTreeMap<u32, usize> {
     }
 }
 
+/// The edge owning replica i of f in an all-alive ring of `edges` edges (the test rings' 8
+/// virtual nodes).
+fn owner_of(edges: usize, f: u64, i: u32) -> usize {
+    let ring = cdnlab::dht::ring::Ring::new(edges as u32, 8).unwrap();
+    ring.owner(cdnlab::dht::hash::position(f, i)).unwrap() as usize
+}
+
+/// `POST /internal/create/{f}/{i}` at `addr` with the ring's secret; the status.
+async fn create_at(c: &reqwest::Client, addr: SocketAddr, f: u64, i: u32) -> u16 {
+    c.post(format!("http://{addr}/internal/create/{f}/{i}"))
+        .header(SECRET, KEY)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
@@ -233,23 +251,12 @@ async fn create_if_absent_is_idempotent_and_guarded() {
     let r = ring(&addrs, 16);
     let edges = start_all(&r, o.server.addr).await;
     // The owner of replica 5 of file 11 in the (all-alive) ring.
-    let owner = {
-        let ring = cdnlab::dht::ring::Ring::new(3, 8).unwrap();
-        ring.owner(cdnlab::dht::hash::position(11, 5)).unwrap() as usize
-    };
+    let owner = owner_of(3, 11, 5);
     let c = client();
     let tasks: Vec<_> = (0..20)
         .map(|_| {
             let (c, a) = (c.clone(), addrs[owner]);
-            tokio::spawn(async move {
-                c.post(format!("http://{a}/internal/create/11/5"))
-                    .header(SECRET, KEY)
-                    .send()
-                    .await
-                    .unwrap()
-                    .status()
-                    .as_u16()
-            })
+            tokio::spawn(async move { create_at(&c, a, 11, 5).await })
         })
         .collect();
     let mut codes = Vec::new();
@@ -307,13 +314,10 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
     let r = ring(&addrs, 16);
     let edges = start_all_with(&r, o.server.addr, |c| {
         c.window = Duration::from_secs(3600); // only the test's calls decide
-        c.timeout = Duration::from_millis(600);
+        c.timeout = Duration::from_millis(1000);
     })
     .await;
-    let owner = {
-        let ring = cdnlab::dht::ring::Ring::new(3, 8).unwrap();
-        ring.owner(cdnlab::dht::hash::position(11, 3)).unwrap() as usize
-    };
+    let owner = owner_of(3, 11, 3);
     let c = client();
     let a = addrs[owner];
     let status = |path: &'static str| {
@@ -328,13 +332,7 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
                 .as_u16()
         }
     };
-    let created = c
-        .post(format!("http://{a}/internal/create/11/3"))
-        .header(SECRET, KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status().as_u16(), 201);
+    assert_eq!(create_at(&c, a, 11, 3).await, 201);
     assert_eq!(status("/internal/has/11/3").await, 200);
     edges[owner].window_leave(&[(11, 3)]);
     assert!(!edges[owner].replicas().contains(&(11, 3)));
@@ -346,8 +344,8 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 200, "a redirect sent before it left");
     assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(11));
-    // Gone after the timeout (the health tick, every 500 ms, drops it).
-    tokio::time::sleep(Duration::from_millis(1300)).await;
+    // Gone once it left longer ago than the timeout.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(status("/replica/11/3").await, 404);
     for e in edges {
         e.stop().await;
@@ -480,19 +478,13 @@ async fn edges_and_simulator_decide_alike() {
         (13, &[(1, 1), (2, 1), (4, 1), (5, 1)]),
         (14, &[(1, 30), (2, 30), (3, 30)]),
     ];
+    // The simulator's view of the same ring (the edges' owners are `owner_of`'s).
     let view = Ring::new(addrs.len() as u32, 8).unwrap();
-    let owner = |f: u64, i: u32| view.owner(cdnlab::dht::hash::position(f, i)).unwrap() as usize;
     let c = client();
     for &(f, reps) in &files {
         for &(i, count) in reps {
-            let e = owner(f, i);
-            let resp = c
-                .post(format!("http://{}/internal/create/{f}/{i}", addrs[e]))
-                .header(SECRET, KEY)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(resp.status(), reqwest::StatusCode::CREATED, "{f} {i}");
+            let e = owner_of(addrs.len(), f, i);
+            assert_eq!(create_at(&c, addrs[e], f, i).await, 201, "{f} {i}");
             assert!(edges[e].set_window_count(f, i, count));
         }
     }
