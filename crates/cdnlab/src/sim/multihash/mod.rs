@@ -281,6 +281,11 @@ impl Sim<'_> {
                 let mut hit = None;
                 let (store, ring, reported) = (&self.store, &self.ring, &mut self.reported);
                 let l = search::lookup(cfg.strategy, cfg.k, top, rng, |i| {
+                    // Nothing is held above the top replica, where most of RBS's probes land
+                    // (K = 1024 against a handful held): a miss without a lookup.
+                    if i > top {
+                        return false;
+                    }
                     match store.probe(ring, key, f, i) {
                         Some(h) => {
                             hit = Some(h);
