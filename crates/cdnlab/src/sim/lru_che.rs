@@ -6,6 +6,7 @@ use super::params::{MetricSpec, ParamSpec, Params};
 use crate::Error;
 use crate::cache::{Cache, Capacity, che, lru::Lru};
 use crate::rng::Rng;
+use crate::workload::Request;
 use crate::workload::popularity::{Law, Sampler};
 
 /// The experiment.
@@ -90,14 +91,31 @@ impl Experiment for LruChe {
         };
         let sampler = Sampler::new(law, n)?;
         let mut cache = Lru::new(Capacity::objects(p.int("cache_size") as u64)?);
-        for _ in 0..p.int("warmup") {
-            cache.access(sampler.sample(rng) as u64, 1);
-        }
+        // Requests are drawn a chunk at a time (the same draws in the same order as one by one)
+        // so that the table and cache lookups of later requests can be prefetched.
+        const CHUNK: usize = 4096;
+        let (mut ids, mut reqs) = (vec![0u64; CHUNK], Vec::with_capacity(CHUNK));
+        let mut run = |count: u64, cache: &mut Lru, rng: &mut Rng| -> u64 {
+            let mut hits = 0;
+            let mut left = count;
+            while left > 0 {
+                let chunk = &mut ids[..left.min(CHUNK as u64) as usize];
+                sampler.fill(rng, chunk);
+                left -= chunk.len() as u64;
+                reqs.clear();
+                reqs.extend(chunk.iter().map(|&id| Request {
+                    time: 0,
+                    id,
+                    size: 1,
+                    next_access: -1,
+                }));
+                hits += cache.replay(&reqs);
+            }
+            hits
+        };
+        run(p.int("warmup") as u64, &mut cache, rng);
         let requests = p.int("requests") as u64;
-        let mut hits = 0u64;
-        for _ in 0..requests {
-            hits += u64::from(cache.access(sampler.sample(rng) as u64, 1));
-        }
+        let hits = run(requests, &mut cache, rng);
         let sim = hits as f64 / requests as f64;
         let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
         Ok(vec![sim, approx, (sim - approx).abs()])
