@@ -33,9 +33,9 @@ pub fn prefetch<T>(x: &T) {
 
 /// Asks the CPU to bring in every cache line `x` spans (a record may straddle two).
 #[inline]
-pub fn prefetch_all<T>(x: &T) {
+pub fn prefetch_all<T: ?Sized>(x: &T) {
     let start = (x as *const T).cast::<u8>();
-    let end = start.wrapping_add(std::mem::size_of::<T>().max(1) - 1);
+    let end = start.wrapping_add(std::mem::size_of_val(x).max(1) - 1);
     let mut line = start;
     while (line as usize) <= (end as usize) | 63 {
         prefetch_addr(line);

@@ -129,6 +129,16 @@ pub struct GwtwCore<W = ValueWindow> {
 }
 
 impl<W: Window> GwtwCore<W> {
+    /// Asks the CPU to bring in the candidates when they live outside the record (k > 2): a
+    /// simulator prefetches the record first and this a few requests later, once the record
+    /// (which holds their address) has arrived. No effect on results.
+    #[inline]
+    pub fn prefetch_candidates(&self) {
+        if self.cands.spilled() {
+            crate::cache::index::prefetch_all(&self.cands[..]);
+        }
+    }
+
     /// A client in TRIAL over `candidates` (distinct, at least one).
     pub fn new(candidates: &[u32], cfg: &GwtwConfig) -> Result<Self, Error> {
         cfg.validate()?;

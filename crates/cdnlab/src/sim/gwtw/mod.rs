@@ -214,6 +214,14 @@ impl<W: Window> Client<W> {
         }
     }
 
+    /// See [`GwtwCore::prefetch_candidates`].
+    #[inline]
+    pub fn prefetch_candidates(&self) {
+        if let Client::Gwtw(g) = self {
+            g.prefetch_candidates();
+        }
+    }
+
     /// Index of `server` among the user's candidates (for per-candidate warm-up bookkeeping).
     #[inline]
     pub fn candidate_index(&self, server: u32) -> Option<usize> {

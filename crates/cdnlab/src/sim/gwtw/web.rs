@@ -285,6 +285,11 @@ impl Service<HitWindow> for Web {
                 if let Some(e) = self.by_server.get(idx + AHEAD) {
                     self.prefetch(pop, *e);
                 }
+                // Second stage: candidates kept outside the user's record (k > 2), whose
+                // address the record prefetched above holds.
+                if let Some(e) = self.by_server.get(idx + AHEAD / 2) {
+                    pop.clients[e.user as usize].prefetch_candidates();
+                }
                 let Entry { user, cand } = self.by_server[idx];
                 let u = user as usize;
                 let r = self.sampler.pick(splitmix64_at(key, u64::from(user))) as u32;
