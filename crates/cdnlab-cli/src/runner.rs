@@ -172,23 +172,28 @@ fn replications(
     cell: &Cell,
     reps: std::ops::Range<u64>,
 ) -> std::result::Result<Vec<Run>, String> {
-    // Replications run in parallel too (rayon nests), so a few expensive cells still keep every
-    // core busy; collecting in order keeps the rows in replication order.
-    reps.into_par_iter()
-        .map(|rep| {
-            let seed = cdnlab::rng::stream_seed(sc.resolved.seed, cell.index, rep);
-            let mut rng = cdnlab::rng::from_seed(seed);
-            let metrics = sc
-                .experiment
-                .run(&cell.params, &mut rng)
-                .map_err(|e| format!("replication {rep}: {e}"))?;
-            let mut row = vec![cell.index.to_string(), rep.to_string(), seed.to_string()];
-            row.extend(cell.params.values().values().map(|v| v.to_string()));
-            // `{}` on f64 is the shortest text that parses back to the same bits.
-            row.extend(metrics.iter().map(|m| m.to_string()));
-            Ok((row, metrics))
-        })
-        .collect()
+    let one = |rep: u64| -> std::result::Result<Run, String> {
+        let seed = cdnlab::rng::stream_seed(sc.resolved.seed, cell.index, rep);
+        let mut rng = cdnlab::rng::from_seed(seed);
+        let metrics = sc
+            .experiment
+            .run(&cell.params, &mut rng)
+            .map_err(|e| format!("replication {rep}: {e}"))?;
+        let mut row = vec![cell.index.to_string(), rep.to_string(), seed.to_string()];
+        row.extend(cell.params.values().values().map(|v| v.to_string()));
+        // `{}` on f64 is the shortest text that parses back to the same bits.
+        row.extend(metrics.iter().map(|m| m.to_string()));
+        Ok((row, metrics))
+    };
+    if sc.experiment.timed() {
+        // A timed experiment's metric is a time: its replications run one after another on
+        // the calling thread, never beside each other.
+        reps.map(one).collect()
+    } else {
+        // Replications run in parallel too (rayon nests), so a few expensive cells still keep
+        // every core busy; collecting in order keeps the rows in replication order.
+        reps.into_par_iter().map(one).collect()
+    }
 }
 
 /// A scenario's output folder made ready to receive cells: checked (same scenario; finished

@@ -573,9 +573,11 @@ fn expected(scale: &str) -> std::collections::HashMap<(String, u64), f64> {
 }
 
 /// Runs the cells of every chosen experiment in one pool, longest expected first, so both
-/// cores stay busy to the end instead of idling at each experiment's tail; timed experiments
-/// (whose metric is a solve time) run afterwards, alone, one cell at a time. Returns per
-/// experiment the summary rows and the seconds its cells took, and the failed cells. Writes
+/// cores stay busy to the end instead of idling at each experiment's tail. Timed experiments
+/// (whose metric is a solve time) are one job at the head of the queue: one worker runs their
+/// cells one after another, replications in sequence, while the other workers run the rest, so
+/// a timed cell never shares its core and no core waits for it. Returns per experiment the
+/// summary rows and the seconds its cells took, and the failed cells. Writes
 /// `cell-seconds.csv` (what `bench/reproduce.sh` turns into the expected times).
 #[allow(clippy::type_complexity)]
 fn run_all(
@@ -591,7 +593,7 @@ fn run_all(
         .collect::<Result<_>>()?;
     let table = expected(scale);
     // Cells without an estimate go first, in registry order: they may be long.
-    let mut jobs: Vec<(usize, &crate::scenario::Cell, f64)> = Vec::new();
+    let mut jobs: Vec<(Vec<(usize, &crate::scenario::Cell)>, f64)> = Vec::new();
     let mut timed = Vec::new();
     for (e, p) in prepared.iter().enumerate() {
         for &c in &p.todo {
@@ -602,12 +604,15 @@ fn run_all(
                     .get(&(chosen[e].0.id.to_string(), c.index))
                     .copied()
                     .unwrap_or(f64::INFINITY);
-                jobs.push((e, c, t));
+                jobs.push((vec![(e, c)], t));
             }
         }
     }
-    jobs.sort_by(|x, y| y.2.total_cmp(&x.2));
     let total = jobs.len() + timed.len();
+    jobs.sort_by(|x, y| y.1.total_cmp(&x.1));
+    if !timed.is_empty() {
+        jobs.insert(0, (timed, f64::INFINITY));
+    }
     eprintln!(
         "== {} experiments ({scale}): {total} cells to run, longest expected first",
         chosen.len()
@@ -618,23 +623,22 @@ fn run_all(
         // par_bridge hands the jobs out in order as workers free up.
         jobs.into_iter()
             .par_bridge()
-            // After a stop request (crate::stop) the cells not yet started are skipped.
-            .filter(|_| !crate::stop::requested())
-            .map(|(e, c, _)| {
-                let r = prepared[e].run(c);
-                bar.inc(1);
-                (e, c.index, r)
+            .flat_map_iter(|(cells, _)| {
+                // A timed job runs its cells here, in order; the cells' replications run in
+                // sequence too (runner::replications), so this worker steals nothing meanwhile.
+                cells
+                    .into_iter()
+                    // After a stop request (crate::stop) the cells not yet started are skipped.
+                    .filter(|_| !crate::stop::requested())
+                    .map(|(e, c)| {
+                        let r = prepared[e].run(c);
+                        bar.inc(1);
+                        (e, c.index, r)
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     });
-    let one = runner::pool(Some(1))?;
-    for (e, c) in timed {
-        if crate::stop::requested() {
-            break;
-        }
-        ran.push((e, c.index, one.install(|| prepared[e].run(c))));
-        bar.inc(1);
-    }
     drop(log);
     bar.finish_and_clear();
     crate::stop::check()?;
