@@ -8,7 +8,12 @@ import time
 
 import cdnlab
 
-SCRIPT = textwrap.dedent("""
+# A process started with SIGINT ignored (a background job of a non-interactive shell, nohup)
+# passes the ignoring on, and Python then installs no KeyboardInterrupt handler: the scripts
+# restore it, as an interactive session has it, so the tests do not depend on how they run.
+RESTORE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+SCRIPT = RESTORE + textwrap.dedent("""
     import sys, threading, time, cdnlab
     trace = sys.argv[1]
     ticks = []
@@ -53,7 +58,7 @@ def test_ctrl_c_stops_a_long_replay(cli, tmp_path):
     assert lines[2] == f"after {want}"
 
 
-RUN_SCRIPT = textwrap.dedent("""
+RUN_SCRIPT = RESTORE + textwrap.dedent("""
     import sys, time, cdnlab
     scenario = {"name": "stop", "experiment": "lru-che", "seed": 3, "replications": 2,
                 "params": {"objects": 20000, "warmup": 20000, "requests": 4000000},
