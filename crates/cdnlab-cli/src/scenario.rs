@@ -541,13 +541,13 @@ pub(crate) fn check_plot(
             p.file, p.x
         ));
     }
-    if let Some(s) = &p.series {
-        if !r.grid.contains_key(s) || s == &p.x {
-            return Err(format!(
-                "plot `{}`: series = `{s}` must be a grid parameter other than x",
-                p.file
-            ));
-        }
+    if let Some(s) = &p.series
+        && (!r.grid.contains_key(s) || s == &p.x)
+    {
+        return Err(format!(
+            "plot `{}`: series = `{s}` must be a grid parameter other than x",
+            p.file
+        ));
     }
     if p.y.is_empty() {
         return Err(format!("plot `{}`: y lists no metric", p.file));

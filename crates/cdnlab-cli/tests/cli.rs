@@ -788,7 +788,10 @@ fn precision_targets_stop_alike_across_threads_shards_and_resume() {
             continue;
         }
         counts.insert(n);
-        assert!(n == 30 || (n >= 3 && (n - 3) % 4 == 0), "cell {cell}: {n}");
+        assert!(
+            n == 30 || (n >= 3 && (n - 3).is_multiple_of(4)),
+            "cell {cell}: {n}"
+        );
         // Not met at any earlier boundary; met at n unless n is the maximum.
         for b in (3..n).step_by(4) {
             assert!(!met(&xs[..b]), "cell {cell} could have stopped at {b}");

@@ -71,14 +71,14 @@ impl DemoConfig {
         if self.sample_every.is_zero() {
             return Err(E::param("sample-every", "0", "a duration > 0"));
         }
-        if let Some((_, e)) = self.kill {
-            if e >= self.edges {
-                return Err(E::param(
-                    "kill",
-                    e,
-                    format!("an edge index below {}", self.edges),
-                ));
-            }
+        if let Some((_, e)) = self.kill
+            && e >= self.edges
+        {
+            return Err(E::param(
+                "kill",
+                e,
+                format!("an edge index below {}", self.edges),
+            ));
         }
         Ok(())
     }
@@ -211,14 +211,14 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
     let mut next = cfg.sample_every;
     while next <= cfg.duration {
         tokio::time::sleep_until((t0 + next).into()).await;
-        if let Some((at, e)) = cfg.kill {
-            if killed.is_none() && t0.elapsed() >= at {
-                if let Some(edge) = edges[e].take() {
-                    let report = report(&edge, true);
-                    edge.server.stop().await;
-                    killed = Some((e, report));
-                }
-            }
+        if let Some((at, e)) = cfg.kill
+            && killed.is_none()
+            && t0.elapsed() >= at
+            && let Some(edge) = edges[e].take()
+        {
+            let report = report(&edge, true);
+            edge.server.stop().await;
+            killed = Some((e, report));
         }
         let s = users.snapshot();
         let n = s.len() as f64;

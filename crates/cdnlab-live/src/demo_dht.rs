@@ -282,11 +282,10 @@ pub async fn run(
                             let a = addrs[(entry + attempt) % addrs.len()];
                             if let Ok(r) =
                                 client.get(format!("http://{a}/content/{f}")).send().await
+                                && r.status() == reqwest::StatusCode::OK
+                                && r.bytes().await.is_ok()
                             {
-                                if r.status() == reqwest::StatusCode::OK && r.bytes().await.is_ok()
-                                {
-                                    return;
-                                }
+                                return;
                             }
                         }
                         lost.fetch_add(1, Relaxed);
@@ -302,25 +301,24 @@ pub async fn run(
     let mut next = cfg.sample_every;
     while next <= cfg.duration {
         tokio::time::sleep_until((t0 + next).into()).await;
-        if let Some(at) = cfg.kill_at {
-            if killed.is_none() && t0.elapsed() >= at {
-                let h = hot(&edges);
-                let top = h.last().map_or(1, |x| x.0);
-                // A middle replica's edge, not holding the top (so the loss is a gap).
-                let victim = h
-                    .iter()
-                    .find(|&&(i, n)| {
-                        i > 1 && i < top && !h.iter().any(|&(j, m)| j == top && m == n)
-                    })
-                    .copied();
-                if let Some((i, n)) = victim {
-                    if let Some(e) = edges[n].take() {
-                        // Its counts stay in the totals.
-                        retired.add(e.counters());
-                        e.stop().await;
-                        killed = Some((n, i));
-                    }
-                }
+        if let Some(at) = cfg.kill_at
+            && killed.is_none()
+            && t0.elapsed() >= at
+        {
+            let h = hot(&edges);
+            let top = h.last().map_or(1, |x| x.0);
+            // A middle replica's edge, not holding the top (so the loss is a gap).
+            let victim = h
+                .iter()
+                .find(|&&(i, n)| i > 1 && i < top && !h.iter().any(|&(j, m)| j == top && m == n))
+                .copied();
+            if let Some((i, n)) = victim
+                && let Some(e) = edges[n].take()
+            {
+                // Its counts stay in the totals.
+                retired.add(e.counters());
+                e.stop().await;
+                killed = Some((n, i));
             }
         }
         let h = hot(&edges);

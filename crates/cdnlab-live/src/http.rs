@@ -53,10 +53,10 @@ impl Validators {
         {
             h.insert(header::ETAG, v);
         }
-        if let Some(t) = self.last_modified {
-            if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t)) {
-                h.insert(header::LAST_MODIFIED, v);
-            }
+        if let Some(t) = self.last_modified
+            && let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t))
+        {
+            h.insert(header::LAST_MODIFIED, v);
         }
         h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     }

@@ -78,10 +78,10 @@ async fn fetch(
 ) -> Option<bytes::Bytes> {
     for attempt in 0..2 {
         let a = entries[(pick + attempt) % entries.len()];
-        if let Ok(r) = c.get(format!("http://{a}/content/{f}")).send().await {
-            if r.status() == reqwest::StatusCode::OK {
-                return r.bytes().await.ok();
-            }
+        if let Ok(r) = c.get(format!("http://{a}/content/{f}")).send().await
+            && r.status() == reqwest::StatusCode::OK
+        {
+            return r.bytes().await.ok();
         }
     }
     None

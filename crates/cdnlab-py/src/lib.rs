@@ -275,7 +275,7 @@ impl Cache {
 
 /// Decodes little-endian i64s (numpy's `<i8` bytes).
 fn i64s(b: &[u8], what: &str) -> PyResult<Vec<i64>> {
-    if b.len() % 8 != 0 {
+    if !b.len().is_multiple_of(8) {
         return Err(CdnlabError::new_err(format!(
             "{what}: {} bytes is not a whole number of 64-bit integers",
             b.len()

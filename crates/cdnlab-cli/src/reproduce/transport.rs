@@ -462,10 +462,10 @@ fn t1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         let (profile, rho) = (text(r, "profile"), num(r, "rho"));
         let b = metric(sc, r, "blocking");
         for p in ["optimal", "nearest", "northwest"] {
-            if let Some(o) = at(p, profile, rho) {
-                if b > metric(sc, o, "blocking") + ci(sc, o, "blocking") + ci(sc, r, "blocking") {
-                    s4_worse.push((profile.to_string(), rho, p));
-                }
+            if let Some(o) = at(p, profile, rho)
+                && b > metric(sc, o, "blocking") + ci(sc, o, "blocking") + ci(sc, r, "blocking")
+            {
+                s4_worse.push((profile.to_string(), rho, p));
             }
         }
     }

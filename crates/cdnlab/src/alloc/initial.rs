@@ -69,17 +69,17 @@ pub fn vogel(p: &Problem) -> Result<Allocation, Error> {
         // (penalty, is_row, index, cell)
         let mut best: Option<(i64, usize, usize)> = None; // (penalty, row, col)
         for i in (0..m).filter(|&i| row_open[i]) {
-            if let Some((j, pen)) = two(&row_order[i], &mut row_at[i], &col_open, &|j| cost(i, j)) {
-                if best.is_none_or(|b| pen > b.0) {
-                    best = Some((pen, i, j));
-                }
+            if let Some((j, pen)) = two(&row_order[i], &mut row_at[i], &col_open, &|j| cost(i, j))
+                && best.is_none_or(|b| pen > b.0)
+            {
+                best = Some((pen, i, j));
             }
         }
         for j in (0..n).filter(|&j| col_open[j]) {
-            if let Some((i, pen)) = two(&col_order[j], &mut col_at[j], &row_open, &|i| cost(i, j)) {
-                if best.is_none_or(|b| pen > b.0) {
-                    best = Some((pen, i, j));
-                }
+            if let Some((i, pen)) = two(&col_order[j], &mut col_at[j], &row_open, &|i| cost(i, j))
+                && best.is_none_or(|b| pen > b.0)
+            {
+                best = Some((pen, i, j));
             }
         }
         let Some((_, i, j)) = best else { break };

@@ -492,10 +492,11 @@ impl Lirs {
 
     /// Logs `id` as evicted if no entry holds it as resident any more.
     fn log_if_gone(&mut self, id: u64) {
-        if self.evicted.is_some() && !self.contains(id) {
-            if let Some(e) = &mut self.evicted {
-                e.push(id);
-            }
+        if self.evicted.is_some()
+            && !self.contains(id)
+            && let Some(e) = &mut self.evicted
+        {
+            e.push(id);
         }
     }
 

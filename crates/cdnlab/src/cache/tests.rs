@@ -959,10 +959,10 @@ impl NaiveLirsLcs {
                 let mut cur = i64::from(qw);
                 while self.lirs + cur > self.lirs_limit && !self.s.is_empty() {
                     self.evict_lir();
-                    if self.q_pos(id).is_none() {
-                        if let Some(&(_, w)) = self.q.front() {
-                            cur = i64::from(w);
-                        }
+                    if self.q_pos(id).is_none()
+                        && let Some(&(_, w)) = self.q.front()
+                    {
+                        cur = i64::from(w);
                     }
                 }
                 self.s.push_front((id, qw, false, true));

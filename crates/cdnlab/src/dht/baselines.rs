@@ -227,7 +227,10 @@ impl Placement for Maglev {
 
 /// Whether `n` is prime (trial division; table sizes are small).
 pub fn is_prime(n: u64) -> bool {
-    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+    n >= 2
+        && (2..)
+            .take_while(|d| d * d <= n)
+            .all(|d| !n.is_multiple_of(d))
 }
 
 /// The smallest prime at or above `n`.

@@ -166,11 +166,11 @@ impl Store {
         for (f, v) in self.files.iter_mut().enumerate() {
             let key = file_key(f as u64);
             for r in v.iter_mut() {
-                if let Some(node) = ring.owner(position_of(key, r.index)) {
-                    if node != r.node {
-                        r.node = node;
-                        moved += 1;
-                    }
+                if let Some(node) = ring.owner(position_of(key, r.index))
+                    && node != r.node
+                {
+                    r.node = node;
+                    moved += 1;
                 }
             }
         }

@@ -228,10 +228,10 @@ impl<W: Window> GwtwCore<W> {
             .map(|c| c.window.mean())
             .fold(f64::NEG_INFINITY, f64::max);
         let is_best = |c: &Cand<W>| c.window.mean() >= top - EPS;
-        if let Some(c) = self.cands.get(self.current as usize) {
-            if is_best(c) {
-                return self.current;
-            }
+        if let Some(c) = self.cands.get(self.current as usize)
+            && is_best(c)
+        {
+            return self.current;
         }
         let n = self.cands.iter().filter(|c| is_best(c)).count();
         let pick = rng.random_range(0..n);

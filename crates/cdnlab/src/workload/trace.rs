@@ -62,7 +62,7 @@ pub fn check_oracle_general_length(len: u64) -> Result<(), TraceError> {
     if len == 0 {
         return Err(TraceError::Empty);
     }
-    if len % rec != 0 {
+    if !len.is_multiple_of(rec) {
         return Err(TraceError::Truncated {
             bytes: len,
             records: len / rec,
@@ -81,7 +81,7 @@ pub fn decode_oracle_general(
     out: &mut Vec<Request>,
 ) -> Result<(), TraceError> {
     out.clear();
-    if bytes.len() % ORACLE_GENERAL_RECORD != 0 {
+    if !bytes.len().is_multiple_of(ORACLE_GENERAL_RECORD) {
         let rec = ORACLE_GENERAL_RECORD as u64;
         let len = (first * ORACLE_GENERAL_RECORD + bytes.len()) as u64;
         return Err(TraceError::Truncated {

@@ -507,24 +507,26 @@ pub fn simulate<W: Window>(
             (false, Some(_)) => optimal_since = None,
             _ => {}
         }
-        if cfg.fast_forward && optimal_since.is_some() && (t + 1) % ABSORB_CHECK == 0 {
-            if let Some(per_slot) = service.absorbed(pop) {
-                // The rest of the horizon as the loop above would run it: every user served
-                // the best, nothing else changing (the same float sums, slot by slot).
-                served.fill(best);
-                let total = served.iter().sum::<f64>();
-                for t in t + 1..cfg.horizon {
-                    requests += per_slot;
-                    if warmup.is_none() && total >= 0.9 * best * m as f64 {
-                        warmup = Some(t);
-                    }
-                    if t >= start_measure {
-                        sum.iter_mut().for_each(|a| *a += best);
-                    }
+        if cfg.fast_forward
+            && optimal_since.is_some()
+            && (t + 1) % ABSORB_CHECK == 0
+            && let Some(per_slot) = service.absorbed(pop)
+        {
+            // The rest of the horizon as the loop above would run it: every user served
+            // the best, nothing else changing (the same float sums, slot by slot).
+            served.fill(best);
+            let total = served.iter().sum::<f64>();
+            for t in t + 1..cfg.horizon {
+                requests += per_slot;
+                if warmup.is_none() && total >= 0.9 * best * m as f64 {
+                    warmup = Some(t);
                 }
-                simulated = t + 1;
-                break;
+                if t >= start_measure {
+                    sum.iter_mut().for_each(|a| *a += best);
+                }
             }
+            simulated = t + 1;
+            break;
         }
     }
     let per_user: Vec<f64> = sum.iter().map(|s| s / f64::from(cfg.measure)).collect();

@@ -568,11 +568,9 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 (STRIPE, mean_hops)
             }),
             (Some(adm), false) => {
-                if measured {
-                    if let Some(spread) = adm.spread(i) {
-                        spread_sum += spread;
-                        spread_n += 1;
-                    }
+                if measured && let Some(spread) = adm.spread(i) {
+                    spread_sum += spread;
+                    spread_n += 1;
                 }
                 adm.admit(i, &d[i]).map(|a| {
                     if measured && matches!(a, Admit::Borrowed(_)) {
