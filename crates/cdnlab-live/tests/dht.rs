@@ -511,7 +511,7 @@ async fn edges_and_simulator_decide_alike() {
                 .iter()
                 .position(|r| r.index == i)
                 .unwrap();
-            store.replicas_mut(f as u32)[slot].count = count as u32;
+            *store.count_mut(f as u32, slot) = count as u32;
         }
     }
     let rules = Rules {

@@ -110,11 +110,17 @@ fn walk(ring: &Ring, f: u64, cap: u32, load: &[u32], skip: u32) -> Option<(u32, 
     let start = ring.owner_index(position_of(file_key(f), 1))?;
     let first = ring.owner_at(start);
     let turn = ring.positions();
-    // Walk node positions clockwise (at most one turn), by index into the sorted positions.
+    // Walk node positions clockwise (at most one turn), by index into the sorted positions,
+    // wrapping by a compare: a division per step was most of a walk across a spilled file.
+    let mut at = (start + skip as usize) % turn.max(1);
     for passed in skip as usize..turn {
-        let node = ring.owner_at((start + passed) % turn);
+        let node = ring.owner_at(at);
         if load[node as usize] < cap {
             return Some((node, passed as u32));
+        }
+        at += 1;
+        if at == turn {
+            at = 0;
         }
     }
     Some((first, turn as u32))
@@ -272,6 +278,17 @@ mod tests {
     /// files that share a memo slot. A memo that outlived its window or bound would fail this.
     #[test]
     fn memo_agrees_with_the_plain_walk() {
+        // The rule as written: the first position clockwise from the file's owner whose node
+        // is below ceil(1.25 (total + 1) / live), else the owner.
+        fn by_definition(ring: &Ring, f: u64, load: &[u32], total: u64) -> Option<u32> {
+            let cap = (1.25 * (total + 1) as f64 / f64::from(ring.live())).ceil() as u32;
+            let start = ring.owner_index(position_of(file_key(f), 1))?;
+            let turn = ring.positions();
+            (0..turn)
+                .map(|p| ring.owner_at((start + p) % turn))
+                .find(|&n| load[n as usize] < cap)
+                .or(Some(ring.owner_at(start)))
+        }
         use crate::rng::{Rng, from_seed};
         use rand::RngExt;
         for (nodes, vnodes, seed) in [(50u32, 1u32, 1u64), (40, 8, 2), (7, 3, 3)] {
@@ -298,7 +315,8 @@ mod tests {
                     } else {
                         rng.random_range(0..200)
                     };
-                    let want = bounded_load(&ring, f, 1.25, &load, total);
+                    let want = by_definition(&ring, f, &load, total);
+                    assert_eq!(bounded_load(&ring, f, 1.25, &load, total), want);
                     let got = b.node(&ring, f, &load, total);
                     assert_eq!(got, want, "nodes {nodes}, window {window}, request {total}");
                     if let Some(n) = got {

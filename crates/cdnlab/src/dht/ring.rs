@@ -20,7 +20,13 @@ pub struct Ring {
     vnodes: u32,
     /// Per node id ever created: whether it is up.
     alive: Vec<bool>,
+    /// This layout's identity, unique in the process (clones share it: same layout), so a
+    /// [`super::store::Store`] placed by it knows its replicas' owners without a lookup.
+    layout: u64,
 }
+
+/// Source of [`Ring::layout`] identities.
+static LAYOUTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Ring {
     /// `nodes` live nodes (ids 0..nodes) with `vnodes` positions each.
@@ -45,12 +51,14 @@ impl Ring {
             shift: 64,
             vnodes,
             alive: vec![true; nodes as usize],
+            layout: 0,
         };
         r.rebuild();
         Ok(r)
     }
 
     fn rebuild(&mut self) {
+        self.layout = LAYOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut pts: Vec<(u64, u32)> = (0..self.alive.len() as u32)
             .filter(|&n| self.alive[n as usize])
             .flat_map(|n| (0..self.vnodes).map(move |v| (node_position(n, v), n)))
@@ -94,6 +102,13 @@ impl Ring {
     #[inline]
     pub fn next_position(&self, pos: u64) -> u64 {
         self.points[(self.successor(pos) + 1) % self.points.len()]
+    }
+
+    /// The identity of this layout of positions: equal layouts (a ring and its clones until
+    /// either changes) have the same one, and every crash, join or revive makes a new one.
+    #[inline]
+    pub fn layout(&self) -> u64 {
+        self.layout
     }
 
     /// Ids ever created (live or not).

@@ -20,6 +20,10 @@ pub struct Replica {
 #[derive(Debug, Clone)]
 pub struct Store {
     files: Vec<SmallVec<[Replica; 2]>>,
+    /// The [`Ring::layout`] that placed every replica, if one did: on that layout a held
+    /// replica's node is the owner of its position, so a probe needs no ring lookup (a
+    /// multi-hash run without crashes probes several times per request).
+    placed_by: Option<u64>,
 }
 
 impl Store {
@@ -39,7 +43,10 @@ impl Store {
                 v
             })
             .collect();
-        Store { files }
+        Store {
+            files,
+            placed_by: Some(ring.layout()),
+        }
     }
 
     /// Number of files.
@@ -53,10 +60,17 @@ impl Store {
         &self.files[f as usize]
     }
 
-    /// Mutable replicas of file `f` (counts), by index.
+    /// The count of the replica in `slot` of file `f` (a position in [`Store::replicas`]).
+    /// Counts are all that callers change: nodes are the store's, which [`Store::probe`]
+    /// relies on.
     #[inline]
-    pub fn replicas_mut(&mut self, f: u32) -> &mut [Replica] {
-        &mut self.files[f as usize]
+    pub fn count_mut(&mut self, f: u32, slot: usize) -> &mut u32 {
+        &mut self.files[f as usize][slot].count
+    }
+
+    /// Sets every count of file `f` to 0 (a window's end).
+    pub fn reset_counts(&mut self, f: u32) {
+        self.files[f as usize].iter_mut().for_each(|r| r.count = 0);
     }
 
     /// Hints the CPU to fetch file `f`'s replica list (requests call this a few ahead).
@@ -104,8 +118,13 @@ impl Store {
         // The file's own list first: most random-binary-search probes land above the top
         // replica (K = 1024 against a handful held), and those need no hash or ring lookup.
         let slot = self.find(f, i).ok()?;
+        let held = self.files[f as usize][slot].node;
+        if self.placed_by == Some(ring.layout()) {
+            // Placed on this very layout: the holder owns the position.
+            return Some((held, slot));
+        }
         let node = ring.owner(position_of(key, i))?;
-        (self.files[f as usize][slot].node == node).then_some((node, slot))
+        (held == node).then_some((node, slot))
     }
 
     /// CREATE_IF_ABSENT(f, i), decided by the arbiter (the owner of h_i(f)): creates the
@@ -115,6 +134,9 @@ impl Store {
         let Some(node) = ring.owner(position_of(file_key(u64::from(f)), i)) else {
             return false;
         };
+        if self.placed_by != Some(ring.layout()) {
+            self.placed_by = None;
+        }
         let v = &mut self.files[f as usize];
         match v.binary_search_by_key(&i, |r| r.index) {
             Ok(p) if v[p].node == node => false,
@@ -162,6 +184,8 @@ impl Store {
     /// After a join: replicas whose position now belongs to another node move there (the
     /// hand-over that keeps joins from making false gaps). Returns how many moved.
     pub fn hand_over(&mut self, ring: &Ring) -> u64 {
+        // With no live node nothing moves, and nothing is owned.
+        self.placed_by = (ring.live() > 0).then(|| ring.layout());
         let mut moved = 0;
         for (f, v) in self.files.iter_mut().enumerate() {
             let key = file_key(f as u64);
@@ -223,40 +247,94 @@ mod tests {
         }
     }
 
+    /// One change to a ring and its store, for the probe property below.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Create(u32),
+        /// A creation placed by the clone (its arbiter on a layout the store's ring lacks).
+        CreateByClone(u32),
+        Remove(u32),
+        Crash(u32),
+        Join,
+        HandOver,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (1u32..40).prop_map(Op::Create),
+            1 => (1u32..40).prop_map(Op::CreateByClone),
+            1 => (1u32..40).prop_map(Op::Remove),
+            2 => (0u32..24).prop_map(Op::Crash),
+            1 => Just(Op::Join),
+            1 => Just(Op::HandOver),
+        ]
+    }
+
+    /// Probe answers as its definition says (the owner of h_i(f) now, and the slot of replica
+    /// i if that owner holds it), by a scan of every index after every change.
+    fn check_probes(s: &Store, ring: &Ring) -> Result<(), TestCaseError> {
+        let key = file_key(2);
+        for i in 0..45 {
+            let owner = ring.owner(position_of(key, i));
+            let by_scan = owner.and_then(|o| {
+                s.replicas(2)
+                    .iter()
+                    .position(|r| r.index == i && r.node == o)
+                    .map(|p| (o, p))
+            });
+            prop_assert_eq!(s.probe(ring, key, 2, i), by_scan, "index {}", i);
+        }
+        Ok(())
+    }
+
     proptest! {
-        /// A probe answers as its definition says: the owner of h_i(f) now, and the slot of
-        /// replica i if that owner holds it; above the top replica, after crashes (replicas
-        /// left on nodes that no longer own their position) and joins alike.
+        /// Probes agree with their definition through any sequence of creations, removals,
+        /// crashes, joins and hand-overs: above the top replica, with replicas left on nodes
+        /// that no longer own their position, with some created on a later layout than others,
+        /// and on a clone of the ring that changed apart from the store's.
         #[test]
         fn probe_agrees_with_its_definition(
             held in proptest::collection::btree_set(1u32..40, 1..30),
-            crashes in proptest::collection::vec(0u32..20, 0..4),
-            joins in 0usize..3,
-            probes in proptest::collection::vec(0u32..45, 20),
+            ops in proptest::collection::vec(op(), 0..12),
         ) {
             let mut ring = Ring::new(20, 1).unwrap();
             let mut s = Store::new(3, &ring);
             for &i in &held {
                 s.create_if_absent(&ring, 2, i);
             }
-            for &n in &crashes {
-                if ring.is_alive(n) && ring.live() > 1 {
-                    ring.crash(n).unwrap();
+            // A clone that changes on its own (twice the nodes, so about half the positions
+            // change owner): the same layout identity only while the two are equal.
+            let mut other = ring.clone();
+            for _ in 0..20 {
+                other.join();
+            }
+            check_probes(&s, &other)?;
+            for op in &ops {
+                match *op {
+                    Op::Create(i) => {
+                        s.create_if_absent(&ring, 2, i);
+                    }
+                    Op::CreateByClone(i) => {
+                        s.create_if_absent(&other, 2, i);
+                    }
+                    Op::Remove(i) => s.remove(2, i),
+                    Op::Crash(n) => {
+                        if ring.is_alive(n) && ring.live() > 1 {
+                            ring.crash(n).unwrap();
+                            if n % 2 == 0 {
+                                s.crash(n);
+                            }
+                        }
+                    }
+                    Op::Join => {
+                        ring.join();
+                    }
+                    Op::HandOver => {
+                        s.hand_over(&ring);
+                    }
                 }
-            }
-            for _ in 0..joins {
-                ring.join();
-            }
-            let key = file_key(2);
-            for &i in &probes {
-                let owner = ring.owner(position_of(key, i));
-                let by_scan = owner.and_then(|o| {
-                    s.replicas(2)
-                        .iter()
-                        .position(|r| r.index == i && r.node == o)
-                        .map(|p| (o, p))
-                });
-                prop_assert_eq!(s.probe(&ring, key, 2, i), by_scan);
+                check_probes(&s, &ring)?;
+                check_probes(&s, &other)?;
             }
         }
     }

@@ -32,6 +32,8 @@ use std::collections::HashMap;
 
 /// How many requests ahead the serving loop prefetches a file's replicas.
 const AHEAD: usize = 8;
+/// Requests whose files are drawn at a time (16 KiB of them: they stay in the cache until served).
+const CHUNK: u64 = 4096;
 
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,11 +311,10 @@ impl Sim<'_> {
                     (Some(_), Some((node, slot))) => {
                         // The file's first request this window (all counts still 0; they sit
                         // in the line just read, where a separate flag array would miss).
-                        let reps = self.store.replicas_mut(f);
-                        if reps.iter().all(|r| r.count == 0) {
+                        if self.store.replicas(f).iter().all(|r| r.count == 0) {
                             self.touched.push(f);
                         }
-                        reps[slot].count += 1;
+                        *self.store.count_mut(f, slot) += 1;
                         Some(node)
                     }
                     _ => {
@@ -571,7 +572,7 @@ pub fn window_end(
             out.left += 1;
         }
     }
-    store.replicas_mut(f).iter_mut().for_each(|r| r.count = 0);
+    store.reset_counts(f);
     out
 }
 
@@ -640,6 +641,16 @@ pub fn run_with(
     cfg: &Config,
     rng: &mut Rng,
     inspect: &mut dyn FnMut(u32, &Store),
+) -> Result<Outcome, Error> {
+    run_chunked(cfg, rng, inspect, CHUNK)
+}
+
+/// [`run_with`], drawing `chunk` requests' files at a time (the outcome does not depend on it).
+fn run_chunked(
+    cfg: &Config,
+    rng: &mut Rng,
+    inspect: &mut dyn FnMut(u32, &Store),
+    chunk: u64,
 ) -> Result<Outcome, Error> {
     cfg.validate()?;
     let ring = Ring::new(cfg.nodes, cfg.vnodes)?;
@@ -710,22 +721,39 @@ pub fn run_with(
         }
         sim.gapped_moments.clear();
         let failures_before = sim.failures;
-        // The window's files first (independent draws, whose cache misses overlap), then the
-        // requests in order, each prefetching the replica list of one a few places ahead.
-        batch.clear();
-        for _ in 0..count {
-            batch.push(if flash && rng.random::<f64>() < p_flash {
+        // The stream draws the window's files first, then the requests' searches. The files
+        // are drawn from a copy of the generator a chunk at a time (independent draws, whose
+        // cache misses overlap), and the generator skips past them, so the searches read the
+        // same numbers as if every file had been drawn first, without a window of files (up
+        // to millions) streaming through the cache between a file's draw and its request.
+        // Each request prefetches the replica list of one a few places ahead.
+        let draw = |rng: &mut Rng| {
+            if flash && rng.random::<f64>() < p_flash {
                 0
             } else {
                 sampler.sample(rng) as u32
-            });
-        }
-        for i in 0..batch.len() {
-            if let Some(&g) = batch.get(i + AHEAD) {
-                sim.store.prefetch(g);
             }
-            sim.request(batch[i], rng);
+        };
+        let mut files = rng.clone();
+        for _ in 0..count {
+            draw(rng);
         }
+        let skipped_to = rng.clone();
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(chunk);
+            left -= n;
+            batch.clear();
+            batch.extend((0..n).map(|_| draw(&mut files)));
+            for i in 0..batch.len() {
+                if let Some(&g) = batch.get(i + AHEAD) {
+                    sim.store.prefetch(g);
+                }
+                sim.request(batch[i], rng);
+            }
+        }
+        // The skip drew exactly what the chunks did (checked: a mismatch shifts every search).
+        assert!(files == skipped_to, "file draws and their skip disagree");
         requests += count;
         if cfg.fail_fraction > 0.0 && t == cfg.fail_at + 1 {
             after = (count, sim.failures - failures_before);
