@@ -591,28 +591,19 @@ fn run_all(
         .iter()
         .map(|(_, sc, dir)| runner::prepare(sc, dir, shard, true))
         .collect::<Result<_>>()?;
-    let table = expected(scale);
-    // Cells without an estimate go first, in registry order: they may be long.
-    let mut jobs: Vec<(Vec<(usize, &crate::scenario::Cell)>, f64)> = Vec::new();
-    let mut timed = Vec::new();
-    for (e, p) in prepared.iter().enumerate() {
-        for &c in &p.todo {
-            if p.sc.experiment.timed() {
-                timed.push((e, c));
-            } else {
-                let t = table
-                    .get(&(chosen[e].0.id.to_string(), c.index))
-                    .copied()
-                    .unwrap_or(f64::INFINITY);
-                jobs.push((vec![(e, c)], t));
-            }
-        }
-    }
-    let total = jobs.len() + timed.len();
-    jobs.sort_by(|x, y| y.1.total_cmp(&x.1));
-    if !timed.is_empty() {
-        jobs.insert(0, (timed, f64::INFINITY));
-    }
+    let table = &expected(scale);
+    let cells: Vec<(usize, &crate::scenario::Cell, bool, Option<f64>)> = prepared
+        .iter()
+        .enumerate()
+        .flat_map(|(e, p)| {
+            let (id, timed) = (chosen[e].0.id, p.sc.experiment.timed());
+            p.todo
+                .iter()
+                .map(move |&c| (e, c, timed, table.get(&(id.to_string(), c.index)).copied()))
+        })
+        .collect();
+    let total = cells.len();
+    let jobs = schedule(cells);
     eprintln!(
         "== {} experiments ({scale}): {total} cells to run, longest expected first",
         chosen.len()
@@ -623,7 +614,7 @@ fn run_all(
         // par_bridge hands the jobs out in order as workers free up.
         jobs.into_iter()
             .par_bridge()
-            .flat_map_iter(|(cells, _)| {
+            .flat_map_iter(|cells| {
                 // A timed job runs its cells here, in order; the cells' replications run in
                 // sequence too (runner::replications), so this worker steals nothing meanwhile.
                 cells
@@ -665,6 +656,25 @@ fn run_all(
         })
         .collect::<Result<_>>()?;
     Ok((rows, seconds, failures))
+}
+
+/// The jobs of [`run_all`] in the order workers take them, from (experiment, cell, timed,
+/// expected seconds) in registry order: first one job of every timed cell, in registry order;
+/// then one job per other cell, longest expected first, cells without an estimate (they may be
+/// long) before all others, ties in registry order.
+fn schedule<C>(cells: Vec<(usize, C, bool, Option<f64>)>) -> Vec<Vec<(usize, C)>> {
+    let (timed, mut other): (Vec<_>, Vec<_>) = cells.into_iter().partition(|c| c.2);
+    // Stable: equal estimates (and the unknown, as infinity) keep registry order.
+    other.sort_by(|x, y| {
+        let t = |c: &(usize, C, bool, Option<f64>)| c.3.unwrap_or(f64::INFINITY);
+        t(y).total_cmp(&t(x))
+    });
+    let timed: Vec<(usize, C)> = timed.into_iter().map(|(e, c, _, _)| (e, c)).collect();
+    (!timed.is_empty())
+        .then_some(timed)
+        .into_iter()
+        .chain(other.into_iter().map(|(e, c, _, _)| vec![(e, c)]))
+        .collect()
 }
 
 /// Where a run's time went: per experiment the cells, the replications and the seconds its cells
@@ -1271,6 +1281,38 @@ pub(crate) mod fixture {
 mod tests {
     use super::fixture::{Falsifier, synth};
     use super::*;
+
+    /// The pool's order: the timed cells are one job at the head (in registry order), then the
+    /// rest longest expected first, unknown estimates first, ties in registry order.
+    #[test]
+    fn schedule_puts_timed_cells_first_then_longest() {
+        // (experiment, cell, timed, expected seconds), in registry order.
+        let cells = vec![
+            (0, 0, false, Some(5.0)),
+            (0, 1, false, None),
+            (1, 0, true, Some(200.0)),
+            (2, 0, false, Some(50.0)),
+            (1, 1, true, None),
+            (2, 1, false, Some(5.0)),
+            (3, 0, false, None),
+        ];
+        assert_eq!(
+            schedule(cells),
+            vec![
+                vec![(1, 0), (1, 1)],
+                vec![(0, 1)],
+                vec![(3, 0)],
+                vec![(2, 0)],
+                vec![(0, 0)],
+                vec![(2, 1)],
+            ]
+        );
+        // Without timed cells no empty job leads.
+        assert_eq!(
+            schedule(vec![(0, 0, false, Some(1.0)), (0, 1, false, Some(2.0))]),
+            vec![vec![(0, 1)], vec![(0, 0)]]
+        );
+    }
 
     /// Every registered experiment's scenarios load at both scales, ids are unique and papers are
     /// the four known ones: a registration mistake fails here, not in a user's reproduce run.
