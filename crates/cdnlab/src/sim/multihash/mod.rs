@@ -727,16 +727,21 @@ fn run_chunked(
         // same numbers as if every file had been drawn first, without a window of files (up
         // to millions) streaming through the cache between a file's draw and its request.
         // Each request prefetches the replica list of one a few places ahead.
+        // A file is the flash crowd's (a coin) or an alias pick, a pure function of one draw:
+        // the skip takes the same draws without picking.
+        let flash_coin = |rng: &mut Rng| flash && rng.random::<f64>() < p_flash;
         let draw = |rng: &mut Rng| {
-            if flash && rng.random::<f64>() < p_flash {
+            if flash_coin(rng) {
                 0
             } else {
-                sampler.sample(rng) as u32
+                sampler.pick(rng.random()) as u32
             }
         };
         let mut files = rng.clone();
         for _ in 0..count {
-            draw(rng);
+            if !flash_coin(rng) {
+                rng.random::<u64>();
+            }
         }
         let skipped_to = rng.clone();
         let mut left = count;
