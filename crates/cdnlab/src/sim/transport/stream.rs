@@ -19,8 +19,9 @@ use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_ins
 use crate::rng::Rng;
 use crate::sim::Experiment;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
-// A 4-ary heap pops this loop's events a little faster than std's binary heap (docs/transport.md).
-use dary_heap::QuaternaryHeap as BinaryHeap;
+// A 4-ary heap pops this loop's events a little faster than std's binary heap; `PeekMut` lets an
+// arrival's successor replace it in place (docs/transport.md).
+use dary_heap::{PeekMut, QuaternaryHeap as BinaryHeap};
 use std::cmp::Reverse;
 
 /// How requests are placed.
@@ -488,11 +489,26 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         }
     }
     let mut events = 0u64;
-    while let Some(Reverse((t, ev_seq, i, what))) = heap.pop() {
+    loop {
+        let Some(mut top) = heap.peek_mut() else {
+            break;
+        };
+        let Reverse((t, ev_seq, i, what)) = *top;
         if t > end {
             break;
         }
         events += 1;
+        if what == ARRIVAL && ev_seq >= arrivals_from {
+            // The population's next arrival takes the place of this one: it is due soon, so
+            // it sifts down a level or two, where a pop and a push would sift the whole depth.
+            // The queue holds what it would after the pop and the push, so the order is the
+            // same.
+            *top = Reverse((t + us(exp(rng, 1.0 / rate[i])), seq, i, ARRIVAL));
+            seq += 1;
+            drop(top);
+        } else {
+            PeekMut::pop(top);
+        }
         if what == SHIFT {
             let sh = cfg.shift.as_ref().expect("a shift is configured");
             rate = sh.demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
@@ -541,8 +557,6 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             }
             continue;
         }
-        heap.push(Reverse((t + us(exp(rng, 1.0 / rate[i])), seq, i, ARRIVAL)));
-        seq += 1;
         let measured = t >= start;
         win_arr[i] += 1;
         if t >= tail_start {
