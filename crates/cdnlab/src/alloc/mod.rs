@@ -8,6 +8,7 @@
 //! | exact solver | `simplex.rs` | network simplex: integral optimal flows, potentials, deterministic pivots, warm starts (dual phase) |
 //! | cost scans | `scan.rs` | the solver's vectorised row scans: pricing, arcs of a given reduced cost (AVX2 when present) |
 //! | reference | `lp.rs` | the same problem as a plain LP for a general solver (good_lp + microlp) |
+//! | reference | `lemon.rs` | the same problem as a min-cost flow for LEMON's network simplex (mcmf) |
 //! | initial solutions | `initial.rs` | NW-corner and Vogel, usable as stand-alone (sub-optimal) allocations |
 //! | queueing | `erlang.rs` | Erlang-B blocking |
 //! | topology | `topology.rs` | metros, links, hop costs; the reference instance (R1, R15, the shift) and random instances |
@@ -16,6 +17,7 @@
 pub mod admission;
 pub mod erlang;
 pub mod initial;
+pub mod lemon;
 pub mod lp;
 pub mod problem;
 mod scan;

@@ -1,5 +1,6 @@
 //! `solver`: experiment T5, the Transportation Problem solver's time against instance size, cold
-//! and warm, beside a reference LP solver. Instances as in `bench/transport.sh`: dense, random,
+//! and warm, beside a reference LP solver (up to `reference_max`); every optimum is also checked
+//! against LEMON's network simplex. Instances as in `bench/transport.sh`: dense, random,
 //! balanced; the warm re-solve follows a change of a share of the demands.
 //!
 //! The optimal costs and pivot counts are deterministic; the `*_seconds` metrics (and the
@@ -8,7 +9,7 @@
 
 use crate::Error;
 use crate::alloc::simplex;
-use crate::alloc::{Problem, initial, lp};
+use crate::alloc::{Problem, initial, lemon, lp};
 use crate::rng::Rng;
 use crate::sim::Experiment;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
@@ -100,6 +101,11 @@ const METRICS: &[MetricSpec] = &[
         "1 if the reference LP solver found the same optimal cost",
     ),
     MetricSpec::new(
+        "lemon_agrees",
+        "0/1",
+        "1 if LEMON's network simplex (the second, fast reference; every size) found the same optimal cost (NaN if the instance is too large for its 32-bit costs)",
+    ),
+    MetricSpec::new(
         "vogel_gap",
         "relative cost",
         "Vogel's initial solution above the optimum",
@@ -177,6 +183,8 @@ impl Experiment for SolverExperiment {
             ));
         }
         let cost = cold.allocation.cost as f64;
+        let lemon_agrees =
+            lemon::optimum(&first).map_or(f64::NAN, |c| f64::from(c == cold.allocation.cost));
         let (reference_seconds, agrees) = if size as i64 <= p.int("reference_max") {
             // Timed like the network simplex: from the problem to the optimum (building the LP
             // model included, as the simplex builds its tree), best of the same repeats.
@@ -202,6 +210,7 @@ impl Experiment for SolverExperiment {
             reference_seconds,
             cold_seconds / reference_seconds,
             agrees,
+            lemon_agrees,
             vogel_gap,
             northwest_gap,
         ])
@@ -248,11 +257,13 @@ mod tests {
             "pivots",
             "warm_pivots",
             "reference_agrees",
+            "lemon_agrees",
             "vogel_gap",
         ] {
             assert_eq!(a[at(m)], b[at(m)], "{m}");
         }
         assert_eq!(a[at("reference_agrees")], 1.0);
+        assert_eq!(a[at("lemon_agrees")], 1.0);
         // Feasible allocations cost at least the optimum.
         assert!(a[at("vogel_gap")] >= 0.0 && a[at("northwest_gap")] >= 0.0);
         assert!(a[at("cold_seconds")] > 0.0 && a[at("reference_seconds")] > 0.0);
