@@ -137,8 +137,9 @@ pub fn registry() -> Vec<Reproduction> {
                     with a cold solve of the changed instance. Reference: the same problem as a \
                     plain LP for good_lp + microlp (a general simplex, dense, hence the size \
                     limit), and every instance of every size as a min-cost flow for LEMON's \
-                    network simplex (the mcmf crate; optima only, not timed). Times are wall-clock, each the best of 3 (the reference's too, model \
-                    building included on both sides), cells run one at a time; they vary \
+                    network simplex (the mcmf crate; optima only, not timed). Times are \
+                    wall-clock, each the best of 3 (the reference's too, model building \
+                    included on both sides), cells run one at a time; they vary \
                     between runs, while costs and pivots are deterministic. bench/transport.sh \
                     compares with POT (LEMON) and HiGHS side by side.",
             claims: t5,

@@ -9,13 +9,13 @@ use mcmf::{Capacity, Cost, GraphBuilder, Vertex};
 
 /// The optimal cost found by LEMON, or `None` when the instance is outside what `mcmf` computes
 /// exactly: it passes capacities and costs as `i32` and returns the total cost as `i32`, so the
-/// total supply times the largest cost must stay below 2^31.
+/// total supply, and the total supply times the largest absolute cost, must stay below 2^31 (a
+/// balanced instance's every supply, demand and cost is then within `i32` too).
 pub fn optimum(p: &Problem) -> Option<i64> {
     let limit = i64::from(i32::MAX);
     let total: i64 = p.supply.iter().sum();
-    let max_cost = p.cost.iter().copied().max().unwrap_or(0);
-    let min_cost = p.cost.iter().copied().min().unwrap_or(0);
-    if total.checked_mul(max_cost.max(-min_cost))? >= limit || p.demand.iter().any(|&d| d > limit) {
+    let largest = p.cost.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0);
+    if total >= limit || u128::from(total.unsigned_abs()) * u128::from(largest) >= limit as u128 {
         return None;
     }
     let (m, n) = (p.rows(), p.cols());
@@ -76,7 +76,8 @@ mod tests {
         assert!(best < nw, "{best} vs the north-west corner's {nw}");
     }
 
-    /// Out of `mcmf`'s i32 range: no answer rather than a wrong one.
+    /// Out of `mcmf`'s i32 range: no answer rather than a wrong one. (A total flow beyond it is
+    /// not a valid `Problem`: totals stop near 2^30.)
     #[test]
     fn too_large_for_i32_is_none() {
         let p = Problem::new(
