@@ -575,13 +575,21 @@ impl Lirs {
     }
 
     /// `limitStack`: S back within 2 C units, forgetting the oldest non-resident entries.
+    /// libCacheSim removes the S entry of the id at the non-resident list's tail without
+    /// looking at it; the list can be stale (the id became resident again since), so the entry
+    /// removed may be a resident one and the object leave the cache here, with no eviction of
+    /// its own in libCacheSim. Reproduced, and logged like any departure.
     fn limit_stack(&mut self) {
         while self.s_list.used > 2 * self.cap.amount {
             let Some(id) = self.nh.pop_oldest() else {
                 return;
             };
             if let Some(s) = self.s.find(id) {
+                let resident = self.s_lir[s as usize] || self.s_res[s as usize];
                 self.s_remove(s);
+                if resident {
+                    self.log_if_gone(id);
+                }
             }
         }
     }

@@ -156,7 +156,11 @@ pub trait Cache {
     /// [`Cache::replay`] through a trait object.
     fn replay_dyn(&mut self, reqs: &[Request]) -> u64;
     /// Starts keeping the ids of evicted objects, for a caller that holds the objects
-    /// themselves (the live edge); simulations leave it off.
+    /// themselves (the live edge); simulations leave it off. Every object that stops being
+    /// resident, for whatever reason (eviction, demotion out of a queue, a stale entry
+    /// dropped), is logged. The one change the log does not carry is an arrival without a
+    /// request: `lirs` (libCacheSim's rules) can make an evicted object resident again through a
+    /// stale entry; a holder that has not the object's bytes refetches it on its next request.
     fn log_evictions(&mut self);
     /// Moves the ids evicted since the last call into `out` (none unless logging).
     fn drain_evictions(&mut self, out: &mut Vec<u64>);
