@@ -340,17 +340,23 @@ def reproductions():
 def reproduce(
     only: Optional[Union[str, Sequence[str]]] = None,
     scale: str = "quick",
-    out: PathLike = "out/reproduce",
+    out: Optional[PathLike] = None,
     threads: Optional[int] = None,
+    replace: bool = False,
 ):
     """Runs the papers' experiments and checks their claims, as ``cdnlab reproduce`` does,
     writing report.html and claims.json to ``out``. ``only`` names experiments (see
-    :func:`reproductions`); ``scale`` is ``"quick"`` or ``"full"``. Returns the claims, one row
-    each, with the columns :data:`CLAIM_COLUMNS` (``pass`` is the verdict)."""
+    :func:`reproductions`); ``scale`` is ``"quick"`` or ``"full"``. Without ``out`` the folder
+    is the command's default: ``out/reproduce`` for every experiment, ``out/reproduce-ID+ID``
+    for a selection, so a partial run never replaces a full report; a folder holding the report
+    of another selection or scale is refused unless ``replace=True``. Returns the claims, one
+    row each, with the columns :data:`CLAIM_COLUMNS` (``pass`` is the verdict)."""
     if scale not in ("quick", "full"):
         raise CdnlabError(f"scale {scale!r}: allowed 'quick' or 'full'")
     ids = [] if only is None else ([only] if isinstance(only, str) else list(only))
-    path = _native.reproduce(os.fspath(out), ids, scale == "full", threads)
+    path = _native.reproduce(
+        None if out is None else os.fspath(out), ids, scale == "full", threads, replace
+    )
     with open(path) as f:
         claims = json.load(f)["claims"]
     return _table(claims, CLAIM_COLUMNS)

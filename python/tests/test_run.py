@@ -99,6 +99,20 @@ def test_reproduce_returns_the_claims(cli, tmp_path):
     assert "cache-che" in cdnlab.reproductions()["id"].tolist()
 
 
+def test_a_partial_reproduce_never_replaces_another_report(cli, tmp_path, monkeypatch):
+    """As the command: without ``out`` a selection writes to a folder of its own; into a folder
+    holding another selection's report it is refused unless ``replace=True``."""
+    monkeypatch.chdir(tmp_path)
+    cdnlab.reproduce(only="cache-che")
+    first = (tmp_path / "out/reproduce-cache-che/claims.json").read_text()
+    assert not (tmp_path / "out/reproduce").exists()
+    with pytest.raises(cdnlab.CdnlabError, match="--replace"):
+        cdnlab.reproduce(only="gwtw-e8", out="out/reproduce-cache-che")
+    assert (tmp_path / "out/reproduce-cache-che/claims.json").read_text() == first
+    claims = cdnlab.reproduce(only="gwtw-e8", out="out/reproduce-cache-che", replace=True)
+    assert all(i.startswith("gwtw.") for i in claims["id"])
+
+
 def test_without_pandas_tables_are_numpy_columns(traces, tmp_path):
     """pandas hidden: the same tables as dicts of numpy arrays."""
     code = textwrap.dedent(f"""

@@ -43,6 +43,13 @@ enum Command {
     /// Real HTTP on loopback: origin, caching edges, GWTW users, and a demo of all three.
     #[cfg(feature = "live")]
     Live(live::LiveArgs),
+    /// Not built in: this cdnlab was built without its default feature `live`.
+    #[cfg(not(feature = "live"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Live {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -59,6 +66,15 @@ fn main() -> ExitCode {
         Command::Tp(a) => tp::run(a),
         #[cfg(feature = "live")]
         Command::Live(a) => live::run(a),
+        #[cfg(not(feature = "live"))]
+        Command::Live { .. } => {
+            eprintln!(
+                "error: this cdnlab was built without the live servers (--no-default-features); \
+                 build it with its default features for `cdnlab live`: \
+                 cargo install --path crates/cdnlab-cli"
+            );
+            return ExitCode::FAILURE;
+        }
         Command::Experiments => {
             cdnlab_cli::print_experiments();
             Ok(())

@@ -897,6 +897,56 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
     );
 }
 
+/// A partial reproduce never replaces another report: without --out an --only selection writes
+/// to a folder of its own; into a folder holding another selection's report it is refused
+/// (the report stays byte for byte) unless --replace; the same selection may run there again.
+#[test]
+fn a_partial_reproduce_never_replaces_another_report() {
+    let d = tempfile::tempdir().unwrap();
+    let ok = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let two = ["reproduce", "--only", "gwtw-e8", "--only", "cache-che"];
+    ok(cdnlab(&two, d.path()));
+    let own = d.path().join("out/reproduce-cache-che+gwtw-e8");
+    assert!(own.join("report.html").is_file() && own.join("claims.json").is_file());
+    assert!(!d.path().join("out/reproduce").exists());
+    // Another report in out/reproduce (two experiments stand in for every one).
+    let into = |args: &[&str]| {
+        let mut v = args.to_vec();
+        v.extend(["--out", "out/reproduce"]);
+        cdnlab(&v, d.path())
+    };
+    ok(into(&two));
+    let report = |f: &str| read(&d.path().join("out/reproduce").join(f));
+    let before = (report("claims.json"), report("report.html"));
+    fails_with(
+        &into(&["reproduce", "--only", "cache-che"]),
+        &[
+            "out/reproduce holds the report of cache-che, gwtw-e8, quick scale",
+            "cache-che, quick scale",
+            "--replace",
+        ],
+    );
+    assert!(before == (report("claims.json"), report("report.html")));
+    // The same selection again (its cells reused), in another order of --only.
+    ok(into(&[
+        "reproduce",
+        "--only",
+        "cache-che",
+        "--only",
+        "gwtw-e8",
+    ]));
+    ok(into(&["reproduce", "--only", "cache-che", "--replace"]));
+    let doc: serde_json::Value = serde_json::from_slice(&report("claims.json")).unwrap();
+    assert_eq!(doc["experiments"].as_array().unwrap().len(), 1, "{doc}");
+}
+
 #[test]
 fn reproduce_quick_writes_report_and_claims() {
     let d = tempfile::tempdir().unwrap();
@@ -1034,29 +1084,11 @@ window.addEventListener('load', () => {
 });
 </script>"##;
 
-/// Chromium: `CDNLAB_CHROMIUM`, else `chromium`, `chromium-browser` or `google-chrome` on PATH.
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CDNLAB_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
-        .find(|p| p.is_file())
-}
-
 /// Runs [`CHECK_SCRIPT`] on `page` (a copy beside it, so relative links resolve) and returns
-/// its measurements. Without Chromium: None, unless `CI` is set (`.ci/run` installs it), where
-/// the test must not pass unchecked.
+/// its measurements. Without Chromium: None, with a skip line, or a failure under CI
+/// (cdnlab_testkit::need).
 fn browser_check(page: &Path) -> Option<serde_json::Value> {
-    let Some(bin) = chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium is needed to check the report (apt-get install chromium)"
-        );
-        eprintln!("no Chromium: the report's browser check is skipped");
-        return None;
-    };
+    let bin = cdnlab_testkit::need(cdnlab_testkit::CHROMIUM, cdnlab_testkit::chromium())?;
     let html = String::from_utf8(read(page)).unwrap();
     let copy = page.with_file_name("report-check.html");
     std::fs::write(
@@ -1409,6 +1441,7 @@ fn tp_solve_and_bad_input() {
 }
 
 /// `cdnlab live`: bad values get one clear message each; a tiny demo writes its files.
+#[cfg(feature = "live")]
 #[test]
 fn live_bad_input_and_a_tiny_demo() {
     let d = tempfile::tempdir().unwrap();
@@ -2308,6 +2341,23 @@ fn gen_trace_sizes() {
         ),
         &["--max-size 5", "--size 10"],
     );
+}
+
+/// Built without the live servers, `cdnlab live ...` says so and how to get them, instead of
+/// clap's "unrecognized subcommand".
+#[cfg(not(feature = "live"))]
+#[test]
+fn live_without_the_feature_says_how_to_get_it() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [&["live"][..], &["live", "demo", "--duration", "1"]] {
+        fails_with(
+            &cdnlab(args, d.path()),
+            &[
+                "built without the live servers",
+                "cargo install --path crates/cdnlab-cli",
+            ],
+        );
+    }
 }
 
 /// The players demo says what is missing before it starts anything: the asset, the players,

@@ -42,29 +42,11 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Whether `what` is there; if not, the test is skipped, or fails under CI.
-fn have(ok: bool, what: &str) -> bool {
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{what} is missing (.ci/run installs it)"
-        );
-        eprintln!("skipped: {what} is missing");
-    }
-    ok
-}
-
 /// The asset, built once into target/media (the script skips a built one).
 fn asset_dir() -> Option<PathBuf> {
     let dir = root().join("target/media");
     if !dir.join("manifest.mpd").exists() {
-        let has_ffmpeg = std::process::Command::new("ffmpeg")
-            .arg("-version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !have(has_ffmpeg, "ffmpeg (to build the test asset)") {
-            return None;
-        }
+        cdnlab_testkit::need(cdnlab_testkit::FFMPEG, cdnlab_testkit::on_path("ffmpeg"))?;
         let status = std::process::Command::new(root().join("media/make-asset.sh"))
             .arg(&dir)
             .status()
@@ -126,18 +108,15 @@ async fn play(kind: &str) {
     let _turn = ONE_AT_A_TIME.lock().await;
     let Some(media) = asset_dir() else { return };
     let player_dir = root().join("player");
-    if !have(
-        player_dir
-            .join(cdnlab_live::media::PLAYER_SCRIPTS[0].1)
-            .exists(),
-        "the players (npm ci --prefix player)",
-    ) || !have(
-        std::process::Command::new("chromium")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "chromium",
-    ) {
+    let players = player_dir.join(cdnlab_live::media::PLAYER_SCRIPTS[0].1);
+    // The players' browser is the `chromium` on PATH (cdnlab_live::players::Browser).
+    if cdnlab_testkit::need(cdnlab_testkit::PLAYERS, players.exists().then_some(())).is_none()
+        || cdnlab_testkit::need(
+            cdnlab_testkit::CHROMIUM,
+            cdnlab_testkit::on_path("chromium"),
+        )
+        .is_none()
+    {
         return;
     }
     let asset = Arc::new(Asset::load(&media).unwrap());

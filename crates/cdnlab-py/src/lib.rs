@@ -576,21 +576,24 @@ fn scenario_toml(json: &str) -> PyResult<String> {
     toml::to_string(&v).map_err(|e| CdnlabError::new_err(format!("scenario: {e}")))
 }
 
-/// Runs `cdnlab reproduce` into `out`; returns the path of claims.json.
+/// Runs `cdnlab reproduce` into `out` (None: the command's default folder for the selection);
+/// returns the path of claims.json.
 #[pyfunction]
-#[pyo3(signature = (out, only = Vec::new(), full = false, threads = None))]
+#[pyo3(signature = (out = None, only = Vec::new(), full = false, threads = None, replace = false))]
 fn reproduce(
     py: Python<'_>,
-    out: PathBuf,
+    out: Option<PathBuf>,
     only: Vec<String>,
     full: bool,
     threads: Option<usize>,
+    replace: bool,
 ) -> PyResult<PathBuf> {
     check_threads(threads)?;
     let args = cli_reproduce::ReproduceArgs {
         quick: !full,
         full,
-        out: out.clone(),
+        out,
+        replace,
         threads,
         only,
         list: false,
@@ -598,7 +601,7 @@ fn reproduce(
         merge: Vec::new(),
     };
     interruptible(py, || cli_reproduce::run(&args))?;
-    Ok(out.join("claims.json"))
+    Ok(args.out_dir().join("claims.json"))
 }
 
 /// The registered reproduction experiments: (id, paper, title).

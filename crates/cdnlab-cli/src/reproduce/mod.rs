@@ -350,9 +350,15 @@ pub struct ReproduceArgs {
     /// Paper scale: larger catalogues, more requests and replications.
     #[arg(long)]
     pub full: bool,
-    /// Output folder.
-    #[arg(long, default_value = "out/reproduce")]
-    pub out: PathBuf,
+    /// Output folder. Default: `out/reproduce` for every experiment, and for an `--only`
+    /// selection a folder of its own, `out/reproduce-ID+ID...` (the ids in registry order), so a
+    /// partial run never replaces a full report.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write into --out even when it holds the report of another selection of experiments or
+    /// another scale (that report is replaced; the cells of both stay and are reused).
+    #[arg(long)]
+    pub replace: bool,
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long, value_parser = runner::parse_threads)]
     pub threads: Option<usize>,
@@ -372,6 +378,83 @@ pub struct ReproduceArgs {
     /// `cdnlab reproduce --merge out/shard-0 out/shard-1 --out out/reproduce`.
     #[arg(long, num_args = 1..)]
     pub merge: Vec<PathBuf>,
+}
+
+impl ReproduceArgs {
+    /// The experiments chosen, in registry order (every one without `--only`).
+    fn selection(&self) -> Vec<&'static str> {
+        registry()
+            .iter()
+            .filter(|r| self.only.is_empty() || self.only.iter().any(|o| o == r.id))
+            .map(|r| r.id)
+            .collect()
+    }
+
+    /// The output folder: `--out`, else `out/reproduce` for every experiment and
+    /// `out/reproduce-ID+ID...` for an `--only` selection (a short hash of the ids instead when
+    /// the name would pass 100 characters).
+    pub fn out_dir(&self) -> PathBuf {
+        if let Some(out) = &self.out {
+            return out.clone();
+        }
+        if self.only.is_empty() {
+            return PathBuf::from("out/reproduce");
+        }
+        let ids = self.selection().join("+");
+        let name = if ids.len() <= 100 {
+            ids
+        } else {
+            let h = xxhash_rust::xxh64::xxh64(ids.as_bytes(), 0);
+            format!("{}-experiments-{:08x}", self.selection().len(), h as u32)
+        };
+        PathBuf::from(format!("out/reproduce-{name}"))
+    }
+}
+
+/// Refuses to write into `out` when its claims.json is of another selection of experiments or
+/// another scale, unless `replace`: a partial or quick run must not silently replace a full
+/// report.
+fn check_selection(out: &Path, ids: &[&str], scale: &str, replace: bool) -> Result<()> {
+    let path = out.join("claims.json");
+    if replace || !path.exists() {
+        return Ok(());
+    }
+    let describe = |ids: &[String], scale: &str| {
+        let all = registry().len();
+        if ids.len() == all {
+            format!("every experiment ({all}), {scale} scale")
+        } else {
+            format!("{}, {scale} scale", ids.join(", "))
+        }
+    };
+    let ours: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    let theirs = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            let exps = v.get("experiments")?.as_array()?;
+            let ids: Option<Vec<String>> = exps
+                .iter()
+                .map(|e| Some(e.get("id")?.as_str()?.to_string()))
+                .collect();
+            let scale = exps
+                .first()
+                .and_then(|e| e.get("scale")?.as_str())
+                .unwrap_or(scale)
+                .to_string();
+            Some((ids?, scale))
+        });
+    let held = match &theirs {
+        Some((t, s)) if *t == ours && s == scale => return Ok(()),
+        Some((t, s)) => describe(t, s),
+        None => "a report this version cannot read".to_string(),
+    };
+    Err(CliError::Usage(format!(
+        "{} holds the report of {held}; this run ({}) would replace it. Choose another --out \
+         (without --out, an --only selection writes to a folder of its own), or pass --replace",
+        out.display(),
+        describe(&ours, scale)
+    )))
 }
 
 struct Done {
@@ -411,8 +494,10 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         None => Shard::ALL,
     };
     let start = provenance::Start::now();
-    output::ensure_dir(&a.out)?;
+    let out = a.out_dir();
     let scale = if a.full { "full" } else { "quick" };
+    check_selection(&out, &a.selection(), scale, a.replace)?;
+    output::ensure_dir(&out)?;
     // Every scenario is loaded (and checked) before any work.
     let mut chosen = Vec::new();
     for rep in all
@@ -421,14 +506,14 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     {
         let (path, text) = if a.full { rep.full } else { rep.quick };
         let sc = Scenario::parse(text, Path::new(path))?;
-        let dir = a.out.join(format!("{}-{scale}", rep.id));
+        let dir = out.join(format!("{}-{scale}", rep.id));
         chosen.push((rep, sc, dir));
     }
     let mut failures = Vec::new();
     let (rows, seconds): (Vec<Vec<SummaryRow>>, Vec<f64>) = if a.merge.is_empty() {
         // Re-running into the same folder reuses finished cells: results are a function of
         // the scenario, so they are the same.
-        let (rows, seconds, failed) = run_all(&chosen, a, shard, scale)?;
+        let (rows, seconds, failed) = run_all(&chosen, a, &out, shard, scale)?;
         failures = failed;
         (rows, seconds)
     } else {
@@ -493,7 +578,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
              <the {} shard folders> --out DIR",
             shard.index,
             shard.count,
-            a.out.display(),
+            out.display(),
             if a.full { " --full" } else { "" },
             shard.count
         );
@@ -533,16 +618,16 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         "claims": claims,
     }))
     .expect("serialisable");
-    write_atomic(&a.out.join("claims.json"), json.as_bytes())?;
+    write_atomic(&out.join("claims.json"), json.as_bytes())?;
     write_atomic(
-        &a.out.join("report.html"),
+        &out.join("report.html"),
         report(&done, scale, &prov)?.as_bytes(),
     )?;
     eprintln!("{}", time_table(&done, prov.seconds));
     eprintln!(
         "{}; report: {}",
         tally(&claims),
-        a.out.join("report.html").display()
+        out.join("report.html").display()
     );
     if !failures.is_empty() {
         return Err(CliError::Failed(format!(
@@ -583,6 +668,7 @@ fn expected(scale: &str) -> std::collections::HashMap<(String, u64), f64> {
 fn run_all(
     chosen: &[(Reproduction, Scenario, PathBuf)],
     a: &ReproduceArgs,
+    out: &Path,
     shard: Shard,
     scale: &str,
 ) -> Result<(Vec<Vec<SummaryRow>>, Vec<f64>, Vec<String>)> {
@@ -646,7 +732,7 @@ fn run_all(
             Err(m) => failures.push(format!("{} cell {cell}: {m}", chosen[*e].0.id)),
         }
     }
-    write_atomic(&a.out.join("cell-seconds.csv"), timings.as_bytes())?;
+    write_atomic(&out.join("cell-seconds.csv"), timings.as_bytes())?;
     let threads = pool.current_num_threads();
     let rows = prepared
         .into_iter()
@@ -1281,6 +1367,35 @@ pub(crate) mod fixture {
 mod tests {
     use super::fixture::{Falsifier, synth};
     use super::*;
+
+    #[test]
+    fn a_selection_has_a_default_folder_of_its_own() {
+        let args = |only: &[&str]| ReproduceArgs {
+            quick: true,
+            full: false,
+            out: None,
+            replace: false,
+            threads: None,
+            only: only.iter().map(|s| s.to_string()).collect(),
+            list: false,
+            shard: None,
+            merge: Vec::new(),
+        };
+        assert_eq!(args(&[]).out_dir(), Path::new("out/reproduce"));
+        // Registry order, whatever the order of --only; a repeated id counts once.
+        assert_eq!(
+            args(&["gwtw-e8", "cache-che", "gwtw-e8"]).out_dir(),
+            Path::new("out/reproduce-cache-che+gwtw-e8")
+        );
+        let ids: Vec<&str> = registry().iter().map(|r| r.id).collect();
+        let long = args(&ids).out_dir();
+        let name = long.file_name().unwrap().to_str().unwrap();
+        assert!(name.len() < 60, "{name}");
+        assert!(name.starts_with(&format!("reproduce-{}-experiments-", ids.len())));
+        let mut given = args(&["cache-che"]);
+        given.out = Some("elsewhere".into());
+        assert_eq!(given.out_dir(), Path::new("elsewhere"));
+    }
 
     /// The pool's order: the timed cells are one job at the head (in registry order), then the
     /// rest longest expected first, unknown estimates first, ties in registry order.

@@ -1,0 +1,116 @@
+//! What cdnlab's test suites share (a dev-dependency only).
+//!
+//! The README's test command must pass with only the Rust toolchain and a C/C++ compiler. A test
+//! that needs an installed tool (promtool, Chromium, ffmpeg, the npm players) asks for it here:
+//! when the tool is missing, outside CI the test skips that check and says so in one line on the
+//! terminal (naming the tool and the command that installs it); under CI (`CI` set, as `.ci/run`
+//! sets it, to anything but `false` or `0`) it fails, since `.ci/run` installs every tool and a
+//! check must not pass there unchecked.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// A tool beyond the Rust toolchain that some test needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tool {
+    /// What the tool is, as the skip line names it.
+    pub name: &'static str,
+    /// The command that installs it.
+    pub install: &'static str,
+}
+
+/// Prometheus's `promtool`, which lints every live server's `/metrics`.
+pub const PROMTOOL: Tool = Tool {
+    name: "promtool",
+    install: "apt-get install prometheus",
+};
+/// Headless Chromium, for the report's layout check and the real players.
+pub const CHROMIUM: Tool = Tool {
+    name: "chromium",
+    install: "apt-get install chromium",
+};
+/// ffmpeg, which builds the players' VP9 test asset (media/make-asset.sh).
+pub const FFMPEG: Tool = Tool {
+    name: "ffmpeg",
+    install: "apt-get install ffmpeg",
+};
+/// The pinned hls.js and dash.js (player/package-lock.json), from the npm registry.
+pub const PLAYERS: Tool = Tool {
+    name: "the npm players (hls.js, dash.js)",
+    install: "npm ci --prefix player",
+};
+
+/// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "false" | "0"))
+}
+
+/// `command` as found on `PATH`, if it is there and executable.
+pub fn on_path(command: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(command))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Chromium: `CDNLAB_CHROMIUM` if set, else `chromium`, `chromium-browser` or `google-chrome`
+/// on `PATH`.
+pub fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CDNLAB_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find_map(on_path)
+}
+
+/// `found` if the test has `tool`. If not: under CI a panic naming the tool and its install
+/// command; outside CI `None`, and one line on the terminal (once per tool and test process)
+/// saying what is skipped and how to install the tool. The line goes straight to standard
+/// error, past the test harness's capture, so a newcomer sees why a check did not run.
+pub fn need<T>(tool: Tool, found: Option<T>) -> Option<T> {
+    if found.is_some() {
+        return found;
+    }
+    assert!(
+        !under_ci(),
+        "{} is missing ({}; .ci/run installs it), and CI must not skip the tests that need it",
+        tool.name,
+        tool.install
+    );
+    static SAID: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    if SAID
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(tool.name)
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: checks that need {} (install: {}; .ci/run does)",
+            tool.name,
+            tool.install
+        );
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_found_tool_is_passed_through() {
+        assert_eq!(need(PROMTOOL, Some(3)), Some(3));
+    }
+
+    #[test]
+    fn on_path_finds_sh_and_not_a_made_up_name() {
+        assert!(on_path("sh").is_some());
+        assert!(on_path("cdnlab-no-such-tool-here").is_none());
+    }
+}
