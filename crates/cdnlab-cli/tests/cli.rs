@@ -15,6 +15,16 @@ fn cdnlab(args: &[&str], dir: &Path) -> Output {
         .expect("run cdnlab")
 }
 
+/// Asserts success (showing standard error if not) and hands the output on.
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Asserts failure with a message containing every `needle`, and no panic or backtrace.
 fn fails_with(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -903,14 +913,6 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
 #[test]
 fn a_partial_reproduce_never_replaces_another_report() {
     let d = tempfile::tempdir().unwrap();
-    let ok = |out: Output| {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    };
     let two = ["reproduce", "--only", "gwtw-e8", "--only", "cache-che"];
     ok(cdnlab(&two, d.path()));
     let own = d.path().join("out/reproduce-cache-che+gwtw-e8");
@@ -1962,14 +1964,6 @@ fn cluster_files_shard_and_merge_to_a_single_runs_results() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let bin = env!("CARGO_BIN_EXE_cdnlab");
     let only = "--only cache-che --only gwtw-e8";
-    let ok = |out: Output| {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    };
     let mut args = vec!["reproduce", "--out", "single"];
     args.extend(only.split(' '));
     ok(cdnlab(&args, d.path()));

@@ -44,7 +44,11 @@ pub const PLAYERS: Tool = Tool {
 
 /// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.
 pub fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "false" | "0"))
+    ci_value(std::env::var("CI").ok().as_deref())
+}
+
+fn ci_value(v: Option<&str>) -> bool {
+    v.is_some_and(|v| !matches!(v.trim(), "" | "false" | "0"))
 }
 
 /// `command` as found on `PATH`, if it is there and executable.
@@ -102,6 +106,21 @@ pub fn need<T>(tool: Tool, found: Option<T>) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ci_is_any_value_but_empty_false_or_zero() {
+        for (v, ci) in [
+            (None, false),
+            (Some(""), false),
+            (Some("false"), false),
+            (Some("0"), false),
+            (Some("true"), true),
+            (Some("1"), true),
+            (Some("yes"), true),
+        ] {
+            assert_eq!(ci_value(v), ci, "{v:?}");
+        }
+    }
 
     #[test]
     fn a_found_tool_is_passed_through() {
