@@ -103,13 +103,13 @@ def test_a_partial_reproduce_never_replaces_another_report(cli, tmp_path, monkey
     """As the command: without ``out`` a selection writes to a folder of its own; into a folder
     holding another selection's report it is refused unless ``replace=True``."""
     monkeypatch.chdir(tmp_path)
-    cdnlab.reproduce(only="cache-che")
-    first = (tmp_path / "out/reproduce-cache-che/claims.json").read_text()
+    cdnlab.reproduce(only="mh-x1")
+    first = (tmp_path / "out/reproduce-mh-x1/claims.json").read_text()
     assert not (tmp_path / "out/reproduce").exists()
     with pytest.raises(cdnlab.CdnlabError, match="--replace"):
-        cdnlab.reproduce(only="gwtw-e8", out="out/reproduce-cache-che")
-    assert (tmp_path / "out/reproduce-cache-che/claims.json").read_text() == first
-    claims = cdnlab.reproduce(only="gwtw-e8", out="out/reproduce-cache-che", replace=True)
+        cdnlab.reproduce(only="gwtw-e8", out="out/reproduce-mh-x1")
+    assert (tmp_path / "out/reproduce-mh-x1/claims.json").read_text() == first
+    claims = cdnlab.reproduce(only="gwtw-e8", out="out/reproduce-mh-x1", replace=True)
     assert all(i.startswith("gwtw.") for i in claims["id"])
 
 

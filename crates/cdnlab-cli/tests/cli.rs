@@ -912,10 +912,11 @@ fn sweeps_are_identical_across_threads_shards_and_resume() {
 /// (the report stays byte for byte) unless --replace; the same selection may run there again.
 #[test]
 fn a_partial_reproduce_never_replaces_another_report() {
+    // Two of the quickest experiments (about a second each at quick scale).
     let d = tempfile::tempdir().unwrap();
-    let two = ["reproduce", "--only", "gwtw-e8", "--only", "cache-che"];
+    let two = ["reproduce", "--only", "mh-x1", "--only", "gwtw-e8"];
     ok(cdnlab(&two, d.path()));
-    let own = d.path().join("out/reproduce-cache-che+gwtw-e8");
+    let own = d.path().join("out/reproduce-gwtw-e8+mh-x1");
     assert!(own.join("report.html").is_file() && own.join("claims.json").is_file());
     assert!(!d.path().join("out/reproduce").exists());
     // Another report in out/reproduce (two experiments stand in for every one).
@@ -928,23 +929,29 @@ fn a_partial_reproduce_never_replaces_another_report() {
     let report = |f: &str| read(&d.path().join("out/reproduce").join(f));
     let before = (report("claims.json"), report("report.html"));
     fails_with(
-        &into(&["reproduce", "--only", "cache-che"]),
+        &into(&["reproduce", "--only", "mh-x1"]),
         &[
-            "out/reproduce holds the report of cache-che, gwtw-e8, quick scale",
-            "cache-che, quick scale",
+            "out/reproduce holds the report of gwtw-e8, mh-x1, quick scale",
+            "this run (mh-x1, quick scale)",
             "--replace",
         ],
     );
+    // Another scale is another report too.
+    fails_with(
+        &into(&[
+            "reproduce",
+            "--full",
+            "--only",
+            "gwtw-e8",
+            "--only",
+            "mh-x1",
+        ]),
+        &["gwtw-e8, mh-x1, full scale", "--replace"],
+    );
     assert!(before == (report("claims.json"), report("report.html")));
     // The same selection again (its cells reused), in another order of --only.
-    ok(into(&[
-        "reproduce",
-        "--only",
-        "cache-che",
-        "--only",
-        "gwtw-e8",
-    ]));
-    ok(into(&["reproduce", "--only", "cache-che", "--replace"]));
+    ok(into(&["reproduce", "--only", "gwtw-e8", "--only", "mh-x1"]));
+    ok(into(&["reproduce", "--only", "mh-x1", "--replace"]));
     let doc: serde_json::Value = serde_json::from_slice(&report("claims.json")).unwrap();
     assert_eq!(doc["experiments"].as_array().unwrap().len(), 1, "{doc}");
 }
