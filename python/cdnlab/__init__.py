@@ -54,12 +54,7 @@ __version__ = "0.1.0"
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: Columns of :func:`replay`, in order: the keys of ``cdnlab cache-replay --json``.
-REPLAY_COLUMNS = [
-    "trace", "format", "policy", "size", "size_fraction", "size_unit", "requests", "hits",
-    "misses", "miss_ratio", "read_seconds", "sim_seconds", "mreq_per_s", "cached_objects",
-    "cache_heap_bytes", "heap_bytes_per_cached_object", "working_set_objects",
-    "working_set_bytes", "peak_rss_bytes",
-]
+REPLAY_COLUMNS = list(_native.replay_columns())
 
 #: Columns of :func:`reproduce`, in order: the keys of a claim in claims.json.
 CLAIM_COLUMNS = ["id", "paper", "kind", "claim", "measured", "in_words", "expected", "pass", "note"]
@@ -115,9 +110,10 @@ def _read_csv(path: Path):
     return {h: _column([parse(r[i]) for r in body]) for i, h in enumerate(head)}
 
 
-def _listish(v: Union[str, Iterable[Any]]) -> Union[str, List[Any]]:
+def _listish(v: Union[str, Iterable[Any]]) -> List[Any]:
+    """A list as given, one value as a list of one, a string as its comma-separated items."""
     if isinstance(v, str):
-        return v
+        return v.split(",")
     if isinstance(v, (int, float)):
         return [v]
     return list(v)
@@ -158,7 +154,7 @@ def replay(
         os.fspath(trace), _listish(policies), _listish(sizes), size_unit, format, threads,
         csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text,
     )
-    return _table(json.loads(out), REPLAY_COLUMNS)
+    return _table(out, REPLAY_COLUMNS)
 
 
 def _ints(x: Any, name: str, ndim: int) -> np.ndarray:
@@ -322,7 +318,7 @@ def experiments():
     columns ``experiment``, ``about``, ``kind`` (``param`` or ``metric``), ``name``, ``unit``,
     ``allowed``, ``default`` and ``help``."""
     rows = []
-    for e in json.loads(_native.experiments()):
+    for e in _native.experiments():
         for p in e["params"]:
             rows.append({"experiment": e["name"], "about": e["about"], "kind": "param", **p})
         for m in e["metrics"]:

@@ -1,7 +1,7 @@
 """Type hints of the native module (crates/cdnlab-py). Use the package `cdnlab`, which wraps it."""
 
 from os import PathLike
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 class CdnlabError(ValueError):
     """Bad input to cdnlab: the message names what is wrong and what is allowed."""
@@ -75,8 +75,8 @@ class RbsSearch:
 
 def replay(
     trace: Union[str, PathLike],
-    policies: Union[str, Sequence[str]],
-    sizes: Union[str, Sequence[float]],
+    policies: Sequence[str],
+    sizes: Sequence[Union[str, float]],
     size_unit: str = "objects",
     format: str = "oracle-general",
     threads: Optional[int] = None,
@@ -86,14 +86,15 @@ def replay(
     csv_header: bool = False,
     csv_delimiter: str = ",",
     csv_id_text: bool = False,
-) -> str: ...
+) -> List[Dict[str, Any]]: ...
+def replay_columns() -> List[str]: ...
 def policies() -> List[str]: ...
 def tp_solve(
     supply: bytes, demand: bytes, cost: bytes, balance: Optional[str] = None, method: str = "optimal"
 ) -> TpSolution: ...
 def erlang_b(load: float, servers: int) -> float:
     """Erlang-B blocking probability of `load` Erlangs offered to `servers` servers."""
-def experiments() -> str: ...
+def experiments() -> List[Dict[str, Any]]: ...
 def run_scenario(
     text: str,
     name: str,

@@ -1,12 +1,18 @@
-//! The `cdnlab` command: a thin shell over the `cdnlab` library. It reads files, parses flags,
-//! runs sweeps in parallel, writes results and plots, and reports errors as one clear message.
+//! The `cdnlab` command: flags and printing. It parses flags into the plans of `cdnlab-lab`
+//! (experiments, traces, reports) and `cdnlab-live` (servers), prints what comes back, and
+//! reports errors as one clear message.
 
 #![forbid(unsafe_code)]
 
+mod cmd;
 #[cfg(feature = "live")]
-use cdnlab_cli::live;
-use cdnlab_cli::{gentrace, mrc, replay, reproduce, runner, tp, tracestats};
+mod live;
+mod say;
+
 use clap::{Parser, Subcommand};
+use cmd::{
+    mrc, replay, reproduce, run as runner, synth as gentrace, tp, trace_stats as tracestats,
+};
 use std::process::ExitCode;
 
 /// cdnlab: CDN server selection and load balancing, simulated and measured.
@@ -59,7 +65,7 @@ fn main() -> ExitCode {
         Command::Mrc(a) => mrc::run(a),
         Command::Run(a) => runner::run(a),
         Command::Merge(a) => runner::merge(a),
-        Command::Plot(a) => runner::plot_dir(a),
+        Command::Plot(a) => runner::plot(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::GenTrace(a) => gentrace::run(a),
         Command::TraceStats(a) => tracestats::run(a),
@@ -76,7 +82,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         Command::Experiments => {
-            cdnlab_cli::print_experiments();
+            cmd::experiments::run();
             Ok(())
         }
     };

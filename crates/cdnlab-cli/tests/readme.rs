@@ -295,3 +295,33 @@ fn readme_examples_and_excerpts_match_the_files() {
     // About 250 lines at most: a start page, not the reference.
     assert!(md.lines().count() <= 260, "{} lines", md.lines().count());
 }
+
+/// docs/cache.md's table of policies is the registry's: every name in registry order, each with
+/// the registry's line on it (the names and lines are declared once, in `cdnlab::cache`).
+#[test]
+fn the_cache_table_is_the_registry() {
+    use cdnlab::Named;
+    use cdnlab::cache::Policy;
+    let doc = text("docs/cache.md");
+    let rows: Vec<(String, String)> = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| name | policy"))
+        .skip(2)
+        .take_while(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            (
+                cells[0]
+                    .trim_start_matches("| ")
+                    .trim_matches('`')
+                    .to_string(),
+                cells[1].to_string(),
+            )
+        })
+        .collect();
+    let registry: Vec<(String, String)> = Policy::ALL
+        .iter()
+        .map(|p| (p.name().to_string(), p.about().to_string()))
+        .collect();
+    assert_eq!(rows, registry);
+}

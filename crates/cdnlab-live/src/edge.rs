@@ -28,11 +28,11 @@
 
 use crate::Error;
 use crate::catalogue::{IdError, parse_id};
-use crate::flight::Flights;
-use crate::http::{self, Validators};
-use crate::metrics::{self, Kind, Metrics, single};
-use crate::server::{self, Limits, Running};
-use crate::shaper::TokenBucket;
+use crate::serve::flight::Flights;
+use crate::serve::http::{self, Validators};
+use crate::serve::metrics::{self, Kind, Metrics, single};
+use crate::serve::shaper::TokenBucket;
+use crate::serve::{self, Limits, Running};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
@@ -366,9 +366,9 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
         .with_state(state.clone());
-    let listener = server::bind(addr).await?;
+    let listener = serve::bind(addr).await?;
     Ok(Edge {
-        server: server::spawn(listener, router, cfg.limits, &state.metrics)?,
+        server: serve::spawn(listener, router, cfg.limits, &state.metrics)?,
         state,
     })
 }
@@ -392,7 +392,7 @@ impl EdgeState {
         self.cfg
             .admission
             .as_ref()
-            .is_some_and(|want| crate::server::has_secret(h, want))
+            .is_some_and(|want| crate::serve::has_secret(h, want))
     }
 
     /// Admits a stream of `population`, or says why not.
@@ -502,7 +502,7 @@ async fn install(
     q: Result<Query<Install>, QueryRejection>,
 ) -> Response {
     if !s.authorised(&h) {
-        return crate::server::secret_required();
+        return crate::serve::secret_required();
     }
     let Ok(Query(q)) = q else {
         return (
@@ -529,7 +529,7 @@ async fn install(
 
 async fn shares(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Response {
     if !s.authorised(&h) {
-        return crate::server::secret_required();
+        return crate::serve::secret_required();
     }
     let shares = s.admission.lock().expect("admission lock").clone();
     axum::Json(shares).into_response()

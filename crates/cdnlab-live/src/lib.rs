@@ -3,49 +3,30 @@
 //! Go-With-The-Winner state machine against them. The library decides; this crate only moves
 //! bytes.
 //!
-//! | part | file | what it holds |
+//! | part | where | what it holds |
 //! |---|---|---|
-//! | objects | `catalogue.rs` | the synthetic catalogue: sizes and bytes as functions of (seed, id); object ids in paths |
-//! | serving | `server.rs` | the accept loop: connection limit, header-read timeout, header size limit, shutdown |
+//! | serving | `serve/` | what every server shares: the accept loop (connection limit, header-read timeout, header size limit, shutdown, secrets), HTTP semantics (validators, 304, byte ranges), one origin fetch per object at a time (`flight`), a token-bucket shaper, Prometheus metrics, rate-limited warnings |
+//! | content | `catalogue.rs`, `media.rs` | the synthetic catalogue (sizes and bytes as functions of (seed, id)); the VP9 asset, its playlist and MPD rewritten per session with one pathway per edge and content steering |
 //! | origin | `origin.rs` | `/content/{id}` from the catalogue, `/media/{file}` from the asset, `/player/` pages and reports, with added latency and injected failures |
 //! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping, streaming sessions with admission |
-//! | DHT edges | `dht.rs` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over |
-//! | steering | `steer.rs` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
-//! | ring file | `ring.rs` | the DHT's members, K, virtual nodes and the internal endpoints' secret |
-//! | HTTP semantics | `http.rs` | validators, conditional requests (304) and byte ranges (206, 416), for the origin and the edge |
-//! | coalescing | `flight.rs` | one origin fetch per object at a time, shared by concurrent misses, never left behind |
-//! | shaping | `shaper.rs` | a token bucket shared by an edge's responses |
-//! | warnings | `warn.rs` | failures logged with their reason, rate-limited per kind |
-//! | metrics | `metrics.rs` | per-server counters and a latency histogram through the `prometheus` crate |
+//! | DHT edges | `dht/` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over; `dht/ring.rs` the ring file (members, K, virtual nodes, secret) |
+//! | steering | `steer/` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
-//! | demo | `demo.rs` | an origin, N edges and M users on loopback, run for a while, with a timeline |
-//! | DHT demo | `demo_dht.rs` | DHT edges under a Zipf load with a flash crowd and a killed edge |
-//! | steering demo | `demo_steer.rs` | the reference metros: optimal allocation vs nearest server under the same load |
-//! | media | `media.rs` | the VP9 asset's files, and its playlist and MPD rewritten per session with one pathway per edge and content steering |
 //! | players | `players.rs` | headless Chromium on the player page, and the pages' reports per session |
-//! | players demo | `demo_players.rs` | hls.js or dash.js sessions through three edges, the busiest taken out halfway |
+//! | demos | `demo/` | what `cdnlab live demo` runs: GWTW users (`demo/mod.rs`), the DHT under a flash crowd and a killed edge (`demo/dht.rs`), optimal allocation vs nearest server (`demo/steer.rs`), real players through three edges (`demo/players.rs`) |
 
 #![forbid(unsafe_code)]
 
 pub mod catalogue;
 pub mod client;
 pub mod demo;
-pub mod demo_dht;
-pub mod demo_players;
-pub mod demo_steer;
 pub mod dht;
 pub mod edge;
-pub mod flight;
-pub mod http;
 pub mod media;
-pub mod metrics;
 pub mod origin;
 pub mod players;
-pub mod ring;
-pub mod server;
-pub mod shaper;
+pub mod serve;
 pub mod steer;
-pub mod warn;
 
 /// What the live servers and clients can refuse or fail at.
 #[derive(Debug, thiserror::Error)]

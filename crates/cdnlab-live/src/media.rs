@@ -8,7 +8,7 @@
 //! media playlists and MPD templates resolve to the same edge and carry the session along; the
 //! edge caches by file name, shared by every session.
 
-use crate::http::Validators;
+use crate::serve::http::Validators;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::path::Path;

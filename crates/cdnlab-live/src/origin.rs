@@ -3,7 +3,7 @@
 //! requests, chosen by a hash of (seed, request number), or every request while down).
 //! Answers carry an `ETag` (from the catalogue's seed, the id and the size) and a
 //! `Last-Modified` (the origin's start), and honour conditional and range requests
-//! ([`crate::http`]). `/health` says whether it is up; `/metrics` counts what it answered.
+//! ([`crate::serve::http`]). `/health` says whether it is up; `/metrics` counts what it answered.
 //!
 //! With an asset ([`crate::media::Asset`]), `GET /media/{name}` serves its files (the segments
 //! and the packager's manifests), under the same latency and failures. With player files,
@@ -14,10 +14,10 @@
 
 use crate::Error;
 use crate::catalogue::{Catalogue, IdError, parse_id};
-use crate::http::{self, Validators};
 use crate::media::{Asset, Files, valid_name};
-use crate::metrics::{self, Metrics};
-use crate::server::{self, Limits, Running};
+use crate::serve::http::{self, Validators};
+use crate::serve::metrics::{self, Metrics};
+use crate::serve::{self, Limits, Running};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -48,8 +48,9 @@ pub struct OriginConfig {
 
 /// Most player reports kept; later ones are counted and dropped.
 pub const MAX_REPORTS: usize = 200_000;
-/// Largest player report accepted.
-pub const MAX_REPORT_BYTES: usize = 64 << 10;
+/// Largest player report accepted (the serving loop refuses larger bodies before they reach
+/// the route).
+pub use crate::serve::MAX_REPORT_BYTES;
 
 impl OriginConfig {
     /// An origin that serves `catalogue` promptly, without failures, with default limits.
@@ -131,9 +132,9 @@ pub async fn start(addr: SocketAddr, cfg: OriginConfig) -> Result<Origin, Error>
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .with_state(state.clone());
-    let listener = server::bind(addr).await?;
+    let listener = serve::bind(addr).await?;
     Ok(Origin {
-        server: server::spawn(listener, router, state.cfg.limits, &state.metrics)?,
+        server: serve::spawn(listener, router, state.cfg.limits, &state.metrics)?,
         state,
     })
 }

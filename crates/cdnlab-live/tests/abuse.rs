@@ -2,9 +2,9 @@
 //! test repeats a finding of the hardening issue and asserts the fixed behaviour.
 
 mod common;
+use cdnlab_live::dht::ring::RingFile;
 use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
-use cdnlab_live::ring::RingFile;
-use cdnlab_live::server::Limits;
+use cdnlab_live::serve::Limits;
 use common::*;
 use std::net::SocketAddr;
 use std::time::Duration;

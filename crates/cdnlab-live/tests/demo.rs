@@ -155,7 +155,7 @@ async fn video_k2_converges_k1_does_not() {
 /// a prefix again by the end; searches take a few probes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dht_demo_replicates_repairs_and_shrinks() {
-    use cdnlab_live::demo_dht::{self, DhtDemoConfig};
+    use cdnlab_live::demo::dht::{self as demo_dht, DhtDemoConfig};
     let cfg = DhtDemoConfig {
         edges: 6,
         files: 500,

@@ -2,10 +2,10 @@
 //! under concurrency, the internal endpoints' secret, and a killed edge's gaps repaired.
 
 mod common;
+use cdnlab_live::dht::ring::RingFile;
 use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
-use cdnlab_live::ring::RingFile;
-use cdnlab_live::server::Limits;
-use cdnlab_live::server::SECRET;
+use cdnlab_live::serve::Limits;
+use cdnlab_live::serve::SECRET;
 use common::*;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -488,18 +488,17 @@ async fn edges_and_simulator_decide_alike() {
             assert!(edges[e].set_window_count(f, i, count));
         }
     }
-    // The live edges: every edge's replications, then every edge's leave decisions, then the
+    // The live edges, phase by phase in the library's order: every edge's decisions, then the
     // leaves (one window's decisions are concurrent).
     let counts: Vec<_> = edges.iter().map(|e| e.window_counts()).collect();
-    for (e, c) in edges.iter().zip(&counts) {
-        e.window_decide(c, true).await;
-    }
-    let mut leaving = Vec::new();
-    for (e, c) in edges.iter().zip(&counts) {
-        leaving.push(e.window_decide(c, false).await);
-    }
-    for (e, l) in edges.iter().zip(&leaving) {
-        e.window_leave(l);
+    for phase in cdnlab::dht::replication::Phase::ORDER {
+        let mut leaving = Vec::new();
+        for (e, c) in edges.iter().zip(&counts) {
+            leaving.push(e.window_decide(c, phase).await);
+        }
+        for (e, l) in edges.iter().zip(&leaving) {
+            e.window_leave(l);
+        }
     }
     // The simulator, on the same ring.
     let mut store = Store::new(15, &view);

@@ -2,7 +2,7 @@
 //! right 4xx or 503, or a closed connection, and the server keeps serving.
 
 mod common;
-use cdnlab_live::server::Limits;
+use cdnlab_live::serve::Limits;
 use common::*;
 use std::time::{Duration, Instant};
 

@@ -20,7 +20,7 @@ use cdnlab_live::edge::{self, EdgeConfig};
 use cdnlab_live::media::{Asset, Files};
 use cdnlab_live::origin::{self, OriginConfig};
 use cdnlab_live::players::{self, Browser, SessionReport as Session};
-use cdnlab_live::server::{Limits, SECRET};
+use cdnlab_live::serve::{Limits, SECRET};
 use cdnlab_live::steer::{self, SteerConfig, Topology};
 use common::on_free_port;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! re-solve without dropping admitted streams, and reports that cannot be read.
 
 mod common;
-use cdnlab_live::server::Limits;
+use cdnlab_live::serve::Limits;
 use cdnlab_live::steer::{self, SteerConfig, Topology};
 use common::*;
 use std::net::SocketAddr;
@@ -96,6 +96,15 @@ async fn thresholds_manifests_and_reallocation() {
     let (code, m) = json(format!("{base}/steering/pa")).await;
     assert_eq!(code, 200);
     assert_eq!(m["PATHWAY-PRIORITY"], serde_json::json!(["c", "a"]));
+    // The order has one home, the library's rule: the same thresholds and hops (pa is 0 hops
+    // from a, 2 from c; pc the reverse) give the same order there.
+    let x = s.thresholds();
+    for (i, (pop, hops)) in [("pa", [0, 2]), ("pc", [2, 0])].into_iter().enumerate() {
+        let rule = cdnlab::alloc::steering::share_order(&x[2 * i..2 * i + 2], &hops, &[true; 2]);
+        let names: Vec<&str> = rule.iter().map(|&j| ["a", "c"][j]).collect();
+        let (_, m) = json(format!("{base}/steering/{pop}")).await;
+        assert_eq!(m["PATHWAY-PRIORITY"], serde_json::json!(names), "{pop}");
+    }
     assert_eq!(m["VERSION"], 1);
     assert_eq!(m["TTL"], 10);
     assert_eq!(m["RELOAD-URI"], format!("{base}/steering/pa"));

@@ -1,10 +1,11 @@
-//! The native half of cdnlab's Python package (`python/cdnlab`). Every entry point calls the
-//! same function as the `cdnlab` command (crate `cdnlab-cli`) or the library (`cdnlab`), so
-//! Python and the command line give the same answers and the same error messages. The Python
-//! half turns the results into data frames and arrays.
+//! The native half of cdnlab's Python package (`python/cdnlab`). Every entry point builds the
+//! same plan as the `cdnlab` command and calls the same function of the experiment crate
+//! (`cdnlab-lab`) or the library (`cdnlab`), so Python and the command line give the same
+//! answers and the same error messages. Results come back as Python lists, dicts and objects;
+//! the Python half turns them into data frames and arrays.
 //!
 //! Long work runs on a worker thread with the GIL released; the calling thread wakes every
-//! 100 ms to let Python handle signals, and Ctrl-C asks the work to stop ([`cdnlab_cli::stop`])
+//! 100 ms to let Python handle signals, and Ctrl-C asks the work to stop ([`cdnlab_lab::stop`])
 //! and raises `KeyboardInterrupt` once it has.
 
 #![forbid(unsafe_code)]
@@ -18,10 +19,14 @@ use cdnlab::rng::Rng;
 use cdnlab::select::gwtw::{Gwtw as GwtwSelector, GwtwConfig, Probe, Retrial};
 use cdnlab::select::{Event, NoLoad, Selector};
 use cdnlab::workload::Request;
-use cdnlab_cli::error::CliError;
-use cdnlab_cli::{replay as cli_replay, reproduce as cli_reproduce, runner, scenario, stop};
+use cdnlab_lab::Error as LabError;
+use cdnlab_lab::reproduce::{self as lab_reproduce, ReproducePlan};
+use cdnlab_lab::trace::replay::{self as lab_replay, ReplayPlan};
+use cdnlab_lab::trace::{Format, TraceInput};
+use cdnlab_lab::{runner, scenario, stop};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::mpsc;
@@ -37,12 +42,12 @@ pyo3::create_exception!(
 /// The command's error as a Python exception: bad input is `CdnlabError` (a `ValueError`), a
 /// file that cannot be read `OSError`, a stop `KeyboardInterrupt`, the rest `RuntimeError`.
 /// The message is the command's own.
-fn to_py(e: CliError) -> PyErr {
+fn to_py(e: LabError) -> PyErr {
     match e {
-        CliError::Io { .. } => PyOSError::new_err(e.to_string()),
-        CliError::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
-        CliError::Failed(_) => PyRuntimeError::new_err(e.to_string()),
-        CliError::File { .. } | CliError::Usage(_) | CliError::Lib(_) => {
+        LabError::Io { .. } => PyOSError::new_err(e.to_string()),
+        LabError::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        LabError::Failed(_) => PyRuntimeError::new_err(e.to_string()),
+        LabError::File { .. } | LabError::Usage(_) | LabError::Lib(_) => {
             CdnlabError::new_err(e.to_string())
         }
     }
@@ -57,7 +62,7 @@ fn lib_err(e: cdnlab::Error) -> PyErr {
 /// raises what the handler raised.
 fn interruptible<T: Send>(
     py: Python<'_>,
-    work: impl FnOnce() -> cdnlab_cli::error::Result<T> + Send,
+    work: impl FnOnce() -> cdnlab_lab::Result<T> + Send,
 ) -> PyResult<T> {
     stop::clear();
     std::thread::scope(|s| {
@@ -109,41 +114,26 @@ fn check_threads(threads: Option<usize>) -> PyResult<()> {
     Ok(())
 }
 
-/// A comma-separated list from a string or a list of strings/numbers.
-fn joined(v: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
-    if let Ok(s) = v.extract::<String>() {
-        return Ok(s);
-    }
+/// The items of a list of strings and numbers, as the command's flags give them one by one.
+fn items(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
     let items: Vec<Bound<'_, PyAny>> = v
         .extract()
-        .map_err(|_| CdnlabError::new_err(format!("{what}: a string or a list is allowed")))?;
-    let parts: PyResult<Vec<String>> = items.iter().map(|i| Ok(i.str()?.to_string())).collect();
-    Ok(parts?.join(","))
+        .map_err(|_| CdnlabError::new_err(format!("{what}: a list is allowed")))?;
+    items.iter().map(|i| Ok(i.str()?.to_string())).collect()
 }
 
-fn trace_format(name: &str) -> PyResult<cli_replay::Format> {
-    match name {
-        "oracle-general" | "oracleGeneral" => Ok(cli_replay::Format::OracleGeneral),
-        "csv" => Ok(cli_replay::Format::Csv),
-        "text" => Ok(cli_replay::Format::Text),
-        other => Err(CdnlabError::new_err(format!(
-            "format {other:?}: allowed oracle-general, csv, text"
-        ))),
-    }
-}
-
-/// Replays a trace through every (policy, size): the rows of `cdnlab cache-replay --json`, as
-/// one JSON array.
+/// Replays a trace through every (policy, size): one dict per (policy, size), with the keys of
+/// `cdnlab cache-replay --json`.
 #[pyfunction]
 #[pyo3(signature = (trace, policies, sizes, size_unit = "objects", format = "oracle-general",
     threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
     csv_delimiter = ",", csv_id_text = false))]
 #[allow(clippy::too_many_arguments)]
-fn replay(
-    py: Python<'_>,
+fn replay<'py>(
+    py: Python<'py>,
     trace: PathBuf,
-    policies: &Bound<'_, PyAny>,
-    sizes: &Bound<'_, PyAny>,
+    policies: &Bound<'py, PyAny>,
+    sizes: &Bound<'py, PyAny>,
     size_unit: &str,
     format: &str,
     threads: Option<usize>,
@@ -153,12 +143,16 @@ fn replay(
     csv_header: bool,
     csv_delimiter: &str,
     csv_id_text: bool,
-) -> PyResult<String> {
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
     check_threads(threads)?;
-    let args = cli_replay::ReplayArgs {
-        input: cli_replay::TraceArgs {
-            trace,
-            format: trace_format(format)?,
+    // Checked in the command's order: policies, unit, sizes.
+    let policies = lab_replay::parse_policies(&items(policies, "policies")?).map_err(to_py)?;
+    let unit: Unit = size_unit.parse().map_err(lib_err)?;
+    let sizes = lab_replay::parse_sizes(&items(sizes, "sizes")?).map_err(to_py)?;
+    let plan = ReplayPlan {
+        input: TraceInput {
+            path: trace,
+            format: format.parse::<Format>().map_err(lib_err)?,
             csv_id,
             csv_size,
             csv_time,
@@ -166,17 +160,40 @@ fn replay(
             csv_delimiter: csv_delimiter.to_string(),
             csv_id_text,
         },
-        policy: joined(policies, "policies")?,
-        size: joined(sizes, "sizes")?,
-        size_unit: size_unit.to_string(),
+        policies,
+        sizes,
+        unit,
         threads,
-        json: true,
-        csv: false,
-        plot: None,
-        no_plot: true,
     };
-    let rows = interruptible(py, || cli_replay::replay(&args).map(|r| r.rows))?;
-    Ok(serde_json::Value::Array(rows).to_string())
+    let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
+    rows.iter()
+        .map(|r| {
+            let d = PyDict::new(py);
+            d.set_item("trace", &r.trace)?;
+            d.set_item("format", r.format)?;
+            d.set_item("policy", r.policy.name())?;
+            d.set_item("size", r.size)?;
+            d.set_item("size_fraction", r.size_fraction)?;
+            d.set_item("size_unit", r.size_unit)?;
+            d.set_item("requests", r.requests)?;
+            d.set_item("hits", r.hits)?;
+            d.set_item("misses", r.misses)?;
+            d.set_item("miss_ratio", r.miss_ratio)?;
+            d.set_item("read_seconds", r.read_seconds)?;
+            d.set_item("sim_seconds", r.sim_seconds)?;
+            d.set_item("mreq_per_s", r.mreq_per_s)?;
+            d.set_item("cached_objects", r.cached_objects)?;
+            d.set_item("cache_heap_bytes", r.cache_heap_bytes)?;
+            d.set_item(
+                "heap_bytes_per_cached_object",
+                r.heap_bytes_per_cached_object,
+            )?;
+            d.set_item("working_set_objects", r.working_set_objects)?;
+            d.set_item("working_set_bytes", r.working_set_bytes)?;
+            d.set_item("peak_rss_bytes", r.peak_rss_bytes)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// Every policy name, in the order `policies="all"` runs them.
@@ -509,31 +526,50 @@ fn erlang_b(load: f64, servers: u64) -> PyResult<f64> {
     Ok(cdnlab::alloc::erlang::erlang_b(load, servers))
 }
 
-/// Every experiment a scenario can name, with its parameters and metrics, as JSON.
+/// Every experiment a scenario can name, with its parameters and metrics: one dict each.
 #[pyfunction]
-fn experiments() -> String {
-    let all: Vec<serde_json::Value> = cdnlab::sim::registry()
+fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    cdnlab::sim::registry()
         .iter()
         .map(|e| {
-            serde_json::json!({
-                "name": e.name(),
-                "about": e.about(),
-                "params": e.params().iter().map(|p| serde_json::json!({
-                    "name": p.name,
-                    "help": p.help,
-                    "unit": p.unit,
-                    "allowed": p.kind.allowed(),
-                    "default": p.default.to_string(),
-                })).collect::<Vec<_>>(),
-                "metrics": e.metrics().iter().map(|m| serde_json::json!({
-                    "name": m.name,
-                    "help": m.help,
-                    "unit": m.unit,
-                })).collect::<Vec<_>>(),
-            })
+            let params = e
+                .params()
+                .iter()
+                .map(|p| {
+                    let d = PyDict::new(py);
+                    d.set_item("name", p.name)?;
+                    d.set_item("help", p.help)?;
+                    d.set_item("unit", p.unit)?;
+                    d.set_item("allowed", p.kind.allowed())?;
+                    d.set_item("default", p.default.to_string())?;
+                    Ok(d)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            let metrics = e
+                .metrics()
+                .iter()
+                .map(|m| {
+                    let d = PyDict::new(py);
+                    d.set_item("name", m.name)?;
+                    d.set_item("help", m.help)?;
+                    d.set_item("unit", m.unit)?;
+                    Ok(d)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            let d = PyDict::new(py);
+            d.set_item("name", e.name())?;
+            d.set_item("about", e.about())?;
+            d.set_item("params", params)?;
+            d.set_item("metrics", metrics)?;
+            Ok(d)
         })
-        .collect();
-    serde_json::Value::Array(all).to_string()
+        .collect()
+}
+
+/// The columns of a replay's rows, in order.
+#[pyfunction]
+fn replay_columns() -> Vec<&'static str> {
+    lab_replay::REPLAY_COLUMNS.to_vec()
 }
 
 /// Runs a scenario (TOML text; `name` names it in errors) into `out`, as `cdnlab run` does.
@@ -589,25 +625,22 @@ fn reproduce(
     replace: bool,
 ) -> PyResult<PathBuf> {
     check_threads(threads)?;
-    let args = cli_reproduce::ReproduceArgs {
-        quick: !full,
+    let plan = ReproducePlan {
         full,
         out,
         replace,
         threads,
         only,
-        list: false,
-        shard: None,
-        merge: Vec::new(),
+        ..ReproducePlan::default()
     };
-    interruptible(py, || cli_reproduce::run(&args))?;
-    Ok(args.out_dir().join("claims.json"))
+    interruptible(py, || lab_reproduce::reproduce(&plan))?;
+    Ok(plan.out_dir().join("claims.json"))
 }
 
 /// The registered reproduction experiments: (id, paper, title).
 #[pyfunction]
 fn reproductions() -> Vec<(&'static str, &'static str, &'static str)> {
-    cli_reproduce::registry()
+    lab_reproduce::registry()
         .iter()
         .map(|r| (r.id, r.paper, r.title))
         .collect()
@@ -796,6 +829,6 @@ mod _native {
     #[pymodule_export]
     use super::{
         Cache, CdnlabError, Gwtw, RbsSearch, TpSolution, erlang_b, experiments, policies, rbs,
-        replay, reproduce, reproductions, run_scenario, scenario_toml, tp_solve,
+        replay, replay_columns, reproduce, reproductions, run_scenario, scenario_toml, tp_solve,
     };
 }

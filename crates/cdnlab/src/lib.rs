@@ -6,6 +6,8 @@
 //!
 //! ## Layout
 //! - [`rng`]: deterministic random streams, one per (master seed, cell, replication).
+//! - [`idmap`]: the open-addressing maps from object id to a dense slot that the caches, the
+//!   selectors, the DHT store and the trace analysis share, and the prefetch hint.
 //! - [`workload`]: catalogues, popularity laws (Zipf, uniform), Poisson arrivals, trace readers.
 //! - [`cache`]: one [`cache::Cache`] trait, one file per eviction policy (LRU, FIFO, LFU,
 //!   S3-FIFO as libCacheSim and as its paper, SIEVE, CLOCK, ARC, 2Q, SLRU, W-TinyLFU, GDSF,
@@ -25,10 +27,12 @@
 //!   a population's sessions over its servers as the allocation's shares say
 //!   ([`alloc::steering`]).
 //! - [`stats`]: running moments, confidence intervals, line fits, binomial and Poisson tails.
-//! - [`error`]: the one error type, [`Error`], and [`Named`], the registry every named choice
-//!   (cache policy, probe rule, search strategy, allocation policy, ...) is declared with once:
-//!   its members, their names and `FromStr`. Experiments list `T::NAMES` as a parameter's
-//!   choices, so the allowed names, the parser and the error message cannot drift apart.
+//! - [`error`]: the one error type, [`Error`].
+//! - [`named`]: [`Named`], the registry every named choice (cache policy, trace format, probe
+//!   rule, search strategy, allocation policy, ...) is declared with once: its members, their
+//!   names, one line on each, and `FromStr`. Experiments list `T::NAMES` as a parameter's
+//!   choices and the command builds `--help` from `T::ABOUT`, so the allowed names, the parser,
+//!   the help and the error message cannot drift apart.
 //! - [`sim`]: experiments. An [`sim::Experiment`] declares its parameters (with ranges) and metrics
 //!   and computes one replication of one cell from a parameter set and an RNG; the registry maps
 //!   scenario names to experiments, so the runner never names a concrete model.
@@ -76,10 +80,13 @@ pub mod alloc;
 pub mod cache;
 pub mod dht;
 pub mod error;
+pub mod idmap;
+pub mod named;
 pub mod rng;
 pub mod select;
 pub mod sim;
 pub mod stats;
 pub mod workload;
 
-pub use error::{Error, Named};
+pub use error::Error;
+pub use named::Named;

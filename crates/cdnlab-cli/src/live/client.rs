@@ -1,8 +1,8 @@
 //! `cdnlab live client`.
 
 use super::*;
-use crate::error::{CliError, Result};
-use crate::output::outln;
+use crate::say::outln;
+use cdnlab_lab::{Error, Result};
 use cdnlab_live::client::{Users, UsersConfig};
 use clap::Args;
 use std::net::SocketAddr;
@@ -66,7 +66,7 @@ pub(super) async fn run_client(a: &ClientArgs) -> Result<()> {
     if a.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&last).map_err(|e| CliError::Failed(e.to_string()))?
+            serde_json::to_string_pretty(&last).map_err(|e| Error::Failed(e.to_string()))?
         );
     }
     Ok(())

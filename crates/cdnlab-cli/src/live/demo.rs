@@ -1,15 +1,16 @@
 //! `cdnlab live demo`: the GWTW demo, the DHT demo and the steering demo, with their outputs.
 
 use super::*;
-use crate::error::{CliError, Result};
-use crate::output::{self, outln, write_atomic};
-use crate::plot::{Chart, Series};
+use crate::say::outln;
 use cdnlab::Named;
 use cdnlab::cache::Policy;
+use cdnlab_lab::files::{self as output, write_atomic};
+use cdnlab_lab::plot::{Chart, Series};
+use cdnlab_lab::{Error, Result};
+use cdnlab_live::demo::dht::{self as demo_dht, DhtDemoConfig};
+use cdnlab_live::demo::players::{self as demo_players, PlayersDemoConfig};
+use cdnlab_live::demo::steer::{self as demo_steer, SteerDemoConfig};
 use cdnlab_live::demo::{self, DemoConfig};
-use cdnlab_live::demo_dht::{self, DhtDemoConfig};
-use cdnlab_live::demo_players::{self, PlayersDemoConfig};
-use cdnlab_live::demo_steer::{self, SteerDemoConfig};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -97,7 +98,7 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
     }
     let duration = seconds("duration", a.duration)?;
     if a.k.is_empty() {
-        return Err(CliError::Usage("--k: at least one k is needed".into()));
+        return Err(Error::Usage("--k: at least one k is needed".into()));
     }
     let u = &a.user;
     let model = u.model();
@@ -440,13 +441,13 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
 
 pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
     if !(1..=32).contains(&a.sessions) {
-        return Err(CliError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--sessions {}: 1 to 32 sessions are allowed (one headless page plays them all)",
             a.sessions
         )));
     }
     if !a.media.join("master.m3u8").is_file() || !a.media.join("manifest.mpd").is_file() {
-        return Err(CliError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--media {}: no asset there; build one with media/make-asset.sh {} (needs ffmpeg)",
             a.media.display(),
             a.media.display()
@@ -454,7 +455,7 @@ pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
     }
     let script = a.player_dir.join(cdnlab_live::media::PLAYER_SCRIPTS[0].1);
     if !script.is_file() {
-        return Err(CliError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--player-dir {}: the players are not installed ({} is missing); run npm ci --prefix {}",
             a.player_dir.display(),
             script.display(),
@@ -462,7 +463,7 @@ pub(super) async fn run_players_demo(a: &DemoArgs) -> Result<()> {
         )));
     }
     if !cdnlab_live::players::chromium_available() {
-        return Err(CliError::Usage(
+        return Err(Error::Usage(
             "the players demo needs chromium (apt-get install chromium)".into(),
         ));
     }
@@ -578,7 +579,7 @@ impl<'a> Written<'a> {
 
     /// A summary, pretty JSON.
     fn json(&mut self, name: &str, v: &impl serde::Serialize) -> Result<()> {
-        let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Failed(e.to_string()))?;
+        let text = serde_json::to_string_pretty(v).map_err(|e| Error::Failed(e.to_string()))?;
         self.bytes(name, text.as_bytes())
     }
 
@@ -600,10 +601,10 @@ impl<'a> Written<'a> {
     /// A plot.
     /// Writes `chart` as `name` (an .svg) and as the PNG of the same stem.
     fn svg(&mut self, name: &str, chart: &Chart) -> Result<()> {
-        let files = crate::runner::write_chart(
+        let files = cdnlab_lab::plot::write_chart(
             chart,
             &self.dir.join(name),
-            crate::runner::Format::Both,
+            cdnlab_lab::plot::Format::Both,
             2.0,
         )?;
         self.files.extend(

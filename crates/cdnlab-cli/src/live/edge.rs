@@ -1,11 +1,12 @@
 //! `cdnlab live edge`.
 
 use super::*;
-use crate::error::{CliError, Result};
+use cdnlab::Named;
 use cdnlab::cache::Policy;
+use cdnlab_lab::{Error, Result};
+use cdnlab_live::dht::ring::RingFile;
 use cdnlab_live::dht::{self, DhtConfig};
 use cdnlab_live::edge::{self, EdgeConfig};
-use cdnlab_live::ring::RingFile;
 use cdnlab_live::steer::Topology;
 use clap::Args;
 use std::net::SocketAddr;
@@ -49,9 +50,9 @@ pub(super) struct EdgeArgs {
     /// slot after its latest request.
     #[arg(long, default_value_t = 10.0)]
     session_lease: f64,
-    /// Eviction policy, from the library's registry (`cdnlab cache-replay --help` lists them);
-    /// every one but belady, which needs to know the future.
-    #[arg(long, default_value = "lru")]
+    /// Eviction policy, from the library's registry; every one but belady, which needs to know
+    /// the future.
+    #[arg(long, default_value = Policy::Lru.name(), value_parser = crate::cmd::named::<Policy>())]
     policy: Policy,
     /// Cache capacity in bytes (with --ring: of home copies, least recently used evicted, and
     /// as much again for replicas above index 1).
@@ -72,7 +73,7 @@ pub(super) struct EdgeArgs {
 
 pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
     if let (Some(path), Some(id)) = (&a.ring, a.id) {
-        let ring = RingFile::load(path).map_err(CliError::Failed)?;
+        let ring = RingFile::load(path).map_err(Error::Failed)?;
         let cfg = DhtConfig {
             ring,
             id,
@@ -108,7 +109,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
             .as_ref()
             .map(|p| Topology::load(p).map(|t| t.secret))
             .transpose()
-            .map_err(CliError::Failed)?,
+            .map_err(|e| Error::Failed(e.to_string()))?,
         stream_rate: a.stream_rate,
         session_lease: super::seconds("session-lease", a.session_lease)?,
     };

@@ -2,10 +2,10 @@
 //! bind 127.0.0.1 by default and run until Ctrl-C or `--duration`; the demo runs an origin,
 //! edges and users on loopback for a fixed time per k and writes a summary and a plot.
 
-use crate::error::{CliError, Result};
 use cdnlab::select::gwtw::{self, GwtwConfig, Probe, Retrial};
+use cdnlab_lab::{Error, Result};
 use cdnlab_live::client::Measure;
-use cdnlab_live::server::Limits;
+use cdnlab_live::serve::Limits;
 use clap::{Args, Subcommand, ValueEnum};
 use std::time::Duration;
 
@@ -168,7 +168,7 @@ pub fn run(a: &LiveArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::Failed(format!("cannot start the async runtime: {e}")))?;
     rt.block_on(async {
         match &a.command {
             LiveCommand::Origin(o) => run_origin(o).await,
@@ -218,15 +218,15 @@ fn malloc_settings() {
     }
 }
 
-fn live_err(e: cdnlab_live::Error) -> CliError {
-    CliError::Failed(e.to_string())
+fn live_err(e: cdnlab_live::Error) -> Error {
+    Error::Failed(e.to_string())
 }
 
 fn seconds(what: &str, s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| CliError::Usage(format!("--{what} {s}: a number of seconds > 0 is allowed")))
+        .ok_or_else(|| Error::Usage(format!("--{what} {s}: a number of seconds > 0 is allowed")))
 }
 
 /// Runs until Ctrl-C, or for `duration` seconds.

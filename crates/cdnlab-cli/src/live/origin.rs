@@ -1,7 +1,7 @@
 //! `cdnlab live origin`.
 
 use super::*;
-use crate::error::{CliError, Result};
+use cdnlab_lab::{Error, Result};
 use cdnlab_live::catalogue::Catalogue;
 use cdnlab_live::media::{Asset, Files};
 use cdnlab_live::origin::{self, OriginConfig};
@@ -65,13 +65,13 @@ pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
             .as_deref()
             .map(|d| Asset::load(d).map(Arc::new))
             .transpose()
-            .map_err(CliError::Failed)?,
+            .map_err(Error::Failed)?,
         player: a
             .player
             .as_deref()
             .map(|d| Files::player(d).map(Arc::new))
             .transpose()
-            .map_err(CliError::Failed)?,
+            .map_err(Error::Failed)?,
     };
     let o = origin::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

@@ -1,7 +1,7 @@
 //! `cdnlab live steer`.
 
 use super::*;
-use crate::error::{CliError, Result};
+use cdnlab_lab::{Error, Result};
 use cdnlab_live::media::Asset;
 use cdnlab_live::steer::{self, SteerConfig, Topology};
 use clap::Args;
@@ -44,7 +44,7 @@ pub(super) struct SteerArgs {
 }
 
 pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
-    let topology = Topology::load(&a.topology).map_err(CliError::Failed)?;
+    let topology = Topology::load(&a.topology).map_err(|e| Error::Failed(e.to_string()))?;
     let s = steer::start(SteerConfig {
         topology,
         listen: a.listen,
@@ -59,7 +59,7 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
             .as_deref()
             .map(|d| Asset::load(d).map(std::sync::Arc::new))
             .transpose()
-            .map_err(CliError::Failed)?,
+            .map_err(Error::Failed)?,
     })
     .await
     .map_err(live_err)?;

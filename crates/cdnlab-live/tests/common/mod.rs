@@ -7,7 +7,7 @@ use cdnlab::cache::Policy;
 use cdnlab_live::catalogue::Catalogue;
 use cdnlab_live::edge::{self, Edge, EdgeConfig};
 use cdnlab_live::origin::{self, Origin, OriginConfig};
-use cdnlab_live::server::Limits;
+use cdnlab_live::serve::Limits;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -47,7 +47,7 @@ where
 
 /// A plain listener on the next free port of the block.
 pub async fn listener() -> tokio::net::TcpListener {
-    on_free_port(|a| async move { cdnlab_live::server::bind(a).await }).await
+    on_free_port(|a| async move { cdnlab_live::serve::bind(a).await }).await
 }
 
 pub fn catalogue() -> Catalogue {
@@ -211,13 +211,13 @@ pub fn metric(m: &str, name: &str) -> f64 {
 }
 
 /// A ring file of `addrs` (ids in order) with K = `k`, 8 virtual nodes and `secret`.
-pub fn ring_file(addrs: &[SocketAddr], k: u32, secret: &str) -> cdnlab_live::ring::RingFile {
+pub fn ring_file(addrs: &[SocketAddr], k: u32, secret: &str) -> cdnlab_live::dht::ring::RingFile {
     let edges: Vec<String> = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
         .collect();
-    cdnlab_live::ring::RingFile::parse(&format!(
+    cdnlab_live::dht::ring::RingFile::parse(&format!(
         r#"{{"secret": "{secret}", "k": {k}, "vnodes": 8, "edges": [{}]}}"#,
         edges.join(",")
     ))

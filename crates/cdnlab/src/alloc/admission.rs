@@ -29,20 +29,44 @@ pub enum Method {
     Vogel,
 }
 
-/// The allocation of `p` by `method`; for [`Method::Optimal`] also its basis, solved warm from
-/// `basis` when given (a re-allocation).
-pub fn allocate(
-    method: Method,
-    p: &Problem,
-    basis: Option<&Basis>,
-) -> Result<(Allocation, Option<Basis>), Error> {
+crate::registry!(Method, "allocation method", [
+    Method::Optimal => "optimal": "the optimum (network simplex)",
+    Method::Northwest => "northwest": "the north-west corner rule (feasible, ignores costs)",
+    Method::Vogel => "vogel": "Vogel's approximation method (feasible, usually near the optimum)",
+]);
+
+/// An allocation computed by [`allocate`].
+#[derive(Debug, Clone)]
+pub struct Allocated {
+    pub allocation: Allocation,
+    /// The optimum's basis (for a warm re-allocation); None for a non-optimal method.
+    pub basis: Option<Basis>,
+    /// The network simplex's pivots; None for a non-optimal method.
+    pub pivots: Option<u64>,
+}
+
+/// The allocation of `p` by `method`; for [`Method::Optimal`] also its basis and pivots, solved
+/// warm from `basis` when given (a re-allocation).
+pub fn allocate(method: Method, p: &Problem, basis: Option<&Basis>) -> Result<Allocated, Error> {
+    let initial = |allocation| Allocated {
+        allocation,
+        basis: None,
+        pivots: None,
+    };
     Ok(match method {
         Method::Optimal => {
-            let (a, b) = optimal(p, basis)?;
-            (a, Some(b))
+            let s = match basis {
+                Some(b) => simplex::solve_warm(p, b)?,
+                None => simplex::solve(p)?,
+            };
+            Allocated {
+                allocation: s.allocation,
+                basis: Some(s.basis),
+                pivots: Some(s.pivots),
+            }
         }
-        Method::Northwest => (initial::northwest(p)?, None),
-        Method::Vogel => (initial::vogel(p)?, None),
+        Method::Northwest => initial(initial::northwest(p)?),
+        Method::Vogel => initial(initial::vogel(p)?),
     })
 }
 
@@ -296,7 +320,7 @@ mod tests {
     #[test]
     fn thresholds_picks_slack_and_reallocation() {
         let p = Problem::new(vec![3, 3], vec![3, 3], vec![vec![0, 1], vec![1, 0]]).unwrap();
-        let (a, _) = allocate(Method::Optimal, &p, None).unwrap();
+        let a = allocate(Method::Optimal, &p, None).unwrap().allocation;
         let mut adm = Admission::new(&a, 2, &[3, 3], 1.0, Choice::Residual);
         assert_eq!(adm.thresholds(), &[3, 0, 0, 3]);
         let hops = [0, 1];
@@ -315,7 +339,7 @@ mod tests {
         assert_eq!(share.admit(0, &hops), None);
         // A split allocation: population 0 gets 2 + 1.
         let p = Problem::new(vec![3, 3], vec![2, 4], vec![vec![0, 1], vec![1, 0]]).unwrap();
-        let (a, _) = allocate(Method::Optimal, &p, None).unwrap();
+        let a = allocate(Method::Optimal, &p, None).unwrap().allocation;
         assert_eq!(a.dense(2, 2), vec![2, 1, 0, 3]);
         let mut frac = Admission::new(&a, 2, &[2, 4], 1.0, Choice::Fraction);
         let mut resid = Admission::new(&a, 2, &[2, 4], 1.0, Choice::Residual);

@@ -21,6 +21,11 @@ pub enum Balance {
     Dummy,
 }
 
+crate::registry!(Balance, "balancing rule", [
+    Balance::Scale => "scale": "scale the demands to the total supply (largest remainders)",
+    Balance::Dummy => "dummy": "add a dummy row or column of cost 0",
+]);
+
 /// A balanced, validated instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

@@ -33,15 +33,24 @@ pub fn hashed_point(id: &str) -> f64 {
     (crate::rng::splitmix64(h) >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// The `usable` servers with a share, largest share first, then fewest `hops`, then index: the
+/// order of a population's pathways when no session is named, and the order in which
+/// [`session_order`] lays out the cumulative intervals.
+pub fn share_order(shares: &[i64], hops: &[i64], usable: &[bool]) -> Vec<usize> {
+    let mut by_share: Vec<usize> = (0..shares.len())
+        .filter(|&j| usable[j] && shares[j] > 0)
+        .collect();
+    by_share.sort_by_key(|&j| (std::cmp::Reverse(shares[j]), hops[j], j));
+    by_share
+}
+
 /// The servers in the order a session at point `u` should try them: among the `usable` ones
-/// with a share, first the one whose cumulative interval holds `u` (servers taken largest
-/// share first, then fewest `hops`, then index), then the others in that order. Usable servers
-/// without a share come last, by hops (a fallback that admission may refuse). Unusable ones are
-/// left out.
+/// with a share, first the one whose cumulative interval holds `u` (intervals in
+/// [`share_order`]), then the others in that order. Usable servers without a share come last,
+/// by hops (a fallback that admission may refuse). Unusable ones are left out.
 pub fn session_order(shares: &[i64], hops: &[i64], usable: &[bool], u: f64) -> Vec<usize> {
     let n = shares.len();
-    let mut by_share: Vec<usize> = (0..n).filter(|&j| usable[j] && shares[j] > 0).collect();
-    by_share.sort_by_key(|&j| (std::cmp::Reverse(shares[j]), hops[j], j));
+    let by_share = share_order(shares, hops, usable);
     let total: i64 = by_share.iter().map(|&j| shares[j]).sum();
     let mut order = Vec::with_capacity(n);
     if total > 0 {

@@ -87,9 +87,6 @@ impl Arc {
 }
 
 impl Cache for Arc {
-    fn name(&self) -> &'static str {
-        "arc"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -142,9 +142,6 @@ impl Belady {
 }
 
 impl Cache for Belady {
-    fn name(&self) -> &'static str {
-        "belady"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -49,9 +49,6 @@ impl Clock {
 }
 
 impl Cache for Clock {
-    fn name(&self) -> &'static str {
-        "clock"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

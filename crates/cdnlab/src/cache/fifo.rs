@@ -23,9 +23,6 @@ impl Fifo {
 }
 
 impl Cache for Fifo {
-    fn name(&self) -> &'static str {
-        "fifo"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -31,9 +31,6 @@ impl Gdsf {
 }
 
 impl Cache for Gdsf {
-    fn name(&self) -> &'static str {
-        "gdsf"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -2,7 +2,7 @@
 //! ghost, 2Q's A1out and ARC's B1 and B2. An entry can leave from the middle (a ghost hit) in
 //! O(1): its ring record goes stale and is skipped when it reaches the tail.
 
-use super::index::IdIndex;
+use crate::idmap::IdIndex;
 
 /// A FIFO of recently evicted ids, bounded by the sum of their weights.
 #[derive(Debug, Clone)]

@@ -88,9 +88,6 @@ impl Lfu {
 }
 
 impl Cache for Lfu {
-    fn name(&self) -> &'static str {
-        "lfu"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

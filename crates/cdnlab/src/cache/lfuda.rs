@@ -31,9 +31,6 @@ impl Lfuda {
 }
 
 impl Cache for Lfuda {
-    fn name(&self) -> &'static str {
-        "lfuda"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

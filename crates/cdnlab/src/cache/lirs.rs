@@ -24,9 +24,9 @@
 //! object there), so the two differ; docs/cache.md gives by how much.
 
 use super::ghost::Ghost;
-use super::index::IdIndex;
 use super::slots::{List, NIL, Slots};
 use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use crate::idmap::IdIndex;
 
 /// An entry of the stack S.
 #[derive(Debug, Clone, Copy)]
@@ -255,9 +255,6 @@ impl LirsPaper {
 }
 
 impl Cache for LirsPaper {
-    fn name(&self) -> &'static str {
-        "lirs-paper"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }
@@ -343,7 +340,7 @@ struct NonResident {
     /// Absolute position of `ring[0]`.
     base: u64,
     /// Each id's live positions, oldest first.
-    pos: super::index::IdMap<smallvec::SmallVec<[u64; 1]>>,
+    pos: crate::idmap::IdMap<smallvec::SmallVec<[u64; 1]>>,
 }
 
 impl NonResident {
@@ -737,9 +734,6 @@ impl Lirs {
 }
 
 impl Cache for Lirs {
-    fn name(&self) -> &'static str {
-        "lirs"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -23,9 +23,6 @@ impl Lru {
 }
 
 impl Cache for Lru {
-    fn name(&self) -> &'static str {
-        "lru"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -1,28 +1,16 @@
 //! Cache eviction policies behind one trait, one file each.
 //!
-//! | name | policy | file |
-//! |---|---|---|
-//! | `lru` | least recently used | [`lru`]; [`lru_bank`] holds many small LRU caches in one arena |
-//! | `fifo` | first in, first out | [`fifo`] |
-//! | `lfu` | least frequently used, ties to the least recent | [`lfu`] |
-//! | `s3fifo` | S3-FIFO (Yang et al., SOSP 2023) as libCacheSim implements it | [`s3fifo`] |
-//! | `s3fifo-paper` | S3-FIFO as the paper's Algorithm 1 writes it | [`s3fifo`] |
-//! | `sieve` | SIEVE (Zhang et al., NSDI 2024) | [`sieve`] |
-//! | `clock` | CLOCK, second-chance FIFO (Corbató 1968), one reference bit | [`clock`] |
-//! | `arc` | ARC (Megiddo and Modha, FAST 2003) | [`arc`] |
-//! | `twoq` | 2Q, full version (Johnson and Shasha, VLDB 1994) | [`twoq`] |
-//! | `slru` | segmented LRU, 4 segments (Karedla et al., 1994) | [`slru`] |
-//! | `wtinylfu` | W-TinyLFU (Einziger et al., ACM ToS 2017) | [`wtinylfu`] |
-//! | `gdsf` | Greedy-Dual-Size-Frequency (Cherkasova 1998) | [`gdsf`] |
-//! | `lfuda` | LFU with dynamic aging (Arlitt et al., 2000) | [`lfuda`] |
-//! | `lirs` | LIRS (Jiang and Zhang, SIGMETRICS 2002) as libCacheSim implements it | [`lirs`] |
-//! | `lirs-paper` | LIRS by the paper's three cases | [`lirs`] |
-//! | `belady` | offline optimal from the next-access field (Belady 1966) | [`belady`] |
+//! One file per policy: [`lru`] (and [`lru_bank`], many small LRU caches in one arena),
+//! [`fifo`], [`lfu`], [`s3fifo`] (libCacheSim's and the paper's), [`sieve`], [`clock`], [`arc`],
+//! [`twoq`], [`slru`], [`wtinylfu`], [`gdsf`], [`lfuda`], [`lirs`] (libCacheSim's and the
+//! paper's), [`belady`]. Their names and one line on each are declared once, in [`Policy`]'s
+//! registry (`cdnlab cache-replay --help` lists them; docs/cache.md's table is checked against
+//! it).
 //!
 //! A capacity counts objects or bytes ([`Capacity`]); an object weighs 1 or its size. An object
 //! heavier than the whole capacity is never admitted (a miss that stores nothing), as in
 //! libCacheSim. All policies keep their state in [`slots::Slots`]: flat arrays indexed by dense
-//! slot numbers, with an open-addressing id index ([`index`]), so a request allocates nothing once
+//! slot numbers, with an open-addressing id index ([`crate::idmap`]), so a request allocates nothing once
 //! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests;
 //! [`mrc`] the one-pass LRU miss-ratio curve (stack distances, and SHARDS sampling).
 
@@ -33,7 +21,6 @@ pub mod clock;
 pub mod fifo;
 pub mod gdsf;
 mod ghost;
-pub mod index;
 pub mod lfu;
 pub mod lfuda;
 pub mod lirs;
@@ -106,8 +93,6 @@ impl Capacity {
 
 /// An eviction policy. `access` is the whole protocol: look up, and on a miss admit and evict.
 pub trait Cache {
-    /// The policy's registry name.
-    fn name(&self) -> &'static str;
     /// The capacity it was built with.
     fn capacity(&self) -> Capacity;
     /// Requests object `id` of `size` bytes: true on a hit. On a miss the object is admitted
@@ -131,7 +116,7 @@ pub trait Cache {
     fn used(&self) -> u64;
     /// Heap bytes held by the policy's structures.
     fn heap_bytes(&self) -> usize;
-    /// A hint that `id` will be accessed soon (see [`index::IdIndex::prefetch`]); no effect on
+    /// A hint that `id` will be accessed soon (see [`crate::idmap::IdIndex::prefetch`]); no effect on
     /// results.
     fn prefetch(&self, _id: u64) {}
     /// Replays `reqs`, returning the number of hits. Implemented here once, and monomorphised per
@@ -203,77 +188,62 @@ macro_rules! slot_lookup {
 }
 pub(crate) use slot_lookup;
 
-/// The policies, as named in scenarios and on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    Lru,
-    Fifo,
-    Lfu,
-    S3Fifo,
-    Sieve,
-    Clock,
-    S3FifoPaper,
-    Arc,
-    TwoQ,
-    Slru,
-    WTinyLfu,
-    Gdsf,
-    Lfuda,
-    Belady,
-    Lirs,
-    LirsPaper,
+/// Declares the policies once: each one's variant, name, one line on it and constructor. The
+/// enum, [`Policy::build`], `FromStr`, the error messages, `--help` and the docs table all come
+/// from this list.
+macro_rules! policies {
+    ($($variant:ident => $name:literal: $about:literal, $build:expr;)+) => {
+        /// The policies, as named in scenarios and on the command line.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Policy {
+            $($variant),+
+        }
+
+        impl Policy {
+            /// Builds an empty cache of this policy.
+            pub fn build(self, cap: Capacity) -> Box<dyn Cache + Send> {
+                match self {
+                    $(Policy::$variant => Box::new(($build)(cap))),+
+                }
+            }
+        }
+
+        crate::registry!(Policy, "cache policy", [$(Policy::$variant => $name: $about),+]);
+    };
+}
+
+policies! {
+    Lru => "lru": "least recently used", lru::Lru::new;
+    Fifo => "fifo": "first in, first out", fifo::Fifo::new;
+    Lfu => "lfu": "in-cache LFU, ties to the least recent", lfu::Lfu::new;
+    S3Fifo => "s3fifo": "S3-FIFO (Yang et al., SOSP 2023), libCacheSim's `S3FIFO.c`",
+        s3fifo::S3Fifo::new;
+    Sieve => "sieve": "SIEVE (Zhang et al., NSDI 2024)", sieve::Sieve::new;
+    Clock => "clock": "CLOCK / second chance (Corbató 1968), one bit",
+        clock::Clock::new;
+    S3FifoPaper => "s3fifo-paper": "S3-FIFO, the paper's Algorithm 1",
+        |cap| s3fifo::S3Fifo::with_variant(cap, s3fifo::Variant::Paper);
+    Arc => "arc": "ARC (Megiddo and Modha, FAST 2003)", arc::Arc::new;
+    TwoQ => "twoq": "full 2Q (Johnson and Shasha, VLDB 1994)", twoq::TwoQ::new;
+    Slru => "slru": "segmented LRU, 4 segments (Karedla et al., IEEE Computer 1994)", slru::Slru::new;
+    WTinyLfu => "wtinylfu": "W-TinyLFU (Einziger et al., ACM ToS 2017)",
+        wtinylfu::WTinyLfu::new;
+    Gdsf => "gdsf": "Greedy-Dual-Size-Frequency (Cherkasova 1998)", gdsf::Gdsf::new;
+    Lfuda => "lfuda": "LFU with dynamic aging (Arlitt et al. 2000)", lfuda::Lfuda::new;
+    Belady => "belady": "offline optimal, MIN (Belady 1966)",
+        belady::Belady::new;
+    Lirs => "lirs": "LIRS (Jiang and Zhang, SIGMETRICS 2002), libCacheSim's `LIRS.c`",
+        lirs::Lirs::new;
+    LirsPaper => "lirs-paper": "LIRS by the paper's three cases", lirs::LirsPaper::new;
 }
 
 impl Policy {
-    /// Builds an empty cache of this policy.
-    pub fn build(self, cap: Capacity) -> Box<dyn Cache + Send> {
-        match self {
-            Policy::Lru => Box::new(lru::Lru::new(cap)),
-            Policy::Fifo => Box::new(fifo::Fifo::new(cap)),
-            Policy::Lfu => Box::new(lfu::Lfu::new(cap)),
-            Policy::S3Fifo => Box::new(s3fifo::S3Fifo::new(cap)),
-            Policy::Sieve => Box::new(sieve::Sieve::new(cap)),
-            Policy::Clock => Box::new(clock::Clock::new(cap)),
-            Policy::S3FifoPaper => {
-                Box::new(s3fifo::S3Fifo::with_variant(cap, s3fifo::Variant::Paper))
-            }
-            Policy::Arc => Box::new(arc::Arc::new(cap)),
-            Policy::TwoQ => Box::new(twoq::TwoQ::new(cap)),
-            Policy::Slru => Box::new(slru::Slru::new(cap)),
-            Policy::WTinyLfu => Box::new(wtinylfu::WTinyLfu::new(cap)),
-            Policy::Gdsf => Box::new(gdsf::Gdsf::new(cap)),
-            Policy::Lfuda => Box::new(lfuda::Lfuda::new(cap)),
-            Policy::Belady => Box::new(belady::Belady::new(cap)),
-            Policy::Lirs => Box::new(lirs::Lirs::new(cap)),
-            Policy::LirsPaper => Box::new(lirs::LirsPaper::new(cap)),
-        }
-    }
-
     /// Whether the policy reads the future (each request's next access): usable on a trace,
     /// not on a live server.
     pub fn offline(self) -> bool {
         self == Policy::Belady
     }
 }
-
-crate::registry!(Policy, "cache policy", [
-    Policy::Lru => "lru",
-    Policy::Fifo => "fifo",
-    Policy::Lfu => "lfu",
-    Policy::S3Fifo => "s3fifo",
-    Policy::Sieve => "sieve",
-    Policy::Clock => "clock",
-    Policy::S3FifoPaper => "s3fifo-paper",
-    Policy::Arc => "arc",
-    Policy::TwoQ => "twoq",
-    Policy::Slru => "slru",
-    Policy::WTinyLfu => "wtinylfu",
-    Policy::Gdsf => "gdsf",
-    Policy::Lfuda => "lfuda",
-    Policy::Belady => "belady",
-    Policy::Lirs => "lirs",
-    Policy::LirsPaper => "lirs-paper",
-]);
 
 #[cfg(test)]
 mod tests;

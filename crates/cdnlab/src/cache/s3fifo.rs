@@ -146,12 +146,6 @@ impl S3Fifo {
 }
 
 impl Cache for S3Fifo {
-    fn name(&self) -> &'static str {
-        match self.variant {
-            Variant::LibCacheSim => "s3fifo",
-            Variant::Paper => "s3fifo-paper",
-        }
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

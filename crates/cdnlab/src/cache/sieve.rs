@@ -48,9 +48,6 @@ impl Sieve {
 }
 
 impl Cache for Sieve {
-    fn name(&self) -> &'static str {
-        "sieve"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

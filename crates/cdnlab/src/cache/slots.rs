@@ -1,8 +1,8 @@
 //! Flat per-object storage shared by the policies: keys, sizes, doubly linked lists over slot
 //! numbers, a free chain, and the id index. No per-request allocation once warm.
 
-use super::index::{IdIndex, prefetch};
 use super::{Capacity, Unit};
+use crate::idmap::{IdIndex, prefetch};
 
 /// "No slot": list ends and empty heads.
 pub const NIL: u32 = u32::MAX;

@@ -150,9 +150,6 @@ impl Slru {
 }
 
 impl Cache for Slru {
-    fn name(&self) -> &'static str {
-        "slru"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

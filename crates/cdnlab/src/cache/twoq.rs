@@ -71,9 +71,6 @@ impl TwoQ {
 }
 
 impl Cache for TwoQ {
-    fn name(&self) -> &'static str {
-        "twoq"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

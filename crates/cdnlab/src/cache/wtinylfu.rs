@@ -153,9 +153,6 @@ impl WTinyLfu {
 }
 
 impl Cache for WTinyLfu {
-    fn name(&self) -> &'static str {
-        "wtinylfu"
-    }
     fn capacity(&self) -> Capacity {
         self.cap
     }

@@ -75,6 +75,29 @@ impl Rules {
     }
 }
 
+/// The phases of one window's end, in the order they run: every overloaded replica decides
+/// and the replicas it asks for are created ([`Phase::Grow`]); then every other replica decides
+/// whether it leaves, and those that do leave after every decision ([`Phase::Shrink`]).
+/// Growth runs first so that a file still overloaded somewhere has gained its next index
+/// before its top decides, and the top then stays. Both drivers (the simulator's
+/// `sim::multihash::window_end` and the live edges) iterate [`Phase::ORDER`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Grow,
+    Shrink,
+}
+
+impl Phase {
+    /// The phases in the order a window's end runs them.
+    pub const ORDER: [Phase; 2] = [Phase::Grow, Phase::Shrink];
+
+    /// Whether the replica whose window ended as `end` decides in this phase: the overloaded
+    /// ones grow, the others may shrink.
+    pub fn decides(self, end: &WindowEnd) -> bool {
+        end.overloaded() == (self == Phase::Grow)
+    }
+}
+
 /// What a [`WindowEnd`] wants next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -89,7 +112,7 @@ pub enum Action {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum Stage {
     Search(UnusedSearch),
     /// Galloping up from the index: the step of the probe pending (i + step, capped at k).
     Top(u32),
@@ -102,7 +125,7 @@ pub struct WindowEnd {
     rules: Rules,
     index: u32,
     count: f64,
-    phase: Phase,
+    stage: Stage,
     leave: bool,
 }
 
@@ -110,23 +133,23 @@ impl WindowEnd {
     /// The decision of replica `index` (1..=k) that served `count` requests in the window.
     pub fn new(rules: Rules, index: u32, count: f64) -> Self {
         let threshold = rules.threshold();
-        let (phase, leave) = if search::overloaded(count, threshold) {
-            (Phase::Search(UnusedSearch::new(index, rules.k)), false)
+        let (stage, leave) = if search::overloaded(count, threshold) {
+            (Stage::Search(UnusedSearch::new(index, rules.k)), false)
         } else if index > 1 && search::top_may_leave(count, index, rules.gamma, threshold) {
             // The top, if nothing is above it; index k has nothing above it by definition.
             if index == rules.k {
-                (Phase::Finished, true)
+                (Stage::Finished, true)
             } else {
-                (Phase::Top(1), false)
+                (Stage::Top(1), false)
             }
         } else {
-            (Phase::Finished, false)
+            (Stage::Finished, false)
         };
         WindowEnd {
             rules,
             index,
             count,
-            phase,
+            stage,
             leave,
         }
     }
@@ -138,42 +161,42 @@ impl WindowEnd {
 
     /// The next action.
     pub fn step(&mut self) -> Action {
-        match &mut self.phase {
-            Phase::Search(s) => match s.step() {
+        match &mut self.stage {
+            Stage::Search(s) => match s.step() {
                 Step::Probe(j) => Action::Probe(j),
                 Step::Done(found) => {
-                    self.phase = Phase::Finished;
+                    self.stage = Stage::Finished;
                     match found {
                         Some(u) => Action::Create(self.rules.targets(u, self.count)),
                         None => Action::Done,
                     }
                 }
             },
-            Phase::Top(step) => Action::Probe(self.index.saturating_add(*step).min(self.rules.k)),
-            Phase::Finished if self.leave => {
+            Stage::Top(step) => Action::Probe(self.index.saturating_add(*step).min(self.rules.k)),
+            Stage::Finished if self.leave => {
                 self.leave = false;
                 Action::Leave
             }
-            Phase::Finished => Action::Done,
+            Stage::Finished => Action::Done,
         }
     }
 
     /// Whether the index of the last [`Action::Probe`] is used.
     pub fn answer(&mut self, present: bool) {
-        match &mut self.phase {
-            Phase::Search(s) => s.answer(present),
-            Phase::Top(step) => {
+        match &mut self.stage {
+            Stage::Search(s) => s.answer(present),
+            Stage::Top(step) => {
                 let probed = self.index.saturating_add(*step).min(self.rules.k);
                 if present {
-                    self.phase = Phase::Finished;
+                    self.stage = Stage::Finished;
                 } else if probed == self.rules.k {
-                    self.phase = Phase::Finished;
+                    self.stage = Stage::Finished;
                     self.leave = true;
                 } else {
                     *step = step.saturating_mul(2);
                 }
             }
-            Phase::Finished => {}
+            Stage::Finished => {}
         }
     }
 
@@ -196,6 +219,35 @@ impl WindowEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Growth comes first, and every replica decides in exactly one phase: the overloaded in
+    /// Grow, the others in Shrink (the drivers rely on both).
+    #[test]
+    fn phases_grow_then_shrink_and_partition_the_replicas() {
+        assert_eq!(Phase::ORDER, [Phase::Grow, Phase::Shrink]);
+        let rules = Rules {
+            c_high: 2.0,
+            window: 10.0,
+            gamma: 0.5,
+            k: 8,
+            growth: Growth::One,
+        };
+        for count in [0.0, 5.0, 19.0, 20.0, 21.0, 100.0] {
+            for i in 1..=8 {
+                let end = WindowEnd::new(rules, i, count);
+                let deciding: Vec<Phase> = Phase::ORDER
+                    .into_iter()
+                    .filter(|p| p.decides(&end))
+                    .collect();
+                let want = if count > 20.0 {
+                    Phase::Grow
+                } else {
+                    Phase::Shrink
+                };
+                assert_eq!(deciding, [want], "index {i}, count {count}");
+            }
+        }
+    }
 
     fn rules(growth: Growth) -> Rules {
         Rules {

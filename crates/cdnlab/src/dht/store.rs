@@ -77,7 +77,7 @@ impl Store {
     #[inline]
     pub fn prefetch(&self, f: u32) {
         if let Some(v) = self.files.get(f as usize) {
-            crate::cache::index::prefetch(v);
+            crate::idmap::prefetch(v);
         }
     }
 

@@ -135,7 +135,7 @@ impl<W: Window> GwtwCore<W> {
     #[inline]
     pub fn prefetch_candidates(&self) {
         if self.cands.spilled() {
-            crate::cache::index::prefetch_all(&self.cands[..]);
+            crate::idmap::prefetch_all(&self.cands[..]);
         }
     }
 

@@ -1,7 +1,7 @@
 //! `lru-che`: simulated LRU hit ratio under independent Zipf requests, against the Che
 //! approximation. A check of the cache, the workload and the approximation together.
 
-use super::Experiment;
+use super::{Experiment, Spec};
 use super::params::{MetricSpec, ParamSpec, Params};
 use crate::Error;
 use crate::cache::{Cache, Capacity, che, lru::Lru};
@@ -59,18 +59,18 @@ const METRICS: &[MetricSpec] = &[
     MetricSpec::new("abs_error", "fraction", "|simulated - Che|"),
 ];
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "lru-che",
+    about: "simulated LRU hit ratio under IRM Zipf requests vs the Che approximation",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for LruChe {
-    fn name(&self) -> &'static str {
-        "lru-che"
-    }
-    fn about(&self) -> &'static str {
-        "simulated LRU hit ratio under IRM Zipf requests vs the Che approximation"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
         let (n, c) = (p.int("objects"), p.int("cache_size"));

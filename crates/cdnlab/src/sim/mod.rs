@@ -25,15 +25,39 @@ use crate::rng::Rng;
 pub use params::{Kind, MetricSpec, ParamSpec, Params, Value};
 
 /// A model that the runner can sweep.
+/// What an experiment is, declared once: its scenario name (`experiment = "..."`), one line on
+/// what it measures, its parameters (with defaults and ranges), its metrics (in the order
+/// [`Experiment::run`] returns them, with units and meanings), and whether some metrics are
+/// wall-clock times (the runner then runs one cell at a time, so that cells do not compete for
+/// the cores).
+#[derive(Debug)]
+pub struct Spec {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub params: &'static [ParamSpec],
+    pub metrics: &'static [MetricSpec],
+    pub timed: bool,
+}
+
 pub trait Experiment: Sync {
+    /// What it is: see [`Spec`].
+    fn spec(&self) -> &'static Spec;
     /// The scenario name (`experiment = "..."`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.spec().name
+    }
     /// One line saying what it measures.
-    fn about(&self) -> &'static str;
+    fn about(&self) -> &'static str {
+        self.spec().about
+    }
     /// The parameters it takes, with defaults and ranges.
-    fn params(&self) -> &'static [ParamSpec];
+    fn params(&self) -> &'static [ParamSpec] {
+        self.spec().params
+    }
     /// The metrics [`Experiment::run`] returns, in order, with units and meanings.
-    fn metrics(&self) -> &'static [MetricSpec];
+    fn metrics(&self) -> &'static [MetricSpec] {
+        self.spec().metrics
+    }
     /// The metrics' names, in order (the columns of `results.csv`).
     fn metric_names(&self) -> Vec<&'static str> {
         self.metrics().iter().map(|m| m.name).collect()
@@ -43,10 +67,9 @@ pub trait Experiment: Sync {
     fn check(&self, _p: &Params) -> Result<(), Error> {
         Ok(())
     }
-    /// Whether some metrics are wall-clock times: the runner then runs one cell at a time, so
-    /// that cells do not compete for the cores.
+    /// Whether some metrics are wall-clock times.
     fn timed(&self) -> bool {
-        false
+        self.spec().timed
     }
     /// One replication: the metric values, in the order of [`Experiment::metrics`].
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error>;

@@ -8,7 +8,7 @@
 //! range; sizes and the popularity fit are exact.
 
 use super::Request;
-use crate::cache::index::IdMap;
+use crate::idmap::IdMap;
 
 /// Buckets of a power-of-two histogram: bucket 0 counts the value 0, bucket k >= 1 the values
 /// in [2^(k-1), 2^k).

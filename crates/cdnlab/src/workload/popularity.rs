@@ -106,7 +106,7 @@ impl Sampler {
         for block in out.chunks_mut(256) {
             for x in block.iter_mut() {
                 *x = rng.random();
-                crate::cache::index::prefetch(&self.columns[self.column(*x)]);
+                crate::idmap::prefetch(&self.columns[self.column(*x)]);
             }
             for x in block.iter_mut() {
                 *x = self.pick(*x) as u64;

@@ -12,37 +12,27 @@ use super::Request;
 use std::collections::HashMap;
 use std::io::Read;
 
+/// Trace file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    OracleGeneral,
+    Csv,
+    Text,
+}
+
+crate::registry!(Format, "trace format", [
+    Format::OracleGeneral => "oracle-general":
+        "libCacheSim oracleGeneral binary: 24-byte records (u32 time, u64 id, u32 size, i64 next-access), little endian",
+    Format::Csv => "csv":
+        "text, one request a line; columns chosen with --csv-id, --csv-size, --csv-time",
+    Format::Text => "text":
+        "text, one object id a line (every size 1; --csv-id-text for ids that are not numbers)",
+]);
+
 /// Bytes per oracleGeneral record.
 pub const ORACLE_GENERAL_RECORD: usize = 24;
 
-/// Why a trace cannot be read.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum TraceError {
-    #[error("empty trace: no requests in it")]
-    Empty,
-    #[error(
-        "truncated oracleGeneral trace: {bytes} bytes is not a multiple of the 24-byte record \
-         ({records} whole records, then {trailing} stray bytes)"
-    )]
-    Truncated {
-        bytes: u64,
-        records: u64,
-        trailing: u64,
-    },
-    #[error(
-        "corrupt oracleGeneral record {record} (byte offset {offset}): {field} = {value} \
-         ({allowed})"
-    )]
-    Corrupt {
-        record: usize,
-        offset: usize,
-        field: &'static str,
-        value: String,
-        allowed: &'static str,
-    },
-    #[error("CSV line {line}: {message}")]
-    Csv { line: u64, message: String },
-}
+pub use crate::error::TraceError;
 
 /// Parses a whole oracleGeneral trace.
 ///

@@ -5,7 +5,7 @@ use crate::Error;
 use crate::Named;
 use crate::rng::Rng;
 use crate::select::gwtw::{self, GwtwConfig, Probe, Retrial};
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
@@ -242,18 +242,18 @@ impl Outcome {
     }
 }
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "gwtw",
+    about: "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C and an oracle",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for GwtwExperiment {
-    fn name(&self) -> &'static str {
-        "gwtw"
-    }
-    fn about(&self) -> &'static str {
-        "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C and an oracle"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
         config(p).map(|_| ())

@@ -7,7 +7,7 @@ use super::draw_candidates;
 use crate::Error;
 use crate::rng::Rng;
 use crate::select::{analysis, matching};
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
@@ -68,18 +68,18 @@ fn regime(name: &str) -> (u32, u32) {
     )
 }
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "gwtw-orient",
+    about: "whether every user fits on one of k random servers of capacity c, around the orientability thresholds",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for OrientExperiment {
-    fn name(&self) -> &'static str {
-        "gwtw-orient"
-    }
-    fn about(&self) -> &'static str {
-        "whether every user fits on one of k random servers of capacity c, around the orientability thresholds"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
         let (k, _) = regime(p.text("regime"));

@@ -4,9 +4,9 @@
 
 use super::{Client, Config, Model, Population, Service, SlotLoad};
 use crate::Error;
-use crate::cache::index::{prefetch, prefetch_all};
 use crate::cache::lru_bank::{self, LruBank};
 use crate::cache::{Cache, Capacity, lru::Lru};
+use crate::idmap::{prefetch, prefetch_all};
 use crate::rng::{Rng, splitmix64_at};
 use crate::select::Event;
 use crate::select::gwtw::Probe;

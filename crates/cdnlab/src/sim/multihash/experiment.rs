@@ -3,7 +3,7 @@
 use super::{Config, Growth, Outcome, Policy, Repair};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::{Error, Named};
 
@@ -335,18 +335,18 @@ impl Outcome {
     }
 }
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "multihash",
+    about: "DHT CDN with multiple hash functions: RBS lookups, replication, gap repair, against production hashing",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for MultihashExperiment {
-    fn name(&self) -> &'static str {
-        "multihash"
-    }
-    fn about(&self) -> &'static str {
-        "DHT CDN with multiple hash functions: RBS lookups, replication, gap repair, against production hashing"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
         config(p).map(|_| ())

@@ -20,7 +20,7 @@ use crate::dht::baselines::{self, Maglev, Placement};
 use crate::dht::hash::file_key;
 use crate::dht::repair;
 pub use crate::dht::replication::Growth;
-use crate::dht::replication::{Action, Rules, WindowEnd};
+use crate::dht::replication::{Action, Phase, Rules, WindowEnd};
 use crate::dht::ring::Ring;
 use crate::dht::search::{self, Strategy};
 use crate::dht::store::Store;
@@ -530,46 +530,54 @@ pub fn window_end(
     let Scratch { lived, indices } = scratch;
     lived.clear();
     lived.extend(store.replicas(f).iter().map(|r| (r.index, r.count)));
-    indices.clear();
-    for &(i, c) in lived.iter() {
-        let end = WindowEnd::new(rules, i, f64::from(c));
-        if !end.overloaded() {
+    for phase in Phase::ORDER {
+        if phase == Phase::Shrink && !shrink {
             continue;
         }
-        let (action, probes) = end.run(|j| store.probe(ring, key, f, j).is_some());
-        out.messages += u64::from(probes);
-        let prefix = store.gaps(f) == 0;
-        out.formula += u64::from(
-            analysis::unused_search_probes(i, store.top(f), rules.k)
-                .filter(|_| prefix)
-                .unwrap_or(probes),
-        );
-        if let Action::Create(range) = action {
-            indices.extend(range);
-        }
-    }
-    for &t in indices.iter() {
-        out.messages += 1;
-        out.formula += 1;
-        if store.create_if_absent(ring, f, t) {
-            out.created += 1;
-        } else {
-            out.refused += 1;
-        }
-    }
-    if shrink {
+        // Every replica of this phase decides first; what they decided is done after.
         indices.clear();
         for &(i, c) in lived.iter() {
             let end = WindowEnd::new(rules, i, f64::from(c));
-            if !end.overloaded()
-                && end.run(|j| store.probe(ring, key, f, j).is_some()).0 == Action::Leave
-            {
-                indices.push(i);
+            if !phase.decides(&end) {
+                continue;
+            }
+            let (action, probes) = end.run(|j| store.probe(ring, key, f, j).is_some());
+            match phase {
+                Phase::Grow => {
+                    out.messages += u64::from(probes);
+                    let prefix = store.gaps(f) == 0;
+                    out.formula += u64::from(
+                        analysis::unused_search_probes(i, store.top(f), rules.k)
+                            .filter(|_| prefix)
+                            .unwrap_or(probes),
+                    );
+                    if let Action::Create(range) = action {
+                        indices.extend(range);
+                    }
+                }
+                Phase::Shrink => {
+                    if action == Action::Leave {
+                        indices.push(i);
+                    }
+                }
             }
         }
-        for &i in indices.iter() {
-            store.remove(f, i);
-            out.left += 1;
+        for &t in indices.iter() {
+            match phase {
+                Phase::Grow => {
+                    out.messages += 1;
+                    out.formula += 1;
+                    if store.create_if_absent(ring, f, t) {
+                        out.created += 1;
+                    } else {
+                        out.refused += 1;
+                    }
+                }
+                Phase::Shrink => {
+                    store.remove(f, t);
+                    out.left += 1;
+                }
+            }
         }
     }
     store.reset_counts(f);

@@ -7,7 +7,7 @@ use crate::Named;
 use crate::dht::search::{self, Strategy};
 use crate::dht::{analysis, repair};
 use crate::rng::Rng;
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::stats;
 use rand::RngExt;
@@ -94,18 +94,18 @@ const METRICS: &[MetricSpec] = &[
     MetricSpec::new("rgr_expected", "rounds", "the same, exact"),
 ];
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "rbs",
+    about: "random binary search on one file (served index, probes, gaps) and random gap removal, against the exact formulas",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for RbsExperiment {
-    fn name(&self) -> &'static str {
-        "rbs"
-    }
-    fn about(&self) -> &'static str {
-        "random binary search on one file (served index, probes, gaps) and random gap removal, against the exact formulas"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
         let (k, n) = (p.int("k"), p.int("n"));

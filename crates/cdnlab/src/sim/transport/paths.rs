@@ -11,7 +11,7 @@
 
 use crate::Error;
 use crate::rng::Rng;
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::workload::arrivals::exponential;
 use std::collections::VecDeque;
@@ -49,18 +49,18 @@ const METRICS: &[MetricSpec] = &[
     MetricSpec::new("packets", "packets", "packets sent"),
 ];
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "paths",
+    about: "packet loss and latency of single- vs multi-source streaming over congested drop-tail links",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for PathsExperiment {
-    fn name(&self) -> &'static str {
-        "paths"
-    }
-    fn about(&self) -> &'static str {
-        "packet loss and latency of single- vs multi-source streaming over congested drop-tail links"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     // rate, capacity and duration above 0: their declarations (ParamSpec::positive).
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {

@@ -11,7 +11,7 @@ use crate::Error;
 use crate::alloc::simplex;
 use crate::alloc::{Problem, initial, lemon, lp};
 use crate::rng::Rng;
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use rand::RngExt;
 use std::time::Instant;
@@ -141,21 +141,18 @@ fn best_of<T>(
     Ok(best.expect("repeats >= 1"))
 }
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "solver",
+    about: "Transportation Problem solver time vs size, cold and warm (after a demand change), against a reference LP solver",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: true,
+};
+
 impl Experiment for SolverExperiment {
-    fn name(&self) -> &'static str {
-        "solver"
-    }
-    fn about(&self) -> &'static str {
-        "Transportation Problem solver time vs size, cold and warm (after a demand change), against a reference LP solver"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
-    }
-    fn timed(&self) -> bool {
-        true
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         let size = p.int("size") as usize;

@@ -17,7 +17,7 @@ use crate::alloc::admission::{
 use crate::alloc::erlang::erlang_b;
 use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
-use crate::sim::Experiment;
+use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 // A 4-ary heap pops this loop's events a little faster than std's binary heap; `PeekMut` lets an
 // arrival's successor replace it in place (docs/transport.md).
@@ -224,18 +224,18 @@ const HOLD: f64 = 1.5;
 /// Batches of the measured period for the standard errors of blocking.
 const BATCHES: usize = 20;
 
+/// The experiment's name, parameters and metrics.
+static SPEC: Spec = Spec {
+    name: "stream",
+    about: "streaming server allocation on the reference metro topology: blocking per population against Erlang-B",
+    params: PARAMS,
+    metrics: METRICS,
+    timed: false,
+};
+
 impl Experiment for StreamExperiment {
-    fn name(&self) -> &'static str {
-        "stream"
-    }
-    fn about(&self) -> &'static str {
-        "streaming server allocation on the reference metro topology: blocking per population against Erlang-B"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn metrics(&self) -> &'static [MetricSpec] {
-        METRICS
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn check(&self, p: &Params) -> Result<(), Error> {
         // rho, hours and window above 0: their declarations (ParamSpec::positive).
@@ -420,7 +420,8 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let capacity = &cfg.capacity;
     let (mut admission, mut basis) = match method(policy) {
         Some(m) => {
-            let (a, b) = allocate(m, &problem(cfg, demand)?, None)?;
+            let r = allocate(m, &problem(cfg, demand)?, None)?;
+            let (a, b) = (r.allocation, r.basis);
             (
                 Some(Admission::new(&a, k, capacity, cfg.reserve, cfg.choice)),
                 b,

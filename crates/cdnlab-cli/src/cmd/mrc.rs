@@ -1,0 +1,132 @@
+//! `cdnlab mrc`: the flags of a one-pass LRU miss-ratio curve, and its table, JSON or CSV.
+
+use super::replay::TraceArgs;
+use crate::say::outln;
+use cdnlab_lab::Result;
+use cdnlab_lab::trace::mrc::{MrcPlan, draw, mrc, parse_sizes};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `cdnlab mrc`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cdnlab mrc --trace t.oracleGeneral                       exact curve at 40 sizes
+  cdnlab mrc --trace t.oracleGeneral.zst --sizes 100,1000,10000 --json
+  cdnlab mrc --trace big.oracleGeneral --sample 0.01 --exact-too   SHARDS and its error
+  cdnlab mrc --trace big.oracleGeneral --sample-size 8192          SHARDS in bounded memory")]
+pub struct MrcArgs {
+    #[command(flatten)]
+    pub input: TraceArgs,
+    /// Capacities in objects, comma-separated [default: 40 sizes spaced evenly on a log scale
+    /// from 1 to the trace's distinct objects].
+    #[arg(long)]
+    pub sizes: Option<String>,
+    /// Estimate by SHARDS, sampling this share of the objects (spatially, by a hash of the id),
+    /// in (0, 1].
+    #[arg(long)]
+    pub sample: Option<f64>,
+    /// Estimate by fixed-size SHARDS: track at most this many objects, lowering the sampling
+    /// rate as the trace shows more (memory bounded whatever the trace).
+    #[arg(long, conflicts_with = "sample")]
+    pub sample_size: Option<usize>,
+    /// With --sample or --sample-size: compute the exact curve in the same pass too and report
+    /// the error.
+    #[arg(long)]
+    pub exact_too: bool,
+    /// Print one JSON object per size, one a line.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV: size, miss_ratio (and exact_miss_ratio with --exact-too).
+    #[arg(long)]
+    pub csv: bool,
+    /// Where to draw the curve (SVG and the PNG beside it).
+    #[arg(long, default_value = "out/mrc/mrc.svg")]
+    pub plot: PathBuf,
+    /// Draw nothing.
+    #[arg(long, conflicts_with = "plot")]
+    pub no_plot: bool,
+}
+
+/// Runs the command.
+pub fn run(a: &MrcArgs) -> Result<()> {
+    let sizes = a
+        .sizes
+        .as_deref()
+        .map(|s| parse_sizes(&super::items(s)))
+        .transpose()?;
+    let svg_path = (!a.no_plot)
+        .then(|| cdnlab_lab::plot::plot_target(&a.plot))
+        .transpose()?;
+    let sampled = a.sample.is_some() || a.sample_size.is_some();
+    let m = mrc(&MrcPlan {
+        input: a.input.input(),
+        sizes,
+        sample: a.sample,
+        sample_size: a.sample_size,
+        exact_too: a.exact_too,
+    })?;
+    let main = &m.miss_ratio;
+    if a.json {
+        for (i, &c) in m.sizes.iter().enumerate() {
+            outln!(
+                "{}",
+                serde_json::json!({
+                    "size": c, "miss_ratio": main[i],
+                    "exact_miss_ratio": m.exact.as_ref().map(|e| e[i]),
+                    "sample": a.sample, "sample_size": a.sample_size,
+                    "final_rate": m.final_rate,
+                    "method": m.method, "requests": m.requests, "objects": m.objects,
+                })
+            );
+        }
+    } else if a.csv {
+        outln!(
+            "size,miss_ratio{}",
+            if m.exact.is_some() && sampled {
+                ",exact_miss_ratio"
+            } else {
+                ""
+            }
+        );
+        for (i, &c) in m.sizes.iter().enumerate() {
+            match (&m.exact, sampled) {
+                (Some(e), true) => outln!("{c},{},{}", main[i], e[i]),
+                _ => outln!("{c},{}", main[i]),
+            }
+        }
+    } else {
+        outln!(
+            "trace        {} ({} requests, {} objects{})",
+            a.input.trace.display(),
+            m.requests,
+            m.objects,
+            if m.exact.is_none() { " estimated" } else { "" }
+        );
+        outln!(
+            "method       {} ({:.3} s)",
+            if sampled {
+                format!(
+                    "{}{}",
+                    m.method,
+                    if a.exact_too { ", and exact" } else { "" }
+                )
+            } else {
+                "exact stack distances".into()
+            },
+            m.seconds
+        );
+        if let Some(e) = m.error {
+            outln!("largest |SHARDS - exact| over the sizes: {e:.4}");
+        }
+        outln!("{:>12} {:>12}", "size", "miss ratio");
+        for (i, &c) in m.sizes.iter().enumerate() {
+            outln!("{c:>12} {:>12.6}", main[i]);
+        }
+    }
+    if let Some(svg_path) = svg_path {
+        let files = draw(&m, &svg_path)?;
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        eprintln!("miss-ratio curve: {}", names.join(", "));
+    }
+    Ok(())
+}

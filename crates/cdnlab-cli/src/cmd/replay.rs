@@ -1,0 +1,227 @@
+//! `cdnlab cache-replay`: the flags of a trace replay, and its table, JSON or CSV.
+
+use super::{items, named, parse_threads};
+use crate::say::outln;
+use cdnlab::Named;
+use cdnlab::cache::{Policy, Unit};
+use cdnlab_lab::Result;
+use cdnlab_lab::trace::replay::{
+    REPLAY_COLUMNS, ReplayPlan, Replayed, draw_mrc, parse_policies, parse_sizes, replay,
+};
+use cdnlab_lab::trace::{Format, TraceInput};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Where a trace is and how to read it (shared by the commands that read traces).
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Trace file (zstd-compressed or not: told by its first bytes).
+    #[arg(long)]
+    pub trace: PathBuf,
+    /// Trace format.
+    #[arg(long, value_parser = named::<Format>(), default_value = "oracle-general")]
+    pub format: Format,
+    /// CSV: column of the object id (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub csv_id: usize,
+    /// CSV: column of the object size in bytes (default: every size is 1).
+    #[arg(long)]
+    pub csv_size: Option<usize>,
+    /// CSV: column of the timestamp (default: the line number).
+    #[arg(long)]
+    pub csv_time: Option<usize>,
+    /// CSV: the first line is a header.
+    #[arg(long)]
+    pub csv_header: bool,
+    /// CSV: field delimiter (one ASCII character).
+    #[arg(long, default_value = ",")]
+    pub csv_delimiter: String,
+    /// CSV: ids are text (hashed with FNV-1a 64) rather than integers.
+    #[arg(long)]
+    pub csv_id_text: bool,
+}
+
+impl TraceArgs {
+    pub fn input(&self) -> TraceInput {
+        TraceInput {
+            path: self.trace.clone(),
+            format: self.format,
+            csv_id: self.csv_id,
+            csv_size: self.csv_size,
+            csv_time: self.csv_time,
+            csv_header: self.csv_header,
+            csv_delimiter: self.csv_delimiter.clone(),
+            csv_id_text: self.csv_id_text,
+        }
+    }
+}
+
+/// Arguments of `cdnlab cache-replay`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cdnlab cache-replay --trace t.oracleGeneral --policy lru --size 1000
+  cdnlab cache-replay --trace t.oracleGeneral --policy lru,fifo,s3fifo --size 0.001,0.01,0.1
+  cdnlab cache-replay --trace t.oracleGeneral --policy all --size 0.01,0.1 --size-unit bytes --csv
+  cdnlab cache-replay --trace t.oracleGeneral.zst --policy lru,s3fifo --size 0.01
+  cdnlab cache-replay --trace ids.txt --format text --size 100
+  cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json
+A trace compressed with zstd is decompressed as it streams in, whatever its name.")]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub input: TraceArgs,
+    /// Eviction policies, comma-separated, or `all` (--help lists them).
+    #[arg(long, default_value = Policy::Lru.name(), long_help = policy_help())]
+    pub policy: String,
+    /// Cache sizes, comma-separated: below 1 a fraction of the trace's working set (its distinct
+    /// objects, or their bytes with --size-unit bytes), 1 or more an absolute capacity in
+    /// --size-unit units.
+    #[arg(long)]
+    pub size: String,
+    /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size).
+    #[arg(long, default_value = "objects")]
+    pub size_unit: String,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long, value_parser = parse_threads)]
+    pub threads: Option<usize>,
+    /// Print one JSON object per (policy, size), one a line, instead of text.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV (a header, then a row per (policy, size)) instead of text.
+    #[arg(long)]
+    pub csv: bool,
+    /// Where to draw the miss-ratio curve (an .svg; the .png beside it), when there are several
+    /// sizes [default: out/cache-replay/mrc.svg].
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Do not draw the miss-ratio curve.
+    #[arg(long, conflicts_with = "plot")]
+    pub no_plot: bool,
+}
+
+/// `--policy`'s long help: every policy of the registry, with its line.
+fn policy_help() -> String {
+    let mut h = String::from("Eviction policies, comma-separated, or `all`:");
+    for p in Policy::ALL {
+        h.push_str(&format!("\n  {:<13} {}", p.name(), p.about()));
+    }
+    h
+}
+
+/// Runs the command.
+pub fn run(a: &ReplayArgs) -> Result<()> {
+    // Flags are checked before the plot's path, and the path before the replay, not after it.
+    let plan = ReplayPlan {
+        input: a.input.input(),
+        policies: parse_policies(&items(&a.policy))?,
+        unit: a.size_unit.parse::<Unit>()?,
+        sizes: parse_sizes(&items(&a.size))?,
+        threads: a.threads,
+    };
+    let plot = if plan.sizes.len() >= 2 && !a.no_plot {
+        let path = a
+            .plot
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out/cache-replay/mrc.svg"));
+        Some(cdnlab_lab::plot::plot_target(&path)?)
+    } else {
+        None
+    };
+    let r = replay(&plan)?;
+    if a.json {
+        for row in &r.rows {
+            outln!("{}", json(row));
+        }
+    } else if a.csv {
+        print_csv(&r);
+    } else {
+        print_table(&plan, &r);
+    }
+    if let Some(path) = plot {
+        let files = draw_mrc(&plan, &r, &path)?;
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        eprintln!("miss-ratio curve: {}", names.join(", "));
+    }
+    Ok(())
+}
+
+/// A row as one JSON object (keys in alphabetical order).
+fn json(row: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(row).unwrap_or_default()
+}
+
+fn print_csv(r: &Replayed) {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(REPLAY_COLUMNS);
+    for row in &r.rows {
+        let v = json(row);
+        let _ = w.write_record(REPLAY_COLUMNS.iter().map(|k| match &v[*k] {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        }));
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    outln!("{}", String::from_utf8_lossy(&bytes).trim_end());
+}
+
+fn print_table(a: &ReplayPlan, r: &Replayed) {
+    let outs = &r.rows;
+    let n = outs.first().map_or(0, |o| o.requests);
+    let unit = r.unit.name();
+    outln!("trace        {} ({n} requests)", a.input.path.display());
+    if let Some((objects, bytes)) = r.wss {
+        outln!(
+            "working set  {objects} objects, {bytes} bytes ({:.3} s to count)",
+            r.wss_s
+        );
+    }
+    if let [o] = outs.as_slice() {
+        outln!(
+            "policy       {}, capacity {} {unit}",
+            o.policy.name(),
+            o.size
+        );
+        outln!("requests     {n}");
+        outln!("hits         {}", o.hits);
+        outln!("miss ratio   {:.6}", o.miss_ratio);
+        outln!("read time    {:.3} s", r.read_s);
+        outln!("sim time     {:.3} s", o.sim_seconds);
+        outln!("throughput   {:.2} Mreq/s (simulation only)", o.mreq_per_s);
+        outln!(
+            "cache memory {} bytes for {} objects ({:.1} bytes/object)",
+            o.cache_heap_bytes,
+            o.cached_objects,
+            o.heap_bytes_per_cached_object
+        );
+        return;
+    }
+    outln!(
+        "{} caches on {} threads; reading {:.3} s per pass",
+        outs.len(),
+        r.threads.min(outs.len()),
+        r.read_s
+    );
+    outln!(
+        "{:<8} {:>14} {:>9} {:>12} {:>10} {:>9} {:>11}",
+        "policy",
+        format!("size ({unit})"),
+        "fraction",
+        "hits",
+        "miss ratio",
+        "sim s",
+        "Mreq/s"
+    );
+    for o in outs {
+        outln!(
+            "{:<8} {:>14} {:>9} {:>12} {:>10.6} {:>9.3} {:>11.2}",
+            o.policy.name(),
+            o.size,
+            o.size_fraction
+                .map_or_else(|| "-".into(), |f| f.to_string()),
+            o.hits,
+            o.miss_ratio,
+            o.sim_seconds,
+            o.mreq_per_s
+        );
+    }
+}

@@ -1,0 +1,730 @@
+//! `cache-replay`, `mrc`, `trace-stats` and `gen-trace`: traces of every format, compressed or
+//! not, their errors, and agreement between the commands.
+
+use super::*;
+
+fn record(time: u32, id: u64, size: u32, next: i64) -> Vec<u8> {
+    let mut b = time.to_le_bytes().to_vec();
+    b.extend(id.to_le_bytes());
+    b.extend(size.to_le_bytes());
+    b.extend(next.to_le_bytes());
+    b
+}
+
+#[test]
+fn trace_errors_and_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let good: Vec<u8> = [(0, 1, 1, 2), (1, 2, 1, -1), (2, 1, 1, -1)]
+        .iter()
+        .flat_map(|&(t, i, s, n)| record(t, i, s, n))
+        .collect();
+    std::fs::write(d.path().join("good.bin"), &good).unwrap();
+    std::fs::write(d.path().join("trunc.bin"), &good[..50]).unwrap();
+    let mut corrupt = good.clone();
+    corrupt[24 + 16..24 + 24].copy_from_slice(&(-7i64).to_le_bytes());
+    std::fs::write(d.path().join("corrupt.bin"), &corrupt).unwrap();
+    std::fs::write(d.path().join("empty.bin"), b"").unwrap();
+    std::fs::write(d.path().join("bad.csv"), "1\n2\nxyz\n").unwrap();
+    let replay = |t: &str, extra: &[&str]| {
+        let mut a = vec!["cache-replay", "--trace", t, "--size", "1"];
+        a.extend_from_slice(extra);
+        cdnlab(&a, d.path())
+    };
+    fails_with(&replay("nope.bin", &[]), &["nope.bin", "No such file"]);
+    fails_with(
+        &replay("trunc.bin", &[]),
+        &["trunc.bin", "truncated", "50 bytes", "2 stray"],
+    );
+    fails_with(
+        &replay("corrupt.bin", &[]),
+        &["corrupt.bin", "record 1", "offset 24", "next_access", "-7"],
+    );
+    fails_with(&replay("empty.bin", &[]), &["empty.bin", "empty"]);
+    fails_with(
+        &replay("bad.csv", &["--format", "csv"]),
+        &["bad.csv", "line 3", "xyz"],
+    );
+    fails_with(
+        &replay("good.bin", &["--policy", "arcc"]),
+        &["arcc", "lru, fifo"],
+    );
+    fails_with(
+        &replay("good.bin", &["--size-unit", "kb"]),
+        &["kb", "objects, bytes"],
+    );
+    let out = cdnlab(
+        &["cache-replay", "--trace", "good.bin", "--size", "0"],
+        d.path(),
+    );
+    fails_with(&out, &["--size `0`", "above 0"]);
+
+    let out = replay("good.bin", &["--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // LRU of one object on 1 2 1: three misses.
+    assert_eq!(v["requests"], 3);
+    assert_eq!(v["hits"], 0);
+    assert_eq!(v["miss_ratio"], 1.0);
+    for k in ["sim_seconds", "mreq_per_s", "read_seconds"] {
+        assert!(v[k].is_number(), "{k}");
+    }
+    let out = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "good.bin",
+            "--size",
+            "2",
+            "--json",
+        ],
+        d.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hits"], 1);
+}
+
+/// Many policies and sizes in one run: the same hits as one run per (policy, size), whatever
+/// the threads; fractions of the working set counted as libCacheSim does (distinct objects,
+/// truncated); the miss-ratio curve drawn; bad sizes and plot paths refused.
+#[test]
+fn replay_many_policies_and_sizes_in_one_run() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "30000",
+            "--alpha",
+            "0.8",
+            "--seed",
+            "5",
+        ],
+    );
+    let bytes = read(&d.path().join("t.bin"));
+    let distinct: std::collections::HashSet<u64> = bytes
+        .chunks_exact(24)
+        .map(|r| u64::from_le_bytes(r[4..12].try_into().unwrap()))
+        .collect();
+    let key = |v: &serde_json::Value| {
+        (
+            v["policy"].as_str().unwrap().to_string(),
+            v["size"].as_u64().unwrap(),
+            v["hits"].as_u64().unwrap(),
+        )
+    };
+    let many = |threads: &str| {
+        json_lines(&cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--policy",
+                "all",
+                "--size",
+                "0.01,0.1,50",
+                "--json",
+                "--threads",
+                threads,
+                "--plot",
+                "m/mrc.svg",
+            ],
+            d.path(),
+        ))
+    };
+    // With one worker the trace is read ahead on a second thread (on 2 or more cores), with two
+    // it is not; 30,000 requests are two chunks of 16,384: the answers must not differ.
+    let (one, two) = (many("1"), many("2"));
+    assert_eq!(one.len(), 3 * Policy::ALL.len(), "every policy x 3 sizes");
+    assert_eq!(
+        one.iter().map(key).collect::<Vec<_>>(),
+        two.iter().map(key).collect::<Vec<_>>()
+    );
+    let wss = distinct.len() as f64;
+    for v in &one {
+        assert_eq!(v["working_set_objects"], distinct.len() as u64, "{v}");
+        let want = match v["size_fraction"].as_f64() {
+            Some(f) => (wss * f) as u64,
+            None => 50,
+        };
+        assert_eq!(v["size"], want, "{v}");
+        let single = json_lines(&cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--policy",
+                v["policy"].as_str().unwrap(),
+                "--size",
+                &want.to_string(),
+                "--json",
+            ],
+            d.path(),
+        ));
+        assert_eq!(single.len(), 1);
+        assert_eq!(key(&single[0]), key(v), "one run per (policy, size) agrees");
+    }
+    for f in ["m/mrc.svg", "m/mrc.png"] {
+        assert!(d.path().join(f).is_file(), "{f}");
+    }
+    let csv = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--policy",
+            "lru,fifo",
+            "--size",
+            "0.1,200",
+            "--csv",
+            "--no-plot",
+        ],
+        d.path(),
+    );
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(
+        text.starts_with("trace,format,policy,size,size_fraction"),
+        "{text}"
+    );
+    // Bytes: the working set is the distinct objects' bytes (100 each here).
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "s.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "30000",
+            "--alpha",
+            "0.8",
+            "--seed",
+            "5",
+            "--size",
+            "100",
+        ],
+    );
+    let v = json_lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "s.bin",
+            "--size",
+            "0.1",
+            "--size-unit",
+            "bytes",
+            "--json",
+        ],
+        d.path(),
+    ));
+    assert_eq!(v[0]["working_set_bytes"], 100 * distinct.len() as u64);
+    assert_eq!(v[0]["size"], (0.1 * 100.0 * wss) as u64);
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "t.bin", "--size", "0.00001"],
+            d.path(),
+        ),
+        &["--size 0.00001", "less than 1", "objects"],
+    );
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "t.bin", "--size", "1.5"],
+            d.path(),
+        ),
+        &["--size `1.5`", "whole number"],
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--size",
+                "10,20",
+                "--plot",
+                "x.txt",
+            ],
+            d.path(),
+        ),
+        &["--plot x.txt", ".svg or .png"],
+    );
+}
+
+/// Compressed and mismatched traces: a .zst trace replays exactly as the plain one (told by its
+/// magic number, not its name), a cut one is reported as such, a text file is not read as
+/// oracleGeneral (the 48-byte CSV "replayed" as 2 requests) nor a binary one as CSV,
+/// and one id a line is a format of its own.
+#[test]
+fn compressed_and_mismatched_traces() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "2000",
+            "--requests",
+            "50000",
+            "--seed",
+            "3",
+        ],
+    );
+    let plain = read(&d.path().join("t.bin"));
+    let packed = zstd::encode_all(&plain[..], 3).unwrap();
+    std::fs::write(d.path().join("t.bin.zst"), &packed).unwrap();
+    std::fs::write(d.path().join("named-plainly.bin"), &packed).unwrap();
+    std::fs::write(d.path().join("cut.zst"), &packed[..packed.len() / 2]).unwrap();
+    let mut partial = zstd::encode_all(&plain[..1000], 3).unwrap();
+    std::fs::write(d.path().join("partial.zst"), &partial).unwrap();
+    partial.clear();
+    let hits = |t: &str, extra: &[&str]| {
+        let mut a = vec![
+            "cache-replay",
+            "--trace",
+            t,
+            "--policy",
+            "lru,sieve",
+            "--size",
+        ];
+        a.extend_from_slice(&["0.05,100", "--json", "--no-plot"]);
+        a.extend_from_slice(extra);
+        json_lines(&cdnlab(&a, d.path()))
+            .into_iter()
+            .map(|v| (v["size"].clone(), v["hits"].clone(), v["requests"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let want = hits("t.bin", &[]);
+    assert_eq!(want.len(), 4);
+    assert_eq!(hits("t.bin.zst", &[]), want);
+    assert_eq!(hits("named-plainly.bin", &[]), want);
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "cut.zst", "--size", "10"],
+            d.path(),
+        ),
+        &["cut.zst", "zstd", "cut short"],
+    );
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "partial.zst", "--size", "10"],
+            d.path(),
+        ),
+        &["partial.zst", "truncated", "1000 bytes", "16 stray"],
+    );
+    // 48 bytes of CSV: a multiple of 24, so only its content tells it is not oracleGeneral.
+    let csv = "1,100,5\n2,200,6\n3,300,7\n1,100,8\n2,200,9\n3,300,1\n";
+    assert_eq!(csv.len(), 48);
+    std::fs::write(d.path().join("t.csv"), csv).unwrap();
+    fails_with(
+        &cdnlab(
+            &["cache-replay", "--trace", "t.csv", "--size", "2"],
+            d.path(),
+        ),
+        &[
+            "t.csv",
+            "looks like a text trace",
+            "--format csv",
+            "--format text",
+        ],
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin.zst",
+                "--size",
+                "2",
+                "--format",
+                "csv",
+            ],
+            d.path(),
+        ),
+        &["t.bin.zst", "looks binary", "--format oracle-general"],
+    );
+    std::fs::write(d.path().join("ids.txt"), "7\n8\n7\n9\n7\n").unwrap();
+    let out = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "ids.txt",
+            "--format",
+            "text",
+            "--size",
+            "2",
+            "--json",
+        ],
+        d.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // LRU of 2 on 7 8 7 9 7: hits at the second and third 7.
+    assert_eq!(
+        (v["requests"].as_u64(), v["hits"].as_u64()),
+        (Some(5), Some(2))
+    );
+}
+
+/// `cdnlab mrc` in one pass gives exactly the LRU miss ratios of `cache-replay` at each size;
+/// SHARDS at rate 1 is the exact curve; a bad rate is refused.
+#[test]
+fn mrc_equals_lru_replay() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "40000",
+            "--seed",
+            "9",
+        ],
+    );
+    let sizes = "1,7,50,333,2000";
+    let curve = json_lines(&cdnlab(
+        &[
+            "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--plot", "m/c.svg",
+        ],
+        d.path(),
+    ));
+    let replay = json_lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--size",
+            sizes,
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    assert_eq!(curve.len(), 5);
+    for (c, r) in curve.iter().zip(&replay) {
+        assert_eq!(c["size"], r["size"]);
+        assert_eq!(c["miss_ratio"], r["miss_ratio"], "{c} {r}");
+    }
+    let full = json_lines(&cdnlab(
+        &[
+            "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--sample", "1", "--plot",
+            "m/c.svg",
+        ],
+        d.path(),
+    ));
+    assert_eq!(
+        full.iter()
+            .map(|v| v["miss_ratio"].clone())
+            .collect::<Vec<_>>(),
+        curve
+            .iter()
+            .map(|v| v["miss_ratio"].clone())
+            .collect::<Vec<_>>()
+    );
+    assert!(d.path().join("m/c.png").is_file());
+    // Fixed-size SHARDS with room for every object is the exact curve; with less it
+    // estimates, and reports its final rate.
+    let whole = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "t.bin",
+            "--sizes",
+            sizes,
+            "--json",
+            "--sample-size",
+            "1000000",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    let ratios = |v: &[serde_json::Value]| {
+        v.iter()
+            .map(|v| v["miss_ratio"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ratios(&whole), ratios(&curve));
+    let small = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "t.bin",
+            "--json",
+            "--sample-size",
+            "50",
+            "--exact-too",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    let rate = small[0]["final_rate"].as_f64().unwrap();
+    assert!(rate > 0.0 && rate < 1.0, "{rate}");
+    assert!(small.iter().all(|v| v["exact_miss_ratio"].is_number()));
+    fails_with(
+        &cdnlab(&["mrc", "--trace", "t.bin", "--sample", "0"], d.path()),
+        &["--sample 0", "above 0"],
+    );
+    fails_with(
+        &cdnlab(&["mrc", "--trace", "t.bin", "--sample-size", "0"], d.path()),
+        &["--sample-size 0", "at least 1"],
+    );
+    fails_with(
+        &cdnlab(&["mrc", "--trace", "t.bin", "--exact-too"], d.path()),
+        &["--exact-too", "--sample"],
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "mrc",
+                "--trace",
+                "t.bin",
+                "--sample",
+                "0.5",
+                "--sample-size",
+                "9",
+            ],
+            d.path(),
+        ),
+        &["--sample"],
+    );
+}
+
+/// `trace-stats` on a generated trace with varied sizes: counts, working set and one-hit
+/// wonders equal what the test computes from the file's records; the Zipf fit near the law;
+/// plots written; an empty trace and a text file read as oracleGeneral refused.
+#[test]
+fn trace_stats_counts_what_the_file_holds() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "2000",
+            "--requests",
+            "40000",
+            "--alpha",
+            "1.0",
+            "--seed",
+            "3",
+            "--max-size",
+            "5000",
+        ],
+    );
+    let bytes = read(&d.path().join("t.bin"));
+    let mut count: std::collections::HashMap<u64, (u64, u64)> = Default::default();
+    let mut requested = 0;
+    for r in bytes.chunks_exact(24) {
+        let id = u64::from_le_bytes(r[4..12].try_into().unwrap());
+        let size = u64::from(u32::from_le_bytes(r[12..16].try_into().unwrap()));
+        requested += size;
+        count.entry(id).or_insert((0, size)).0 += 1;
+    }
+    let out = json_lines(&cdnlab(
+        &[
+            "trace-stats",
+            "--trace",
+            "t.bin",
+            "--json",
+            "--plot-dir",
+            "figs",
+        ],
+        d.path(),
+    ));
+    let v = &out[0];
+    assert_eq!(v["requests"], 40000);
+    assert_eq!(v["objects"], count.len() as u64);
+    assert_eq!(v["bytes_requested"], requested);
+    assert_eq!(
+        v["working_set_bytes"],
+        count.values().map(|c| c.1).sum::<u64>()
+    );
+    let once = count.values().filter(|c| c.0 == 1).count() as u64;
+    assert_eq!(v["one_hit_objects"], once);
+    let head = v["zipf_head"]["alpha"].as_f64().unwrap();
+    assert!((head - 1.0).abs() < 0.08, "head alpha {head}");
+    let reuse: u64 = v["reuse_distance_requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        reuse,
+        40000 - count.len() as u64,
+        "one gap per repeat request"
+    );
+    for f in ["popularity", "sizes", "reuse"] {
+        for ext in ["svg", "png"] {
+            assert!(
+                d.path().join(format!("figs/{f}.{ext}")).is_file(),
+                "{f}.{ext}"
+            );
+        }
+    }
+    let table = cdnlab(&["trace-stats", "--trace", "t.bin", "--no-plot"], d.path());
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("one-hit wonders") && text.contains("Zipf alpha"),
+        "{text}"
+    );
+    std::fs::write(d.path().join("empty.bin"), b"").unwrap();
+    fails_with(
+        &cdnlab(
+            &["trace-stats", "--trace", "empty.bin", "--no-plot"],
+            d.path(),
+        ),
+        &["empty.bin", "empty"],
+    );
+    std::fs::write(d.path().join("ids.txt"), "1\n2\n1\n".repeat(8)).unwrap();
+    fails_with(
+        &cdnlab(
+            &["trace-stats", "--trace", "ids.txt", "--no-plot"],
+            d.path(),
+        ),
+        &["ids.txt", "--format text"],
+    );
+}
+
+/// A CSV trace replays exactly as the same trace in oracleGeneral, for every policy (Belady
+/// included: the CSV reader fills in next accesses when an offline policy asks for them, and
+/// streams in chunks otherwise).
+#[test]
+fn csv_trace_replays_as_oracle_general() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "500",
+            "--requests",
+            "40000",
+            "--alpha",
+            "0.9",
+            "--seed",
+            "8",
+            "--max-size",
+            "900",
+        ],
+    );
+    let mut csv = String::new();
+    for r in read(&d.path().join("t.bin")).chunks_exact(24) {
+        let time = u32::from_le_bytes(r[0..4].try_into().unwrap());
+        let id = u64::from_le_bytes(r[4..12].try_into().unwrap());
+        let size = u32::from_le_bytes(r[12..16].try_into().unwrap());
+        csv.push_str(&format!("{time},{id},{size}\n"));
+    }
+    std::fs::write(d.path().join("t.csv"), csv).unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec![
+            "cache-replay",
+            "--policy",
+            "all",
+            "--size",
+            "20,100",
+            "--size-unit",
+            "bytes",
+            "--json",
+            "--no-plot",
+        ];
+        all.extend_from_slice(args);
+        json_lines(&cdnlab(&all, d.path()))
+            .iter()
+            .map(|v| {
+                (
+                    v["policy"].to_string(),
+                    v["size"].to_string(),
+                    v["hits"].to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let bin = run(&["--trace", "t.bin"]);
+    let csv = run(&[
+        "--trace",
+        "t.csv",
+        "--format",
+        "csv",
+        "--csv-time",
+        "1",
+        "--csv-id",
+        "2",
+        "--csv-size",
+        "3",
+    ]);
+    assert_eq!(bin.len(), 2 * Policy::ALL.len());
+    assert_eq!(bin, csv);
+}
+
+/// `gen-trace --max-size`: the same ids as without it, sizes fixed per object and within the
+/// range, spread over it; a maximum below the minimum refused.
+#[test]
+fn gen_trace_sizes() {
+    let d = tempfile::tempdir().unwrap();
+    let make = |out: &str, extra: &[&str]| {
+        let mut a = vec![
+            "gen-trace",
+            "--out",
+            out,
+            "--objects",
+            "300",
+            "--requests",
+            "5000",
+            "--seed",
+            "4",
+        ];
+        a.extend_from_slice(extra);
+        let o = cdnlab(&a, d.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        read(&d.path().join(out))
+            .chunks_exact(24)
+            .map(|r| {
+                (
+                    u64::from_le_bytes(r[4..12].try_into().unwrap()),
+                    u32::from_le_bytes(r[12..16].try_into().unwrap()),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let plain = make("a.bin", &["--size", "10"]);
+    let sized = make("b.bin", &["--size", "10", "--max-size", "1000"]);
+    assert!(plain.iter().all(|r| r.1 == 10));
+    assert_eq!(
+        plain.iter().map(|r| r.0).collect::<Vec<_>>(),
+        sized.iter().map(|r| r.0).collect::<Vec<_>>()
+    );
+    let mut size_of = std::collections::HashMap::new();
+    for &(id, s) in &sized {
+        assert!((10..=1000).contains(&s), "{s}");
+        assert_eq!(*size_of.entry(id).or_insert(s), s, "one size per object");
+    }
+    let below_100 = size_of.values().filter(|&&s| s < 100).count();
+    assert!(
+        below_100 > 0 && below_100 < size_of.len(),
+        "log-uniform spreads over the range"
+    );
+    fails_with(
+        &cdnlab(
+            &[
+                "gen-trace",
+                "--out",
+                "c.bin",
+                "--size",
+                "10",
+                "--max-size",
+                "5",
+            ],
+            d.path(),
+        ),
+        &["--max-size 5", "--size 10"],
+    );
+}

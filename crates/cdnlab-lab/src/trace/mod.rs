@@ -1,0 +1,351 @@
+//! Trace input, shared by every command that reads a trace (replay, MRC, statistics): where a
+//! trace is and how to read it ([`TraceInput`]), and [`stream`], which hands it over chunk by
+//! chunk in constant memory (oracleGeneral plain or zstd-compressed, CSV, one id a line), with
+//! the file's first bytes checked against the format asked for.
+
+pub mod mrc;
+pub mod replay;
+pub mod stats;
+pub mod synthetic;
+
+use crate::error::{Error, Result};
+use cdnlab::workload::Request;
+pub use cdnlab::workload::trace::Format;
+use cdnlab::workload::trace::{self, CsvColumns};
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where a trace is and how to read it. The CSV fields are read for `Format::Csv` only (and
+/// `csv_id_text` for `Format::Text` too).
+#[derive(Debug, Clone)]
+pub struct TraceInput {
+    /// The trace file (zstd-compressed or not: told by its first bytes).
+    pub path: PathBuf,
+    pub format: Format,
+    /// CSV: column of the object id (1-based).
+    pub csv_id: usize,
+    /// CSV: column of the object size in bytes (None: every size is 1).
+    pub csv_size: Option<usize>,
+    /// CSV: column of the timestamp (None: the line number).
+    pub csv_time: Option<usize>,
+    /// CSV: the first line is a header.
+    pub csv_header: bool,
+    /// CSV: field delimiter (one ASCII character).
+    pub csv_delimiter: String,
+    /// CSV and text: ids are text (hashed with FNV-1a 64) rather than integers.
+    pub csv_id_text: bool,
+}
+
+impl TraceInput {
+    /// An oracleGeneral trace at `path`.
+    pub fn oracle_general(path: impl Into<PathBuf>) -> Self {
+        TraceInput {
+            path: path.into(),
+            format: Format::OracleGeneral,
+            csv_id: 1,
+            csv_size: None,
+            csv_time: None,
+            csv_header: false,
+            csv_delimiter: ",".into(),
+            csv_id_text: false,
+        }
+    }
+}
+
+/// Records decoded and replayed at a time: small enough to stay in cache beside the policy's
+/// state, large enough that per-chunk work is negligible.
+const CHUNK_RECORDS: usize = 1 << 14;
+
+/// The zstd frame magic number (RFC 8878), as it lies on disk.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// The trace's bytes, decompressed as they are read if the file is zstd, with its first bytes
+/// available for sniffing.
+struct Source {
+    reader: std::io::BufReader<Box<dyn Read + Send>>,
+    /// The file's length when it is not compressed (its record count is then known up front).
+    plain_len: Option<u64>,
+}
+
+/// Opens the trace; a zstd file (by its magic number, whatever its name) is decompressed as it
+/// streams.
+fn open(a: &TraceInput) -> Result<Source> {
+    use std::io::Seek;
+    let io = |e| Error::io(&a.path, e);
+    let mut file = std::fs::File::open(&a.path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut magic = [0u8; 4];
+    let got = fill(&mut file, &mut magic).map_err(io)?;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+    let (inner, plain_len): (Box<dyn Read + Send>, _) = if got == 4 && magic == ZSTD_MAGIC {
+        let d = zstd::stream::read::Decoder::new(file)
+            .map_err(|e| Error::file(&a.path, format!("zstd: {e}")))?;
+        (Box::new(d), None)
+    } else {
+        (Box::new(file), Some(len))
+    };
+    Ok(Source {
+        reader: std::io::BufReader::with_capacity(1 << 16, inner),
+        plain_len,
+    })
+}
+
+/// Refuses a trace whose first bytes do not fit `--format`, naming the likely format and the
+/// flag: oracleGeneral records hold zero bytes (small times and sizes in wide fields), so a
+/// start of printable text is a text trace; text holds no zero bytes, so one is binary.
+fn sniff(a: &TraceInput, head: &[u8]) -> Result<()> {
+    let head = &head[..head.len().min(4096)];
+    let text = !head.is_empty()
+        && head
+            .iter()
+            .all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b));
+    let binary = head.contains(&0);
+    match a.format {
+        Format::OracleGeneral if text => Err(Error::file(
+            &a.path,
+            "this looks like a text trace (printable characters, no binary records), not \
+             oracleGeneral: use --format csv (with --csv-id, --csv-size, ...) or --format text \
+             (one id a line)"
+                .to_string(),
+        )),
+        Format::Csv | Format::Text if binary => Err(Error::file(
+            &a.path,
+            format!(
+                "this looks binary (it holds zero bytes), not {}: an oracleGeneral trace is \
+                 read with --format oracle-general (the default)",
+                if matches!(a.format, Format::Csv) {
+                    "CSV"
+                } else {
+                    "text"
+                }
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// An oracleGeneral trace (plain or zstd) decoded chunk by chunk through one reused buffer.
+struct OracleChunks<'a> {
+    path: &'a std::path::Path,
+    compressed: bool,
+    reader: std::io::BufReader<Box<dyn Read + Send>>,
+    buf: Vec<u8>,
+    /// Records decoded so far: the index of the next chunk's first record.
+    first: usize,
+    sized: bool,
+}
+
+impl OracleChunks<'_> {
+    /// Decodes the next chunk into `reqs`; false at the end of the trace.
+    fn next(&mut self, reqs: &mut Vec<Request>) -> Result<bool> {
+        let got = fill(&mut self.reader, &mut self.buf).map_err(|e| {
+            Error::file(
+                self.path,
+                if self.compressed {
+                    format!(
+                        "decompressing (zstd): {e}; the compressed file is cut short or damaged"
+                    )
+                } else {
+                    format!("reading: {e}")
+                },
+            )
+        })?;
+        if got == 0 {
+            return Ok(false);
+        }
+        // A compressed trace's length is known at its end: a partial last record is reported
+        // as truncated there.
+        trace::decode_oracle_general(&self.buf[..got], self.first, self.sized, reqs)
+            .map_err(|e| Error::file(self.path, e.to_string()))?;
+        self.first += reqs.len();
+        Ok(true)
+    }
+}
+
+/// Reads and decodes `chunks` on a second thread while `each` runs on this one: reading and
+/// decompression are hidden behind the simulation instead of added to it. Two chunks are in
+/// flight and their buffers are recycled, so memory stays constant. Returns the seconds this
+/// thread waited for the reader (reading not hidden). The order of chunks, hence every result,
+/// is the same as without it.
+fn read_ahead_into(mut chunks: OracleChunks, each: &mut impl FnMut(&[Request])) -> Result<f64> {
+    use std::sync::mpsc;
+    std::thread::scope(|s| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<Request>>>(2);
+        let (empty_tx, empty_rx) = mpsc::channel::<Vec<Request>>();
+        s.spawn(move || {
+            loop {
+                let mut reqs = empty_rx
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK_RECORDS));
+                let sent = match chunks.next(&mut reqs) {
+                    Ok(false) if chunks.first == 0 => full_tx.send(Err(Error::file(
+                        chunks.path,
+                        trace::TraceError::Empty.to_string(),
+                    ))),
+                    Ok(false) => return,
+                    Ok(true) => full_tx.send(Ok(reqs)),
+                    Err(e) => full_tx.send(Err(e)),
+                };
+                // Stops when the consumer has gone (it failed) or after an error was sent.
+                if sent.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut waited = 0.0;
+        loop {
+            let t = Instant::now();
+            // The reader ends the stream by hanging up (or by sending an error).
+            let Ok(msg) = full_rx.recv() else { break };
+            waited += t.elapsed().as_secs_f64();
+            let reqs = msg?;
+            crate::stop::check()?;
+            each(&reqs);
+            // The reader may have finished already; the buffer is then simply dropped.
+            let _ = empty_tx.send(reqs);
+        }
+        Ok(waited)
+    })
+}
+
+/// Whether a second core is free to read ahead while `workers` threads simulate.
+pub fn spare_core(workers: usize) -> bool {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) > workers
+}
+
+/// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral, plain or
+/// zstd: constant memory), or reads a text trace whole and hands it over in chunks. Returns
+/// the seconds spent reading, decompressing and decoding (the time inside `each` excluded).
+/// With `read_ahead`, an oracleGeneral trace is read on a second thread while `each` runs, and
+/// the seconds returned are those `each`'s thread waited for it.
+/// With `next_access`, a CSV or text trace is read whole first, to fill in each request's next
+/// access (Belady needs it; oracleGeneral carries it); otherwise it streams in chunks, in
+/// constant memory.
+pub fn stream(
+    a: &TraceInput,
+    sized: bool,
+    next_access: bool,
+    read_ahead: bool,
+    mut each: impl FnMut(&[Request]),
+) -> Result<f64> {
+    use std::io::BufRead;
+    let bad = |e: trace::TraceError| Error::file(&a.path, e.to_string());
+    let t0 = Instant::now();
+    let mut src = open(a)?;
+    let head = src
+        .reader
+        .fill_buf()
+        .map_err(|e| Error::file(&a.path, format!("reading (or decompressing): {e}")))?;
+    sniff(a, head)?;
+    let mut read_s = t0.elapsed().as_secs_f64();
+    match a.format {
+        Format::OracleGeneral => {
+            if let Some(len) = src.plain_len {
+                trace::check_oracle_general_length(len).map_err(bad)?;
+            }
+            let mut chunks = OracleChunks {
+                path: &a.path,
+                compressed: src.plain_len.is_none(),
+                reader: src.reader,
+                buf: vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD],
+                first: 0,
+                sized,
+            };
+            if read_ahead {
+                read_s += read_ahead_into(chunks, &mut each)?;
+            } else {
+                let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+                loop {
+                    let t = Instant::now();
+                    let more = chunks.next(&mut reqs)?;
+                    read_s += t.elapsed().as_secs_f64();
+                    if !more {
+                        break;
+                    }
+                    crate::stop::check()?;
+                    each(&reqs);
+                }
+                if chunks.first == 0 {
+                    return Err(bad(trace::TraceError::Empty));
+                }
+            }
+        }
+        Format::Csv | Format::Text if next_access => {
+            let t = Instant::now();
+            let reqs = trace::read_csv(src.reader, &text_columns(a)?).map_err(bad)?;
+            read_s += t.elapsed().as_secs_f64();
+            for chunk in reqs.chunks(CHUNK_RECORDS) {
+                crate::stop::check()?;
+                each(chunk);
+            }
+        }
+        Format::Csv | Format::Text => {
+            let mut rdr = trace::CsvStream::new(src.reader, &text_columns(a)?).map_err(bad)?;
+            let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+            let mut total = 0;
+            loop {
+                let t = Instant::now();
+                reqs.clear();
+                let got = rdr.next_chunk(&mut reqs, CHUNK_RECORDS).map_err(bad)?;
+                read_s += t.elapsed().as_secs_f64();
+                if got == 0 {
+                    break;
+                }
+                total += got;
+                crate::stop::check()?;
+                each(&reqs);
+            }
+            if total == 0 {
+                return Err(bad(trace::TraceError::Empty));
+            }
+        }
+    }
+    Ok(read_s)
+}
+
+/// Reads until `buf` is full or the file ends; returns the bytes read.
+fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// The column mapping of a CSV or one-id-a-line trace.
+fn text_columns(a: &TraceInput) -> Result<CsvColumns> {
+    if matches!(a.format, Format::Text) {
+        // One field a line: a delimiter no id line holds.
+        return Ok(CsvColumns {
+            id: 1,
+            size: None,
+            time: None,
+            header: false,
+            delimiter: b'\t',
+            id_is_text: a.csv_id_text,
+        });
+    }
+    let delimiter = match a.csv_delimiter.as_bytes() {
+        [d] => *d,
+        _ => {
+            return Err(Error::Usage(format!(
+                "--csv-delimiter `{}`: one ASCII character is allowed",
+                a.csv_delimiter
+            )));
+        }
+    };
+    Ok(CsvColumns {
+        id: a.csv_id,
+        size: a.csv_size,
+        time: a.csv_time,
+        header: a.csv_header,
+        delimiter,
+        id_is_text: a.csv_id_text,
+    })
+}

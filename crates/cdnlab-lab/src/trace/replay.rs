@@ -1,0 +1,440 @@
+//! Replays a trace through several cache policies at several sizes in one run and reports each
+//! one's miss ratio and throughput, with reading and simulation timed separately; draws the
+//! miss-ratio curve when there are several sizes.
+//!
+//! Sizes below 1 are fractions of the trace's working set (distinct objects, or the bytes of
+//! distinct objects at their first request), truncated as libCacheSim's `cachesim` does; 1 or
+//! more is an absolute capacity. The (policy, size) caches are shared out over worker threads;
+//! each worker streams the trace once and feeds every chunk to each of its caches, so memory
+//! stays constant in the trace's length and the results do not depend on the thread count.
+
+use super::{TraceInput, spare_core, stream};
+use crate::error::{Error, Result};
+use crate::plot::{Chart, Series};
+use cdnlab::Named;
+use cdnlab::cache::{Cache, Capacity, Policy, Unit};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What to replay: every (policy, size) pair, in this order.
+#[derive(Debug, Clone)]
+pub struct ReplayPlan {
+    pub input: TraceInput,
+    pub policies: Vec<Policy>,
+    pub sizes: Vec<SizeSpec>,
+    pub unit: Unit,
+    /// Worker threads (None: one per core). Results do not depend on it.
+    pub threads: Option<usize>,
+}
+
+/// A requested size: a fraction of the working set, or an absolute capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeSpec {
+    Fraction(f64),
+    Absolute(u64),
+}
+
+/// Parses the sizes asked for, one item each: numbers above 0; below 1 a fraction, else a whole
+/// number. (The command splits `--size` at commas; Python passes its list.)
+pub fn parse_sizes<S: AsRef<str>>(items: &[S]) -> Result<Vec<SizeSpec>> {
+    let bad = |t: &str, why: &str| {
+        Error::Usage(format!(
+            "--size `{t}`: {why} (sizes are comma-separated: below 1 a fraction of the working \
+             set, e.g. 0.01; 1 or more a whole capacity, e.g. 1000)"
+        ))
+    };
+    let mut out = Vec::new();
+    for t in items.iter().map(|t| t.as_ref().trim()) {
+        let x: f64 = t.parse().map_err(|_| bad(t, "not a number"))?;
+        if !(x > 0.0 && x.is_finite()) {
+            return Err(bad(t, "a size must be above 0"));
+        }
+        let spec = if x < 1.0 {
+            SizeSpec::Fraction(x)
+        } else if x.fract() == 0.0 && x <= u64::MAX as f64 {
+            SizeSpec::Absolute(x as u64)
+        } else {
+            return Err(bad(t, "a capacity of 1 or more must be a whole number"));
+        };
+        if out.contains(&spec) {
+            return Err(bad(t, "given twice"));
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// Parses the policies asked for, one name an item, or the one item `all`.
+pub fn parse_policies<S: AsRef<str>>(items: &[S]) -> Result<Vec<Policy>> {
+    if let [one] = items
+        && one.as_ref().trim() == "all"
+    {
+        return Ok(Policy::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for t in items.iter().map(|t| t.as_ref().trim()) {
+        let p: Policy = t.parse()?;
+        if out.contains(&p) {
+            return Err(Error::Usage(format!("--policy {t}: given twice")));
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// Peak resident memory of this process (Linux), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The trace's working set: distinct objects, and their bytes at each one's first request
+/// (libCacheSim's `cal_working_set_size`, without its sampling of traces above 1 GiB).
+fn working_set(a: &TraceInput, sized: bool) -> Result<(u64, u64)> {
+    let mut seen = HashSet::new();
+    let mut bytes = 0u64;
+    stream(a, sized, false, spare_core(1), |reqs| {
+        for r in reqs {
+            if seen.insert(r.id) {
+                bytes += u64::from(r.size);
+            }
+        }
+    })?;
+    Ok((seen.len() as u64, bytes))
+}
+
+/// One (policy, size) replay's outcome.
+struct Outcome {
+    policy: Policy,
+    spec: SizeSpec,
+    capacity: u64,
+    requests: u64,
+    hits: u64,
+    sim_s: f64,
+    cached_objects: usize,
+    heap_bytes: usize,
+}
+
+/// A cache being replayed, with its counters.
+struct Job {
+    policy: Policy,
+    spec: SizeSpec,
+    capacity: u64,
+    cache: Box<dyn Cache + Send>,
+    requests: u64,
+    hits: u64,
+    sim_s: f64,
+}
+
+/// A worker's jobs (with their order numbers) after the replay, and its reading time.
+type WorkerDone = (Vec<(usize, Job)>, f64);
+
+/// Replays the jobs: worker w takes jobs w, w + W, ... and streams the trace once for them.
+/// Returns the outcomes in job order and the largest reading time of a worker.
+fn replay_all(
+    a: &ReplayPlan,
+    sized: bool,
+    jobs: Vec<Job>,
+    threads: usize,
+) -> Result<(Vec<Outcome>, f64)> {
+    let workers = threads.clamp(1, jobs.len().max(1));
+    let read_ahead = spare_core(workers);
+    let mut shares: Vec<Vec<(usize, Job)>> = (0..workers).map(|_| Vec::new()).collect();
+    for (i, j) in jobs.into_iter().enumerate() {
+        shares[i % workers].push((i, j));
+    }
+    let results: Vec<Result<WorkerDone>> = std::thread::scope(|s| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|mut share| {
+                s.spawn(move || {
+                    let offline = share.iter().any(|(_, j)| j.policy.offline());
+                    let read_s = stream(&a.input, sized, offline, read_ahead, |reqs| {
+                        for (_, j) in share.iter_mut() {
+                            let t = Instant::now();
+                            j.hits += j.cache.replay_dyn(reqs);
+                            j.sim_s += t.elapsed().as_secs_f64();
+                            j.requests += reqs.len() as u64;
+                        }
+                    })?;
+                    Ok((share, read_s))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("replay worker panicked"))
+            .collect()
+    });
+    let mut done = Vec::new();
+    let mut read_s: f64 = 0.0;
+    for r in results {
+        let (share, t) = r?;
+        read_s = read_s.max(t);
+        done.extend(share);
+    }
+    done.sort_by_key(|(i, _)| *i);
+    let outcomes = done
+        .into_iter()
+        .map(|(_, j)| Outcome {
+            policy: j.policy,
+            spec: j.spec,
+            capacity: j.capacity,
+            requests: j.requests,
+            hits: j.hits,
+            sim_s: j.sim_s,
+            cached_objects: j.cache.len(),
+            heap_bytes: j.cache.heap_bytes(),
+        })
+        .collect();
+    Ok((outcomes, read_s))
+}
+
+/// One (policy, size) replay's outcome: the columns of `cdnlab cache-replay --csv` (and the
+/// keys of `--json`), in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayRow {
+    pub trace: String,
+    pub format: &'static str,
+    #[serde(serialize_with = "by_name")]
+    pub policy: Policy,
+    pub size: u64,
+    pub size_fraction: Option<f64>,
+    pub size_unit: &'static str,
+    pub requests: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub miss_ratio: f64,
+    pub read_seconds: f64,
+    pub sim_seconds: f64,
+    pub mreq_per_s: f64,
+    pub cached_objects: usize,
+    pub cache_heap_bytes: usize,
+    pub heap_bytes_per_cached_object: f64,
+    pub working_set_objects: Option<u64>,
+    pub working_set_bytes: Option<u64>,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// The column names of [`ReplayRow`], in order.
+pub const REPLAY_COLUMNS: [&str; 19] = [
+    "trace",
+    "format",
+    "policy",
+    "size",
+    "size_fraction",
+    "size_unit",
+    "requests",
+    "hits",
+    "misses",
+    "miss_ratio",
+    "read_seconds",
+    "sim_seconds",
+    "mreq_per_s",
+    "cached_objects",
+    "cache_heap_bytes",
+    "heap_bytes_per_cached_object",
+    "working_set_objects",
+    "working_set_bytes",
+    "peak_rss_bytes",
+];
+
+fn by_name<S: serde::Serializer, T: Named>(v: &T, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(v.name())
+}
+
+/// A finished replay: one row per (policy, size), in the order asked, and what the text table
+/// and the plot need besides.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    pub rows: Vec<ReplayRow>,
+    pub policies: Vec<Policy>,
+    /// The working set (objects, bytes), when a size was a fraction of it.
+    pub wss: Option<(u64, u64)>,
+    pub unit: Unit,
+    /// Seconds of reading (the slowest worker's pass).
+    pub read_s: f64,
+    /// Seconds to count the working set.
+    pub wss_s: f64,
+    pub threads: usize,
+}
+
+/// Replays the trace through every (policy, size) of `a`: what `cdnlab cache-replay` prints,
+/// as data.
+pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
+    let policies = a.policies.clone();
+    let specs = &a.sizes;
+    let unit = a.unit;
+    let sized = unit == Unit::Bytes;
+    let t0 = Instant::now();
+    let wss = if specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_))) {
+        Some(working_set(&a.input, sized)?)
+    } else {
+        None
+    };
+    let wss_s = t0.elapsed().as_secs_f64();
+    let mut jobs = Vec::new();
+    for &policy in &policies {
+        for &spec in specs {
+            let amount = match spec {
+                SizeSpec::Absolute(n) => n,
+                SizeSpec::Fraction(f) => {
+                    let (objects, bytes) = wss.expect("computed for fractions");
+                    let whole = if sized { bytes } else { objects };
+                    // Truncated, as libCacheSim does.
+                    (whole as f64 * f) as u64
+                }
+            };
+            let cap = Capacity::new(amount, unit).map_err(|_| {
+                Error::Usage(match spec {
+                    SizeSpec::Fraction(f) => format!(
+                        "--size {f}: {f} of the working set ({} {}) is less than 1; give a \
+                         larger fraction",
+                        wss.map_or(0, |w| if sized { w.1 } else { w.0 }),
+                        unit.name()
+                    ),
+                    SizeSpec::Absolute(_) => "--size: the capacity must be at least 1".into(),
+                })
+            })?;
+            jobs.push(Job {
+                policy,
+                spec,
+                capacity: amount,
+                cache: policy.build(cap),
+                requests: 0,
+                hits: 0,
+                sim_s: 0.0,
+            });
+        }
+    }
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let (outs, read_s) = replay_all(a, sized, jobs, threads)?;
+    let rss = peak_rss();
+    let rows: Vec<ReplayRow> = outs
+        .iter()
+        .map(|o| {
+            let n = o.requests;
+            ReplayRow {
+                trace: a.input.path.display().to_string(),
+                format: a.input.format.name(),
+                policy: o.policy,
+                size: o.capacity,
+                size_fraction: match o.spec {
+                    SizeSpec::Fraction(f) => Some(f),
+                    SizeSpec::Absolute(_) => None,
+                },
+                size_unit: unit.name(),
+                requests: n,
+                hits: o.hits,
+                misses: n - o.hits,
+                miss_ratio: (n - o.hits) as f64 / n.max(1) as f64,
+                read_seconds: read_s,
+                sim_seconds: o.sim_s,
+                mreq_per_s: n as f64 / o.sim_s.max(1e-9) / 1e6,
+                cached_objects: o.cached_objects,
+                cache_heap_bytes: o.heap_bytes,
+                heap_bytes_per_cached_object: o.heap_bytes as f64 / o.cached_objects.max(1) as f64,
+                working_set_objects: wss.map(|w| w.0),
+                working_set_bytes: wss.map(|w| w.1),
+                peak_rss_bytes: rss,
+            }
+        })
+        .collect();
+    Ok(Replayed {
+        rows,
+        policies,
+        wss,
+        unit,
+        read_s,
+        wss_s,
+        threads,
+    })
+}
+
+/// Draws the miss-ratio curve of a replay: one line per policy, miss ratio against the capacity
+/// (log axis), as an SVG at `svg_path` and the PNG beside it; returns the files written.
+pub fn draw_mrc(a: &ReplayPlan, r: &Replayed, svg_path: &Path) -> Result<Vec<PathBuf>> {
+    let chart = Chart {
+        title: format!(
+            "Miss-ratio curve: {}",
+            a.input.path.file_name().map_or_else(
+                || a.input.path.display().to_string(),
+                |f| f.to_string_lossy().into_owned()
+            )
+        ),
+        x_label: format!("cache size ({})", r.unit.name()),
+        y_label: "miss ratio".into(),
+        log_x: true,
+        log_y: false,
+        y_bounds: Some((0.0, 1.0)),
+        series: r
+            .policies
+            .iter()
+            .map(|p| Series {
+                label: p.name().into(),
+                points: r
+                    .rows
+                    .iter()
+                    .filter(|o| o.policy == *p)
+                    .map(|o| (o.size as f64, o.miss_ratio, f64::NAN))
+                    .collect(),
+                dash: 0,
+            })
+            .collect(),
+    };
+    crate::plot::write_chart(&chart, svg_path, crate::plot::Format::Both, 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_fractions_below_one_and_whole_capacities_above() {
+        assert_eq!(
+            parse_sizes(&["0.001", " 0.5", "1000"]).unwrap(),
+            [
+                SizeSpec::Fraction(0.001),
+                SizeSpec::Fraction(0.5),
+                SizeSpec::Absolute(1000)
+            ]
+        );
+        assert_eq!(parse_sizes(&["1"]).unwrap(), [SizeSpec::Absolute(1)]);
+        for (bad, why) in [
+            ("0", "above 0"),
+            ("-0.1", "above 0"),
+            ("1.5", "whole number"),
+            ("x", "not a number"),
+            ("0.1,0.1", "twice"),
+            ("", "not a number"),
+            ("nan", "above 0"),
+        ] {
+            let items: Vec<&str> = bad.split(',').collect();
+            let e = parse_sizes(&items).unwrap_err().to_string();
+            assert!(e.contains(why) && e.contains("--size"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn policies_by_name_or_all() {
+        assert_eq!(
+            parse_policies(&["lru", "sieve"]).unwrap(),
+            [Policy::Lru, Policy::Sieve]
+        );
+        assert_eq!(parse_policies(&["all"]).unwrap(), Policy::ALL);
+        let e = parse_policies(&["lru", "nope"]).unwrap_err().to_string();
+        assert!(e.contains("nope") && e.contains("cache policy"), "{e}");
+        assert!(
+            parse_policies(&["lru", "lru"])
+                .unwrap_err()
+                .to_string()
+                .contains("twice")
+        );
+    }
+}

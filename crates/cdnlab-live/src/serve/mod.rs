@@ -1,0 +1,542 @@
+//! The accept loop every live server shares: HTTP/1.1 by hyper, with connection limits (global
+//! and per client address; when all slots are taken, idle keep-alive connections are closed
+//! to make room, and what still finds none gets 503), a timeout for reading a request's head
+//! (slow clients), a send timeout (clients that stop reading), a size limit on the head (hyper
+//! answers 431 or 414 above it), HTTP/1.1 requests without exactly one `Host` refused,
+//! requests with a body refused (these servers take none, so no smuggled second request can
+//! hide in one), and two stops: at once, or draining in-flight responses first. Refusals,
+//! reclaims and send timeouts are counted in the server's [`Metrics`].
+
+pub mod flight;
+pub mod http;
+pub mod metrics;
+pub mod shaper;
+pub mod warn;
+
+use crate::Error;
+use crate::serve::metrics::Metrics;
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use prometheus::IntCounter;
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tower::ServiceExt;
+
+/// Largest request body any route takes: a player report (the origin's `POST /player/report`);
+/// every other route takes none.
+pub const MAX_REPORT_BYTES: usize = 64 << 10;
+
+/// The header carrying a shared secret on internal calls (DHT edges, admission thresholds, the
+/// steering server's reports).
+pub const SECRET: &str = "x-cdnlab-secret";
+
+/// Whether the request carries `want` in [`SECRET`] (compared in constant time).
+pub fn has_secret(h: &axum::http::HeaderMap, want: &str) -> bool {
+    h.get(SECRET)
+        .is_some_and(|v| same_secret(want.as_bytes(), v.as_bytes()))
+}
+
+/// Whether two secrets are equal, compared in constant time (no early exit that would tell an
+/// attacker how many leading bytes were right).
+pub fn same_secret(want: &[u8], given: &[u8]) -> bool {
+    given.len() == want.len() && given.iter().zip(want).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
+}
+
+/// The answer to an internal endpoint's request without the secret: 401.
+pub fn secret_required() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        axum::http::StatusCode::UNAUTHORIZED,
+        "internal endpoint: the secret is required\n",
+    )
+        .into_response()
+}
+
+/// A response's body, or None if it is longer than `cap` bytes (read no further) or breaks off.
+pub async fn body_capped(mut r: reqwest::Response, cap: usize) -> Option<bytes::Bytes> {
+    if r.content_length().is_some_and(|n| n > cap as u64) {
+        return None;
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = r.chunk().await.ok()? {
+        if body.len() + chunk.len() > cap {
+            return None;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Some(body.freeze())
+}
+
+/// Limits on a server's connections and requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections served at once. When all are taken, idle keep-alive connections are closed
+    /// to make room (oldest first); a connection that still finds none within 200 ms gets 503.
+    pub max_connections: usize,
+    /// Connections served at once from one client address; more get 503 at once.
+    pub max_per_address: usize,
+    /// Time to read a request's head (line and headers).
+    pub header_timeout: Duration,
+    /// Largest request head in bytes (at least 8192, hyper's minimum buffer).
+    pub max_header_bytes: usize,
+    /// Longest a response may wait for the client to take more bytes (nginx's `send_timeout`:
+    /// between two successive writes). A writer is only woken when about a third of the
+    /// socket's send buffer is free, so this also sets a minimum rate of roughly that much per
+    /// `send_timeout`.
+    pub send_timeout: Duration,
+    /// Write one JSON line per answered request to standard output (client address, method,
+    /// path, status, body bytes, milliseconds to the response head); off by default.
+    pub access_log: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 1024,
+            max_per_address: 256,
+            header_timeout: Duration::from_secs(10),
+            max_header_bytes: 16 << 10,
+            send_timeout: Duration::from_secs(30),
+            access_log: false,
+        }
+    }
+}
+
+impl Limits {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), cdnlab::Error> {
+        if self.max_connections == 0 {
+            return Err(cdnlab::Error::param("max-connections", 0, "at least 1"));
+        }
+        if self.max_per_address == 0 {
+            return Err(cdnlab::Error::param("max-per-address", 0, "at least 1"));
+        }
+        if self.header_timeout.is_zero() || self.send_timeout.is_zero() {
+            return Err(cdnlab::Error::param(
+                "header-timeout/send-timeout",
+                "0",
+                "durations > 0",
+            ));
+        }
+        if !(8192..=1 << 20).contains(&self.max_header_bytes) {
+            return Err(cdnlab::Error::param(
+                "max-header-bytes",
+                self.max_header_bytes,
+                "8192 to 1048576",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a connection over the limit is told.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nretry-after: 1\r\nconnection: close\r\n\r\n";
+
+/// How long a connection over the global limit waits for a slot freed by closing idle ones.
+const RECLAIM_WAIT: Duration = Duration::from_millis(200);
+
+/// A connection being served: whether a request is being answered on it, and how to ask it
+/// to close (after its current response, if any).
+struct Conn {
+    since: Instant,
+    busy: AtomicUsize,
+    close: Notify,
+}
+
+/// The connections being served, for reclaiming idle ones and draining on stop.
+#[derive(Default)]
+struct Conns {
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    per_address: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl Conns {
+    /// Asks the `n` oldest idle connections to close; returns how many were asked.
+    fn reclaim(&self, n: usize) -> usize {
+        let open = self.open.lock().expect("conns lock");
+        let mut idle: Vec<&Arc<Conn>> = open
+            .values()
+            .filter(|c| c.busy.load(Relaxed) == 0)
+            .collect();
+        idle.sort_by_key(|c| c.since);
+        for c in idle.iter().take(n) {
+            c.close.notify_one();
+        }
+        idle.len().min(n)
+    }
+
+    /// Asks every connection to close after its current response.
+    fn close_all(&self) {
+        for c in self.open.lock().expect("conns lock").values() {
+            c.close.notify_one();
+        }
+    }
+}
+
+/// A running server.
+pub struct Running {
+    pub addr: SocketAddr,
+    stop: watch::Sender<Option<Duration>>,
+    task: JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops accepting and ends every connection (in-flight requests are cut off, as when a
+    /// process dies); returns when the port is released.
+    pub async fn stop(self) {
+        let _ = self.stop.send(Some(Duration::ZERO));
+        let _ = self.task.await;
+    }
+
+    /// Stops gracefully: stops accepting, lets in-flight responses finish (closing each
+    /// connection after its current response) for up to `drain`, then ends what is left.
+    pub async fn drain(self, drain: Duration) {
+        let _ = self.stop.send(Some(drain));
+        let _ = self.task.await;
+    }
+}
+
+/// Binds `addr` (port 0: any free port).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::io(format!("cannot listen on {addr}"), e))
+}
+
+/// Serves `router` on `listener` until stopped, counting refused and reclaimed connections in
+/// `metrics`.
+pub fn spawn(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    metrics: &Metrics,
+) -> Result<Running, Error> {
+    limits.validate()?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("listening socket", e))?;
+    let router = router.layer(axum::middleware::from_fn(refuse_bodies));
+    let (stop, mut stopped) = watch::channel(None::<Duration>);
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let conns = Arc::new(Conns::default());
+    let metrics = metrics.clone();
+    let task = tokio::spawn(async move {
+        let mut tasks = JoinSet::new();
+        let drain = loop {
+            tokio::select! {
+                _ = stopped.changed() => break stopped.borrow().unwrap_or_default(),
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                accepted = listener.accept() => {
+                    let Ok((stream, peer)) = accepted else {
+                        // Out of file descriptors, or a connection reset before accept: pause
+                        // briefly rather than spin.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    };
+                    let (router, slots, conns, metrics) =
+                        (router.clone(), slots.clone(), conns.clone(), metrics.clone());
+                    tasks.spawn(connection(stream, peer.ip(), router, limits, slots, conns, metrics));
+                }
+            }
+        };
+        // Graceful: every connection closes after its current response, within `drain`.
+        conns.close_all();
+        if !drain.is_zero() {
+            let _ =
+                tokio::time::timeout(drain, async { while tasks.join_next().await.is_some() {} })
+                    .await;
+        }
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    });
+    Ok(Running { addr, stop, task })
+}
+
+/// Serves one accepted connection within the limits.
+async fn connection(
+    stream: TcpStream,
+    ip: IpAddr,
+    router: Router,
+    limits: Limits,
+    slots: Arc<Semaphore>,
+    conns: Arc<Conns>,
+    metrics: Metrics,
+) {
+    async fn busy(mut stream: TcpStream) {
+        let _ = stream.write_all(BUSY).await;
+        let _ = stream.shutdown().await;
+    }
+    // One address may not take every slot.
+    let admitted = {
+        let mut per = conns.per_address.lock().expect("conns lock");
+        let n = per.entry(ip).or_default();
+        let ok = *n < limits.max_per_address;
+        *n += usize::from(ok);
+        ok
+    };
+    if !admitted {
+        metrics.refused_per_address.inc();
+        busy(stream).await;
+        return;
+    }
+    let _address = PerAddress(&conns, ip);
+    let permit = match slots.clone().try_acquire_owned() {
+        Ok(p) => Some(p),
+        Err(_) => {
+            // All slots taken: close idle keep-alive connections and wait briefly for one.
+            metrics.reclaimed.inc_by(conns.reclaim(8) as u64);
+            tokio::time::timeout(RECLAIM_WAIT, slots.clone().acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok)
+        }
+    };
+    let Some(_permit) = permit else {
+        metrics.refused_busy.inc();
+        busy(stream).await;
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    let id = conns.next.fetch_add(1, Relaxed);
+    let conn = Arc::new(Conn {
+        since: Instant::now(),
+        busy: AtomicUsize::new(0),
+        close: Notify::new(),
+    });
+    conns
+        .open
+        .lock()
+        .expect("conns lock")
+        .insert(id, conn.clone());
+    metrics.connections.inc();
+    let c = conn.clone();
+    let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+        // Busy from the request until its response head (a body still streaming counts as
+        // idle: closing gracefully lets it finish).
+        c.busy.fetch_add(1, Relaxed);
+        let (c, router) = (c.clone(), router.clone());
+        let logged = limits
+            .access_log
+            .then(|| (Instant::now(), req.method().clone(), req.uri().clone()));
+        async move {
+            let r = router.oneshot(req.map(axum::body::Body::new)).await;
+            c.busy.fetch_sub(1, Relaxed);
+            if let (Some((t, method, uri)), Ok(resp)) = (logged, &r) {
+                access_line(ip, &method, &uri, resp, t.elapsed());
+            }
+            r
+        }
+    });
+    let io = SendDeadline::new(stream, limits.send_timeout, metrics.send_timeouts.clone());
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_header_bytes)
+        .serve_connection(TokioIo::new(io), svc);
+    tokio::pin!(served);
+    tokio::select! {
+        _ = served.as_mut() => {}
+        _ = conn.close.notified() => {
+            served.as_mut().graceful_shutdown();
+            let _ = served.await;
+        }
+    }
+    conns.open.lock().expect("conns lock").remove(&id);
+    metrics.connections.dec();
+}
+
+/// One access-log line, JSON, on standard output.
+fn access_line(
+    ip: IpAddr,
+    method: &axum::http::Method,
+    uri: &axum::http::Uri,
+    r: &Response,
+    took: Duration,
+) {
+    let bytes = r
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64();
+    let line = serde_json::json!({
+        "time": (time * 1000.0).round() / 1000.0,
+        "client": ip.to_string(),
+        "method": method.as_str(),
+        "path": uri.to_string(),
+        "status": r.status().as_u16(),
+        "bytes": bytes,
+        "ms": (took.as_secs_f64() * 1e6).round() / 1e3,
+    });
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+/// Gives back an address's connection when dropped.
+struct PerAddress<'a>(&'a Conns, IpAddr);
+
+impl Drop for PerAddress<'_> {
+    fn drop(&mut self) {
+        let mut per = self.0.per_address.lock().expect("conns lock");
+        if let Some(n) = per.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                per.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// A socket whose writes fail with `TimedOut` when the peer takes no bytes for `timeout`.
+struct SendDeadline {
+    stream: TcpStream,
+    timeout: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    timeouts: IntCounter,
+}
+
+impl SendDeadline {
+    fn new(stream: TcpStream, timeout: Duration, timeouts: IntCounter) -> Self {
+        SendDeadline {
+            stream,
+            timeout,
+            stalled: None,
+            timeouts,
+        }
+    }
+
+    /// After a write attempt: progress clears the timer; a stall arms it, and fails once it
+    /// has run out.
+    fn check<T>(&mut self, cx: &mut Context<'_>, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if r.is_ready() {
+            self.stalled = None;
+            return r;
+        }
+        let timeout = self.timeout;
+        let sleep = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if sleep.as_mut().poll(cx).is_ready() {
+            self.timeouts.inc();
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client took no bytes within the send timeout",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl AsyncRead for SendDeadline {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for SendDeadline {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.check(cx, r)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.check(cx, r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = Pin::new(&mut self.stream).poll_flush(cx);
+        self.check(cx, r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// Refuses requests that carry a body (a Transfer-Encoding, or a Content-Length other than
+/// 0), and HTTP/1.1 requests without exactly one `Host` (RFC 9112 section 3.2: 400).
+async fn refuse_bodies(req: Request, next: Next) -> Response {
+    let h = req.headers();
+    if req.version() == axum::http::Version::HTTP_11 && h.get_all(header::HOST).iter().count() != 1
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            [(header::CONNECTION, "close")],
+            "an HTTP/1.1 request needs exactly one Host header\n",
+        )
+            .into_response();
+    }
+    let chunked = h.contains_key(header::TRANSFER_ENCODING);
+    let lengths: Vec<&[u8]> = h
+        .get_all(header::CONTENT_LENGTH)
+        .iter()
+        .map(|v| v.as_bytes())
+        .collect();
+    // Ambiguous framing (a Transfer-Encoding, or several lengths) is malformed: 400. One
+    // length above what the route takes (0 bytes but for the player reports) is 413.
+    let allowed =
+        if req.method() == axum::http::Method::POST && req.uri().path() == "/player/report" {
+            MAX_REPORT_BYTES
+        } else {
+            0
+        };
+    if chunked || lengths.len() > 1 {
+        return (
+            StatusCode::BAD_REQUEST,
+            [(header::CONNECTION, "close")],
+            "request bodies are not accepted\n",
+        )
+            .into_response();
+    }
+    let too_long = lengths.first().is_some_and(|v| {
+        std::str::from_utf8(v)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_none_or(|n| n > allowed)
+    });
+    if too_long {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            [(header::CONNECTION, "close")],
+            format!("request bodies are not accepted (at most {allowed} bytes)\n"),
+        )
+            .into_response();
+    }
+    next.run(req).await
+}
