@@ -1,8 +1,11 @@
 //! # cdnlab: CDN server selection and load balancing
 //!
 //! This crate is the pure half of cdnlab: every model and algorithm, and nothing that touches a
-//! file, a socket, a clock or a terminal. The `cdnlab` binary (crate `cdnlab-cli`) and the live
-//! servers are thin shells around it, so the simulator and the real servers run the same code.
+//! file, a socket, a clock or a terminal. The experiment machinery (crate `cdnlab-lab`), the
+//! `cdnlab` command (crate `cdnlab-cli`) and the live servers (crate `cdnlab-live`) are built on
+//! it, so the simulator and the real servers run the same code. The specifications in
+//! docs/spec/ number each paper's rules (GWTW-R1, MH-R1, TP-R1, ...); each module says which it
+//! implements.
 //!
 //! ## Layout
 //! - [`rng`]: deterministic random streams, one per (master seed, cell, replication).
@@ -21,7 +24,8 @@
 //!   window-end replication rule and random gap removal (as step machines that the simulator and
 //!   the live edges both drive), the replica store, the spec's formulas, and the production
 //!   baselines behind one [`dht::baselines::Placement`] trait.
-//! - [`alloc`]: optimal allocation for streaming: the Transportation Problem (network simplex,
+//! - [`alloc`]: optimal allocation of server capacity for streaming (the paper's word, not
+//!   memory allocation): the Transportation Problem (network simplex,
 //!   warm starts, NW corner and Vogel), the metro topology, admission under thresholds (CP-1,
 //!   CP-2, slack sharing, re-allocation), Erlang-B, and the content-steering rule that spreads
 //!   a population's sessions over its servers as the allocation's shares say

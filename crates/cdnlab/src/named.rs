@@ -97,14 +97,15 @@ mod tests {
         check::<crate::cache::Policy>();
         check::<crate::cache::Unit>();
         check::<crate::workload::trace::Format>();
+        check::<crate::select::Service>();
         check::<crate::select::gwtw::Probe>();
         check::<crate::select::gwtw::Retrial>();
-        check::<crate::sim::gwtw::Policy>();
+        check::<crate::sim::gwtw::UserPolicy>();
         check::<crate::dht::search::Strategy>();
         check::<crate::dht::replication::Growth>();
-        check::<crate::sim::multihash::Policy>();
+        check::<crate::sim::multihash::PlacementPolicy>();
         check::<crate::sim::multihash::Repair>();
-        check::<crate::sim::transport::stream::Policy>();
+        check::<crate::sim::transport::stream::AllocationPolicy>();
         check::<crate::alloc::admission::Choice>();
         check::<crate::alloc::admission::Method>();
         check::<crate::alloc::problem::Balance>();

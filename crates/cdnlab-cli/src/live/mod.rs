@@ -2,11 +2,12 @@
 //! bind 127.0.0.1 by default and run until Ctrl-C or `--duration`; the demo runs an origin,
 //! edges and users on loopback for a fixed time per k and writes a summary and a plot.
 
+use cdnlab::select::Service;
 use cdnlab::select::gwtw::{self, GwtwConfig, Probe, Retrial};
 use cdnlab_lab::{Error, Result};
 use cdnlab_live::client::Measure;
 use cdnlab_live::serve::Limits;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use std::time::Duration;
 
 mod client;
@@ -88,14 +89,6 @@ impl LimitArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq)]
-enum ModelArg {
-    /// Hit rate, from Cache-Status.
-    Web,
-    /// Delivered throughput against --rate.
-    Video,
-}
-
 /// What users do (shared by `client` and `demo`).
 #[derive(Debug, Args)]
 struct UserArgs {
@@ -119,8 +112,8 @@ struct UserArgs {
     #[arg(long, default_value_t = 0.8)]
     alpha: f64,
     /// What users measure.
-    #[arg(long, value_enum, default_value = "web")]
-    model: ModelArg,
+    #[arg(long, value_parser = crate::cmd::named::<Service>(), default_value = "web")]
+    model: Service,
     /// Video: bytes per second each user wants.
     #[arg(long, default_value_t = 256_000.0)]
     rate: f64,
@@ -138,7 +131,7 @@ struct UserArgs {
 
 impl UserArgs {
     fn interval(&self) -> Duration {
-        let default = if self.model == ModelArg::Video { 1 } else { 10 };
+        let default = if self.model == Service::Video { 1 } else { 10 };
         Duration::from_millis(self.interval_ms.unwrap_or(default))
     }
 
@@ -154,8 +147,8 @@ impl UserArgs {
 
     fn model(&self) -> Measure {
         match self.model {
-            ModelArg::Web => Measure::Web,
-            ModelArg::Video => Measure::Video {
+            Service::Web => Measure::Web,
+            Service::Video => Measure::Video {
                 rate: self.rate,
                 tolerance: self.tolerance,
             },

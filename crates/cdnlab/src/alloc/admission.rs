@@ -11,6 +11,8 @@
 //! - [`reallocation`]: the re-allocation rule, a pure function from a window's counts to "re-solve
 //!   with this demand" or nothing; [`demand_rows`]: how a demand estimate becomes the problem's
 //!   rows.
+//!
+//! Rules: TP-R2 (`allocate`), TP-R3, TP-R4, TP-R5 and TP-R6 of docs/spec/transport.md.
 
 use super::problem::scale_to;
 use super::simplex::{self, Basis};
@@ -43,6 +45,8 @@ pub struct Allocated {
     pub basis: Option<Basis>,
     /// The network simplex's pivots; None for a non-optimal method.
     pub pivots: Option<u64>,
+    /// The optimum's dual values of the rows and columns (u, v); None for a non-optimal method.
+    pub duals: Option<(Vec<i64>, Vec<i64>)>,
 }
 
 /// The allocation of `p` by `method`; for [`Method::Optimal`] also its basis and pivots, solved
@@ -52,6 +56,7 @@ pub fn allocate(method: Method, p: &Problem, basis: Option<&Basis>) -> Result<Al
         allocation,
         basis: None,
         pivots: None,
+        duals: None,
     };
     Ok(match method {
         Method::Optimal => {
@@ -63,6 +68,7 @@ pub fn allocate(method: Method, p: &Problem, basis: Option<&Basis>) -> Result<Al
                 allocation: s.allocation,
                 basis: Some(s.basis),
                 pivots: Some(s.pivots),
+                duals: Some((s.u, s.v)),
             }
         }
         Method::Northwest => initial(initial::northwest(p)?),

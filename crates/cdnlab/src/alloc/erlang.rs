@@ -1,5 +1,7 @@
 //! Erlang-B: the blocking probability of an Erlang loss system (Poisson arrivals, any holding
 //! time distribution) with `servers` circuits offered `load` Erlangs.
+//!
+//! Rules: TP-R7 of docs/spec/transport.md.
 
 /// E(A, 0) = 1, E(A, k) = A E(A, k - 1) / (k + A E(A, k - 1)): numerically stable for any k.
 pub fn erlang_b(load: f64, servers: u64) -> f64 {

@@ -1,6 +1,8 @@
 //! Initial solutions, usable on their own as feasible but (usually) sub-optimal allocations:
 //! the north-west corner rule, which ignores costs, and Vogel's approximation method, which
 //! serves first the row or column that would lose most by not getting its cheapest cell.
+//!
+//! Rules: TP-R2 (the feasible sub-optimal allocations) of docs/spec/transport.md.
 
 use super::problem::{Allocation, Problem};
 use crate::Error;

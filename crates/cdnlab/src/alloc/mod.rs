@@ -1,6 +1,7 @@
 //! Optimal server allocation for streaming (spec `docs/spec/transport.md`; as implemented:
 //! `docs/transport.md`): the Transportation Problem that assigns server capacity to user
-//! populations, and the queueing formula it is checked against.
+//! populations, and the queueing formula it is checked against. "Allocation" here is the
+//! paper's word: capacity allocated to populations, not memory allocation.
 //!
 //! | part | file | what it holds |
 //! |---|---|---|
@@ -13,6 +14,7 @@
 //! | queueing | `erlang.rs` | Erlang-B blocking |
 //! | topology | `topology.rs` | metros, links, hop costs; the reference instance (R1, R15, the shift) and random instances |
 //! | admission | `admission.rs` | thresholds from an allocation method, CP-1 / CP-2 with slack sharing, the re-allocation rule |
+//! | steering | `steering.rs` | a population's sessions spread over its servers as the allocation's shares say |
 
 pub mod admission;
 pub mod erlang;

@@ -1,5 +1,7 @@
 //! A transportation instance: m supplies (server capacities), n demands (population demands)
 //! and an m x n cost matrix, validated so that no later sum can overflow.
+//!
+//! Rules: TP-R2 (balancing) of docs/spec/transport.md.
 
 use crate::Error;
 use crate::rng::Rng;
@@ -21,7 +23,7 @@ pub enum Balance {
     Dummy,
 }
 
-crate::registry!(Balance, "balancing rule", [
+crate::registry!(Balance, "balance rule", [
     Balance::Scale => "scale": "scale the demands to the total supply (largest remainders)",
     Balance::Dummy => "dummy": "add a dummy row or column of cost 0",
 ]);

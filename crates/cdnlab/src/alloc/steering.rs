@@ -12,6 +12,8 @@
 //! elsewhere) takes u from a hash of its id. A session keeps its u, so its order is sticky
 //! while the shares stand, and after a re-allocation it moves only if u left its server's
 //! interval.
+//!
+//! Rules: TP-R8 of docs/spec/transport.md.
 
 /// The golden ratio's inverse: the step of the sequence.
 const INV_PHI: f64 = 0.618_033_988_749_894_8;

@@ -1,6 +1,8 @@
 //! The streaming topology: metros joined by links, hop costs between them, the spec's reference
 //! instance (invented for reproducibility, as the spec says) and random instances. Used by the
 //! simulator (`sim::transport::stream`), the live steering server and its demo.
+//!
+//! Rules: TP-R1 of docs/spec/transport.md.
 
 use crate::rng::Rng;
 use rand::RngExt;

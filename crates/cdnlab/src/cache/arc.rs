@@ -8,7 +8,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// Adaptive replacement cache.
 #[derive(Debug, Clone)]
@@ -87,9 +87,6 @@ impl Arc {
 }
 
 impl Cache for Arc {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -119,10 +116,9 @@ impl Cache for Arc {
         } else {
             false
         };
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         while self.t1.used + self.t2.used + u64::from(w) > self.cap.amount {
             if ghost_hit {
                 self.replace();
@@ -143,18 +139,5 @@ impl Cache for Arc {
         }
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.t1.len + self.t2.len
-    }
-    fn used(&self) -> u64 {
-        self.t1.used + self.t2.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes()
-            + self.in_t2.capacity()
-            + self.b1.heap_bytes()
-            + self.b2.heap_bytes()
-    }
-    replay_dyn!();
+    slot_cache!([t1, t2], in_t2, b1, b2);
 }

@@ -11,7 +11,7 @@
 //! room is made.
 
 use super::slots::Slots;
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, Occupancy, replay_dyn, slot_lookup};
 use crate::workload::Request;
 
 /// Offline optimal (MIN).
@@ -121,10 +121,9 @@ impl Belady {
             }
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         while self.used + u64::from(w) > self.cap.amount {
             self.evict();
         }
@@ -142,9 +141,6 @@ impl Belady {
 }
 
 impl Cache for Belady {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     /// Without a next access every object counts as never requested again; replays go
     /// through [`Cache::access_req`].
     fn access(&mut self, id: u64, size: u32) -> bool {
@@ -155,17 +151,15 @@ impl Cache for Belady {
         self.request(r.id, r.size, r.next_access)
     }
     slot_lookup!();
-    fn len(&self) -> usize {
-        self.heap.len() - 1
-    }
-    fn used(&self) -> u64 {
-        self.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes()
-            + self.heap.capacity() * 4
-            + self.pos.capacity() * 4
-            + self.next.capacity() * 8
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            objects: self.heap.len() - 1,
+            used: self.used,
+            heap_bytes: self.slots.heap_bytes()
+                + self.heap.capacity() * 4
+                + self.pos.capacity() * 4
+                + self.next.capacity() * 8,
+        }
     }
     replay_dyn!();
 }

@@ -5,7 +5,7 @@
 //! the first with 0 is evicted.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// CLOCK with `max_freq` levels of reference counter (1: the classic one bit).
 #[derive(Debug, Clone)]
@@ -49,9 +49,6 @@ impl Clock {
 }
 
 impl Cache for Clock {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -61,10 +58,9 @@ impl Cache for Clock {
             }
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         while self.list.used + u64::from(w) > self.cap.amount {
             self.evict();
         }
@@ -76,15 +72,5 @@ impl Cache for Clock {
         self.slots.push_front(&mut self.list, s);
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.list.len
-    }
-    fn used(&self) -> u64 {
-        self.list.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes() + self.freq.capacity()
-    }
-    replay_dyn!();
+    slot_cache!([list], freq);
 }

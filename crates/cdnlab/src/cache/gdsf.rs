@@ -8,7 +8,7 @@
 //! ignores sizes then), and GDSF ranks by frequency and L alone.
 
 use super::rank::Ranked;
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// libCacheSim's scale of the cost per byte.
 const SCALE: f64 = 1.0e6;
@@ -31,9 +31,6 @@ impl Gdsf {
 }
 
 impl Cache for Gdsf {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     fn access(&mut self, id: u64, size: u32) -> bool {
         self.rank.clock += 1;
         let l = self.rank.inflation;
@@ -42,25 +39,14 @@ impl Cache for Gdsf {
             self.rank.hit(s, |freq| l + f64::from(freq) * SCALE / w);
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         self.rank.insert(id, w, l + SCALE / f64::from(w));
         while self.rank.used > self.cap.amount {
             self.rank.evict();
         }
         false
     }
-    slot_lookup!(rank.slots);
-    fn len(&self) -> usize {
-        self.rank.len()
-    }
-    fn used(&self) -> u64 {
-        self.rank.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.rank.heap_bytes()
-    }
-    replay_dyn!(rank.slots);
+    slot_cache!(rank);
 }

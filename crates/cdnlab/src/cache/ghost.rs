@@ -133,3 +133,9 @@ impl Ghost {
         self.ring.capacity() * 16 + self.index.heap_bytes()
     }
 }
+
+impl super::HeapBytes for Ghost {
+    fn heap_bytes(&self) -> usize {
+        Ghost::heap_bytes(self)
+    }
+}

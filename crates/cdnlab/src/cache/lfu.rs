@@ -3,7 +3,7 @@
 //! O(log n) per request.
 
 use super::slots::Slots;
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, Occupancy, replay_dyn, slot_lookup};
 
 /// Least frequently used.
 #[derive(Debug, Clone)]
@@ -88,9 +88,6 @@ impl Lfu {
 }
 
 impl Cache for Lfu {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         self.tick += 1;
@@ -101,10 +98,9 @@ impl Cache for Lfu {
             self.sift_down(self.pos[i] as usize);
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         while self.used + u64::from(w) > self.cap.amount {
             self.evict_min();
         }
@@ -124,16 +120,14 @@ impl Cache for Lfu {
         false
     }
     slot_lookup!();
-    fn len(&self) -> usize {
-        self.heap.len()
-    }
-    fn used(&self) -> u64 {
-        self.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes()
-            + (self.freq.capacity() + self.pos.capacity() + self.heap.capacity()) * 4
-            + self.last.capacity() * 8
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            objects: self.heap.len(),
+            used: self.used,
+            heap_bytes: self.slots.heap_bytes()
+                + (self.freq.capacity() + self.pos.capacity() + self.heap.capacity()) * 4
+                + self.last.capacity() * 8,
+        }
     }
     replay_dyn!();
 }

@@ -11,7 +11,7 @@
 //! measured difference.
 
 use super::rank::Ranked;
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// LFU with dynamic aging.
 #[derive(Debug, Clone)]
@@ -31,9 +31,6 @@ impl Lfuda {
 }
 
 impl Cache for Lfuda {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     fn access(&mut self, id: u64, size: u32) -> bool {
         self.rank.clock += 1;
         if let Some(s) = self.rank.slots.find(id) {
@@ -41,10 +38,9 @@ impl Cache for Lfuda {
             self.rank.hit(s, |freq| l + f64::from(freq));
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         while self.rank.used + u64::from(w) > self.cap.amount {
             self.rank.evict();
         }
@@ -52,15 +48,5 @@ impl Cache for Lfuda {
         self.rank.insert(id, w, l + 1.0);
         false
     }
-    slot_lookup!(rank.slots);
-    fn len(&self) -> usize {
-        self.rank.len()
-    }
-    fn used(&self) -> u64 {
-        self.rank.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.rank.heap_bytes()
-    }
-    replay_dyn!(rank.slots);
+    slot_cache!(rank);
 }

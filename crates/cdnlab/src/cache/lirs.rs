@@ -25,7 +25,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, NIL, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, Occupancy, replay_dyn, slot_lookup};
 use crate::idmap::IdIndex;
 
 /// An entry of the stack S.
@@ -255,9 +255,6 @@ impl LirsPaper {
 }
 
 impl Cache for LirsPaper {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
             let n = self.snode[s as usize];
@@ -314,19 +311,17 @@ impl Cache for LirsPaper {
         false
     }
     slot_lookup!();
-    fn len(&self) -> usize {
-        self.slots.len()
-    }
-    fn used(&self) -> u64 {
-        self.resident_used()
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes()
-            + self.lir.capacity()
-            + self.snode.capacity() * 4
-            + self.stack.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.nonresident.heap_bytes()
-            + self.nr_order.heap_bytes()
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            objects: self.slots.len(),
+            used: self.resident_used(),
+            heap_bytes: self.slots.heap_bytes()
+                + self.lir.capacity()
+                + self.snode.capacity() * 4
+                + self.stack.nodes.capacity() * std::mem::size_of::<Node>()
+                + self.nonresident.heap_bytes()
+                + self.nr_order.heap_bytes(),
+        }
     }
     replay_dyn!();
 }
@@ -660,11 +655,10 @@ impl Lirs {
             _ => {}
         }
         // A miss.
-        let w = self.cap.weight(size);
-        let wi = u64::from(w);
-        if wi > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
+        let wi = u64::from(w);
         // LIRS_can_insert
         let nonresident = obj_s.is_some();
         if nonresident {
@@ -733,24 +727,10 @@ impl Lirs {
     }
 }
 
-impl Cache for Lirs {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
-    fn access(&mut self, id: u64, size: u32) -> bool {
-        let hit = self.get(id, size);
-        self.limit_stack();
-        hit
-    }
-    fn prefetch(&self, id: u64) {
-        self.s.prefetch(id);
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.contains_in_s(id) || self.q.find(id).is_some_and(|q| self.q_res[q as usize])
-    }
+impl Lirs {
     /// The objects some entry holds as resident, counted by walking S and Q (libCacheSim's own
     /// count can drift in rare states); O(objects).
-    fn len(&self) -> usize {
+    fn resident_objects(&self) -> usize {
         let walk = |slots: &Slots, list: &List| {
             let mut v = Vec::with_capacity(list.len);
             let mut t = list.tail;
@@ -770,16 +750,31 @@ impl Cache for Lirs {
             .count();
         in_s + q_only
     }
-    fn used(&self) -> u64 {
-        self.occupied.max(0) as u64
+}
+
+impl Cache for Lirs {
+    fn access(&mut self, id: u64, size: u32) -> bool {
+        let hit = self.get(id, size);
+        self.limit_stack();
+        hit
     }
-    fn heap_bytes(&self) -> usize {
-        self.s.heap_bytes()
-            + self.q.heap_bytes()
-            + self.s_lir.capacity()
-            + self.s_res.capacity()
-            + self.q_res.capacity()
-            + self.nh.heap_bytes()
+    fn prefetch(&self, id: u64) {
+        self.s.prefetch(id);
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.contains_in_s(id) || self.q.find(id).is_some_and(|q| self.q_res[q as usize])
+    }
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            objects: self.resident_objects(),
+            used: self.occupied.max(0) as u64,
+            heap_bytes: self.s.heap_bytes()
+                + self.q.heap_bytes()
+                + self.s_lir.capacity()
+                + self.s_res.capacity()
+                + self.q_res.capacity()
+                + self.nh.heap_bytes(),
+        }
     }
     fn replay_dyn(&mut self, reqs: &[crate::workload::Request]) -> u64 {
         Cache::replay(self, reqs)

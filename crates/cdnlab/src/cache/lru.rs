@@ -1,7 +1,7 @@
 //! LRU: on a hit the object moves to the head; the tail is evicted.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// Least recently used.
 #[derive(Debug, Clone)]
@@ -23,9 +23,6 @@ impl Lru {
 }
 
 impl Cache for Lru {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -35,23 +32,12 @@ impl Cache for Lru {
             }
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         self.slots
             .admit_evicting_tail(&mut self.list, id, w, self.cap.amount);
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.list.len
-    }
-    fn used(&self) -> u64 {
-        self.list.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes()
-    }
-    replay_dyn!();
+    slot_cache!([list]);
 }

@@ -77,6 +77,15 @@ impl Capacity {
         }
     }
 
+    /// The weight of an object of `size` bytes, or None when it is heavier than the whole
+    /// capacity: such an object is never admitted (a miss that stores nothing), as in
+    /// libCacheSim. Every policy asks here before it evicts anything.
+    #[inline]
+    pub fn admissible(&self, size: u32) -> Option<u32> {
+        let w = self.weight(size);
+        (u64::from(w) <= self.amount).then_some(w)
+    }
+
     /// How many slots to reserve up front: the object count, or a modest guess for bytes (the
     /// arrays grow if more objects fit).
     pub fn expected_objects(&self) -> usize {
@@ -91,10 +100,31 @@ impl Capacity {
     }
 }
 
-/// An eviction policy. `access` is the whole protocol: look up, and on a miss admit and evict.
+/// What a cache holds: its objects, the capacity units they weigh, and the heap bytes of the
+/// policy's structures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Occupancy {
+    pub objects: usize,
+    pub used: u64,
+    pub heap_bytes: usize,
+}
+
+/// Heap bytes held by a structure (its allocated room, not only what is in use).
+pub trait HeapBytes {
+    fn heap_bytes(&self) -> usize;
+}
+
+impl<T> HeapBytes for Vec<T> {
+    fn heap_bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<T>()
+    }
+}
+
+/// An eviction policy. `access` is the whole protocol: look up, and on a miss admit and evict;
+/// [`Cache::occupancy`] is the accounting. The policies share the rest: the too-heavy guard
+/// ([`Capacity::admissible`]), and for those whose objects are their slots, lookup, the
+/// eviction log and the accounting from their resident lists ([`slot_cache!`]).
 pub trait Cache {
-    /// The capacity it was built with.
-    fn capacity(&self) -> Capacity;
     /// Requests object `id` of `size` bytes: true on a hit. On a miss the object is admitted
     /// (unless heavier than the capacity) after evicting as the policy says.
     fn access(&mut self, id: u64, size: u32) -> bool;
@@ -106,16 +136,24 @@ pub trait Cache {
     }
     /// Whether `id` is cached (does not count as an access).
     fn contains(&self, id: u64) -> bool;
+    /// What it holds now.
+    fn occupancy(&self) -> Occupancy;
     /// Number of cached objects.
-    fn len(&self) -> usize;
+    fn len(&self) -> usize {
+        self.occupancy().objects
+    }
     /// Whether nothing is cached.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// Capacity units in use.
-    fn used(&self) -> u64;
+    fn used(&self) -> u64 {
+        self.occupancy().used
+    }
     /// Heap bytes held by the policy's structures.
-    fn heap_bytes(&self) -> usize;
+    fn heap_bytes(&self) -> usize {
+        self.occupancy().heap_bytes
+    }
     /// A hint that `id` will be accessed soon (see [`crate::idmap::IdIndex::prefetch`]); no effect on
     /// results.
     fn prefetch(&self, _id: u64) {}
@@ -187,6 +225,49 @@ macro_rules! slot_lookup {
     };
 }
 pub(crate) use slot_lookup;
+
+/// A group of resident objects: a list of slots ([`slots::List`]) or SLRU's segments.
+pub(crate) trait Resident {
+    fn objects(&self) -> usize;
+    fn units(&self) -> u64;
+}
+
+impl Resident for slots::List {
+    fn objects(&self) -> usize {
+        self.len
+    }
+    fn units(&self) -> u64 {
+        self.used
+    }
+}
+
+/// Everything but `access` for a policy whose cached objects are exactly its slots, kept in the
+/// resident groups named ([`Resident`]; the slots are `self.slots`): the accounting
+/// ([`Cache::occupancy`], with the heap bytes of the slots and of the other fields named),
+/// lookup and the eviction log.
+macro_rules! slot_cache {
+    ([$($list:ident),+] $(, $($($extra:ident).+),+)?) => {
+        fn occupancy(&self) -> $crate::cache::Occupancy {
+            $crate::cache::Occupancy {
+                objects: 0 $(+ $crate::cache::Resident::objects(&self.$list))+,
+                used: 0 $(+ $crate::cache::Resident::units(&self.$list))+,
+                heap_bytes: $crate::cache::HeapBytes::heap_bytes(&self.slots)
+                    $($(+ $crate::cache::HeapBytes::heap_bytes(&self.$($extra).+))+)?,
+            }
+        }
+        $crate::cache::slot_lookup!();
+        $crate::cache::replay_dyn!();
+    };
+    // A policy ranked by priority over `self.rank` ([`rank::Rank`]).
+    (rank) => {
+        fn occupancy(&self) -> $crate::cache::Occupancy {
+            self.rank.occupancy()
+        }
+        $crate::cache::slot_lookup!(rank.slots);
+        $crate::cache::replay_dyn!(rank.slots);
+    };
+}
+pub(crate) use slot_cache;
 
 /// Declares the policies once: each one's variant, name, one line on it and constructor. The
 /// enum, [`Policy::build`], `FromStr`, the error messages, `--help` and the docs table all come

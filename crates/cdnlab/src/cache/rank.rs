@@ -88,6 +88,14 @@ impl Ranked {
         self.order.len()
     }
 
+    pub(crate) fn occupancy(&self) -> super::Occupancy {
+        super::Occupancy {
+            objects: self.len(),
+            used: self.used,
+            heap_bytes: self.heap_bytes(),
+        }
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         // An estimate: 28 bytes per ordered entry, its 24-byte key and a share of the B-tree
         // nodes' headers, not their unused room (so low when nodes are part full).

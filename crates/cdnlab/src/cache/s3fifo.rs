@@ -13,7 +13,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// Share of the capacity given to the small queue (the paper's 10%).
 pub const SMALL_SHARE: f64 = 0.1;
@@ -146,9 +146,6 @@ impl S3Fifo {
 }
 
 impl Cache for S3Fifo {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -185,15 +182,5 @@ impl Cache for S3Fifo {
         }
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.small.len + self.main.len
-    }
-    fn used(&self) -> u64 {
-        self.small.used + self.main.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes() + self.freq.capacity() + self.ghost.heap_bytes()
-    }
-    replay_dyn!();
+    slot_cache!([small, main], freq, ghost);
 }

@@ -3,7 +3,7 @@
 //! the first unvisited object. New objects enter at the head.
 
 use super::slots::{List, NIL, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// SIEVE.
 #[derive(Debug, Clone)]
@@ -48,19 +48,15 @@ impl Sieve {
 }
 
 impl Cache for Sieve {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
             self.visited[s as usize] = true;
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
             return false;
-        }
+        };
         while self.list.used + u64::from(w) > self.cap.amount {
             self.evict();
         }
@@ -72,15 +68,5 @@ impl Cache for Sieve {
         self.slots.push_front(&mut self.list, s);
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.list.len
-    }
-    fn used(&self) -> u64 {
-        self.list.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes() + self.visited.capacity()
-    }
-    replay_dyn!();
+    slot_cache!([list], visited);
 }

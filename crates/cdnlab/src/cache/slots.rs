@@ -229,3 +229,9 @@ impl Slots {
             + self.index.heap_bytes()
     }
 }
+
+impl super::HeapBytes for Slots {
+    fn heap_bytes(&self) -> usize {
+        Slots::heap_bytes(self)
+    }
+}

@@ -7,7 +7,7 @@
 //! SLRU of two segments (1:4), built from the same `Segments`.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// The segments of an SLRU, over slots owned by the caller (so W-TinyLFU can hold its window
 /// in the same slots). `seg_of[s]` is the segment of slot `s`.
@@ -17,6 +17,15 @@ pub(crate) struct Segments {
     seg_cap: Vec<u64>,
     /// The whole SLRU's capacity.
     cap: u64,
+}
+
+impl super::Resident for Segments {
+    fn objects(&self) -> usize {
+        self.len()
+    }
+    fn units(&self) -> u64 {
+        self.used()
+    }
 }
 
 impl Segments {
@@ -150,9 +159,6 @@ impl Slru {
 }
 
 impl Cache for Slru {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -173,15 +179,5 @@ impl Cache for Slru {
         self.segs.insert(&mut self.slots, &mut self.seg_of, s, w);
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.segs.len()
-    }
-    fn used(&self) -> u64 {
-        self.segs.used()
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes() + self.seg_of.capacity()
-    }
-    replay_dyn!();
+    slot_cache!([segs], seg_of);
 }

@@ -7,7 +7,7 @@
 
 use super::ghost::Ghost;
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// A1in's share of the capacity (`Ain-size-ratio`).
 pub const IN_SHARE: f64 = 0.25;
@@ -71,9 +71,6 @@ impl TwoQ {
 }
 
 impl Cache for TwoQ {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -84,8 +81,10 @@ impl Cache for TwoQ {
             return true;
         }
         let ghost_hit = self.a_out.take(id);
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.in_cap || u64::from(w) > self.cap.amount {
+        let Some(w) = self.cap.admissible(size) else {
+            return false;
+        };
+        if u64::from(w) > self.in_cap {
             return false;
         }
         while self.a_in.used + self.am.used + u64::from(w) > self.cap.amount {
@@ -109,15 +108,5 @@ impl Cache for TwoQ {
         }
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.a_in.len + self.am.len
-    }
-    fn used(&self) -> u64 {
-        self.a_in.used + self.am.used
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes() + self.in_am.capacity() + self.a_out.heap_bytes()
-    }
-    replay_dyn!();
+    slot_cache!([a_in, am], in_am, a_out);
 }

@@ -15,7 +15,7 @@
 
 use super::slots::{List, Slots};
 use super::slru::Segments;
-use super::{Cache, Capacity, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, slot_cache};
 
 /// The window's share of the capacity.
 pub const WINDOW_SHARE: f64 = 0.01;
@@ -153,9 +153,6 @@ impl WTinyLfu {
 }
 
 impl Cache for WTinyLfu {
-    fn capacity(&self) -> Capacity {
-        self.cap
-    }
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
         if let Some(s) = self.slots.find(id) {
@@ -175,11 +172,10 @@ impl Cache for WTinyLfu {
             }
             return true;
         }
-        let w = self.cap.weight(size);
-        if u64::from(w) > self.cap.amount
-            || u64::from(w) > self.window_cap
-            || !self.main.can_insert(w)
-        {
+        let Some(w) = self.cap.admissible(size) else {
+            return false;
+        };
+        if u64::from(w) > self.window_cap || !self.main.can_insert(w) {
             return false;
         }
         while self.window.used + self.main.used() + u64::from(w) > self.cap.amount {
@@ -194,15 +190,5 @@ impl Cache for WTinyLfu {
         self.sketch.add(id);
         false
     }
-    slot_lookup!();
-    fn len(&self) -> usize {
-        self.window.len + self.main.len()
-    }
-    fn used(&self) -> u64 {
-        self.window.used + self.main.used()
-    }
-    fn heap_bytes(&self) -> usize {
-        self.slots.heap_bytes() + self.seg_of.capacity() + self.sketch.counters.capacity() * 4
-    }
-    replay_dyn!();
+    slot_cache!([window, main], seg_of, sketch.counters);
 }

@@ -3,6 +3,8 @@
 //! Our own arithmetic (SplitMix64's mixer), not `std::hash`, whose output may change between Rust
 //! releases: a replica's position must be the same in every run, on every machine, forever, or
 //! stored results and live deployments disagree. Reference values are pinned by a test.
+//!
+//! Rules: MH-R1 of docs/spec/multihash.md.
 
 use crate::rng::splitmix64;
 

@@ -5,6 +5,8 @@
 //! Spec: every period each replica i > 1 probes one uniform index j in [1, i - 1] and refills
 //! it if missing; a single gap g among n replicas survives a round with probability
 //! (g - 1) / (n - 1) ([`super::analysis::rgr_mean_rounds`]).
+//!
+//! Rules: MH-R8 of docs/spec/multihash.md.
 
 use crate::rng::Rng;
 use rand::RngExt;

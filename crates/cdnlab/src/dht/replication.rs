@@ -17,6 +17,8 @@
 //!   (unless every gallop point is missing too), so it does not leave and widen the gap. Run
 //!   after the window's replications, a file that is still overloaded somewhere has gained
 //!   index i + 1, so its top stays.
+//!
+//! Rules: MH-R4, MH-R5, MH-R6 and MH-R7 of docs/spec/multihash.md.
 
 use super::analysis;
 use super::search::{self, Step, UnusedSearch};

@@ -4,6 +4,8 @@
 //! Lookups use a bucket index over the top bits of a position (about one node position per
 //! bucket), so a lookup is one index read and, on average, one or two comparisons instead of a
 //! binary search: requests make several probes each, and every probe is a lookup.
+//!
+//! Rules: MH-R1 and MH-R9 of docs/spec/multihash.md.
 
 use super::hash::node_position;
 use crate::Error;

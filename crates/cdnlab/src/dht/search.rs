@@ -1,6 +1,8 @@
 //! Finding a replica of a file among indices 1..=K: random binary search (RBS) and the variants
 //! it is compared with, and the smallest unused index for replication. Each takes `present(i)`,
 //! one probe of index i (a DHT lookup of h_i(f) and a question to its owner), and counts probes.
+//!
+//! Rules: MH-R3 of docs/spec/multihash.md.
 
 use crate::rng::Rng;
 use rand::RngExt;

@@ -1,6 +1,8 @@
 //! Which replica of which file is on which node. A replica (f, i) lives on the node that owned
 //! h_i(f) when it was created (or handed over); a probe of (f, i) asks the node that owns h_i(f)
 //! now, so a replica lost in a crash, or not handed over after a join, is a gap.
+//!
+//! Rules: MH-R2 and MH-R9 of docs/spec/multihash.md.
 
 use super::hash::{file_key, position_of};
 use super::ring::Ring;

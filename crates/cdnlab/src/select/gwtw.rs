@@ -9,6 +9,8 @@
 //! value re-enters TRIAL with probability q per shortfall observation ([`Retrial::OnShortfall`];
 //! the randomness breaks lock-step flip-flopping), or never ([`Retrial::Never`]). Windows are
 //! cleared when a trial starts, so a trial measures the candidates afresh.
+//!
+//! Rules: GWTW-R1, GWTW-R3 and GWTW-R4 of docs/spec/gwtw.md.
 
 use super::window::{ValueWindow, Window};
 use super::{Event, Load, Selector};

@@ -2,6 +2,8 @@
 //! augmenting paths (Kuhn's algorithm with capacities). It finds a maximum assignment, so an
 //! optimal state (every user on a candidate, no server over capacity) exists exactly when it
 //! assigns everyone.
+//!
+//! Rules: GWTW-R8 (the optimum, when one exists) of docs/spec/gwtw.md.
 
 use std::collections::VecDeque;
 

@@ -1,6 +1,8 @@
 //! Sliding windows of the last `tau` outcomes, with their mean. The window type is the metric a
 //! GWTW client compares: [`HitWindow`] for hit rates (one bit an outcome), [`ValueWindow`] for
 //! any value such as a bit rate.
+//!
+//! Rules: GWTW-R2 of docs/spec/gwtw.md.
 
 /// The last `tau` outcomes of one candidate.
 pub trait Window: Clone + std::fmt::Debug {

@@ -1,7 +1,6 @@
 //! `lru-che`: simulated LRU hit ratio under independent Zipf requests, against the Che
 //! approximation. A check of the cache, the workload and the approximation together.
 
-use super::{Experiment, Spec};
 use super::params::{MetricSpec, ParamSpec, Params};
 use crate::Error;
 use crate::cache::{Cache, Capacity, che, lru::Lru};
@@ -59,72 +58,68 @@ const METRICS: &[MetricSpec] = &[
     MetricSpec::new("abs_error", "fraction", "|simulated - Che|"),
 ];
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "lru-che",
-    about: "simulated LRU hit ratio under IRM Zipf requests vs the Che approximation",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: false,
-};
+/// Checks that involve several parameters.
+fn check(p: &Params) -> Result<(), Error> {
+    let (n, c) = (p.int("objects"), p.int("cache_size"));
+    if c >= n {
+        return Err(Error::param(
+            "cache_size",
+            c,
+            format!("below objects ({n}): a cache holding everything always hits"),
+        ));
+    }
+    Ok(())
+}
 
-impl Experiment for LruChe {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    fn check(&self, p: &Params) -> Result<(), Error> {
-        let (n, c) = (p.int("objects"), p.int("cache_size"));
-        if c >= n {
-            return Err(Error::param(
-                "cache_size",
-                c,
-                format!("below objects ({n}): a cache holding everything always hits"),
-            ));
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    check(p)?;
+    let n = p.int("objects") as usize;
+    let law = Law::Zipf {
+        alpha: p.float("alpha"),
+    };
+    let sampler = Sampler::new(law, n)?;
+    let mut cache = Lru::new(Capacity::objects(p.int("cache_size") as u64)?);
+    // Requests are drawn a chunk at a time (the same draws in the same order as one by one)
+    // so that the table and cache lookups of later requests can be prefetched.
+    const CHUNK: usize = 4096;
+    let (mut ids, mut reqs) = (vec![0u64; CHUNK], Vec::with_capacity(CHUNK));
+    let mut run = |count: u64, cache: &mut Lru, rng: &mut Rng| -> u64 {
+        let mut hits = 0;
+        let mut left = count;
+        while left > 0 {
+            let chunk = &mut ids[..left.min(CHUNK as u64) as usize];
+            sampler.fill(rng, chunk);
+            left -= chunk.len() as u64;
+            reqs.clear();
+            reqs.extend(chunk.iter().map(|&id| Request {
+                time: 0,
+                id,
+                size: 1,
+                next_access: -1,
+            }));
+            hits += cache.replay(&reqs);
         }
-        Ok(())
-    }
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        self.check(p)?;
-        let n = p.int("objects") as usize;
-        let law = Law::Zipf {
-            alpha: p.float("alpha"),
-        };
-        let sampler = Sampler::new(law, n)?;
-        let mut cache = Lru::new(Capacity::objects(p.int("cache_size") as u64)?);
-        // Requests are drawn a chunk at a time (the same draws in the same order as one by one)
-        // so that the table and cache lookups of later requests can be prefetched.
-        const CHUNK: usize = 4096;
-        let (mut ids, mut reqs) = (vec![0u64; CHUNK], Vec::with_capacity(CHUNK));
-        let mut run = |count: u64, cache: &mut Lru, rng: &mut Rng| -> u64 {
-            let mut hits = 0;
-            let mut left = count;
-            while left > 0 {
-                let chunk = &mut ids[..left.min(CHUNK as u64) as usize];
-                sampler.fill(rng, chunk);
-                left -= chunk.len() as u64;
-                reqs.clear();
-                reqs.extend(chunk.iter().map(|&id| Request {
-                    time: 0,
-                    id,
-                    size: 1,
-                    next_access: -1,
-                }));
-                hits += cache.replay(&reqs);
-            }
-            hits
-        };
-        run(p.int("warmup") as u64, &mut cache, rng);
-        let requests = p.int("requests") as u64;
-        let hits = run(requests, &mut cache, rng);
-        let sim = hits as f64 / requests as f64;
-        let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
-        Ok(vec![sim, approx, (sim - approx).abs()])
-    }
+        hits
+    };
+    run(p.int("warmup") as u64, &mut cache, rng);
+    let requests = p.int("requests") as u64;
+    let hits = run(requests, &mut cache, rng);
+    let sim = hits as f64 / requests as f64;
+    let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
+    Ok(vec![sim, approx, (sim - approx).abs()])
+}
+
+crate::sim::experiment! {
+    LruChe = "lru-che",
+    "simulated LRU hit ratio under IRM Zipf requests vs the Che approximation",
+    PARAMS, METRICS; check, run
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Experiment;
     use std::collections::BTreeMap;
 
     /// The Che approximation is known to be accurate for Zipf IRM with N in the thousands:

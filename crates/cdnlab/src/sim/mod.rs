@@ -75,6 +75,50 @@ pub trait Experiment: Sync {
     fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error>;
 }
 
+/// For an experiment without checks beyond its parameters' ranges.
+pub(crate) fn no_check(_: &Params) -> Result<(), Error> {
+    Ok(())
+}
+
+/// Implements [`Experiment`] for a type from its [`Spec`] (name, one line, parameters, metrics,
+/// `timed` when some metrics are wall-clock times) and two functions, the checks and one
+/// replication: `fn(&Params) -> Result<(), Error>` and
+/// `fn(&Params, &mut Rng) -> Result<Vec<f64>, Error>`.
+macro_rules! experiment {
+    ($ty:ident = $name:literal, $about:literal, $params:ident, $metrics:ident $(, $timed:ident)?;
+     $check:path, $run:path) => {
+        impl $crate::sim::Experiment for $ty {
+            fn spec(&self) -> &'static $crate::sim::Spec {
+                static SPEC: $crate::sim::Spec = $crate::sim::Spec {
+                    name: $name,
+                    about: $about,
+                    params: $params,
+                    metrics: $metrics,
+                    timed: $crate::sim::experiment!(@timed $($timed)?),
+                };
+                &SPEC
+            }
+            fn check(&self, p: &$crate::sim::Params) -> Result<(), $crate::Error> {
+                $check(p)
+            }
+            fn run(
+                &self,
+                p: &$crate::sim::Params,
+                rng: &mut $crate::rng::Rng,
+            ) -> Result<Vec<f64>, $crate::Error> {
+                $run(p, rng)
+            }
+        }
+    };
+    (@timed timed) => {
+        true
+    };
+    (@timed) => {
+        false
+    };
+}
+pub(crate) use experiment;
+
 /// Every registered experiment.
 pub fn registry() -> &'static [&'static dyn Experiment] {
     &[

@@ -3,7 +3,10 @@
 //! - [`popularity`]: Zipf (any exponent alpha >= 0; alpha = 0 is uniform) and uniform laws, with an
 //!   O(1) alias sampler and the exact probabilities (for analytical models such as Che's).
 //! - [`arrivals`]: exponential gaps (Poisson arrivals), one uniform draw each.
-//! - [`trace`]: requests read from libCacheSim `oracleGeneral` binary traces or CSV files.
+//! - [`trace`]: requests read from libCacheSim `oracleGeneral` binary traces or CSV files, and
+//!   the registry of trace formats ([`trace::Format`]).
+//! - [`analysis`]: a trace's characterisation in one pass (objects, one-hit wonders, sizes, Zipf
+//!   fit, reuse).
 
 pub mod analysis;
 pub mod arrivals;

@@ -1,11 +1,11 @@
 //! The `gwtw` experiment: one run of the GWTW model per replication (web or video service).
 
-use super::{Config, Model, Outcome, Policy};
+use super::{Config, Model, Outcome, UserPolicy};
 use crate::Error;
 use crate::Named;
 use crate::rng::Rng;
+use crate::select::Service;
 use crate::select::gwtw::{self, GwtwConfig, Probe, Retrial};
-use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
@@ -14,10 +14,10 @@ pub struct GwtwExperiment;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice(
         "model",
-        &["web", "video"],
+        Service::NAMES,
         "service: web (LRU hit rate) or video (bit rate)",
     ),
-    ParamSpec::choice("policy", Policy::NAMES, "how users pick servers"),
+    ParamSpec::choice("policy", UserPolicy::NAMES, "how users pick servers"),
     ParamSpec::int("servers", 1, 1_000_000, 200, "number of servers n").unit("servers"),
     ParamSpec::float(
         "load",
@@ -180,13 +180,13 @@ const METRICS: &[MetricSpec] = &[
 pub fn config(p: &Params) -> Result<Config, Error> {
     let servers = p.int("servers") as u32;
     let users = (p.float("load") * f64::from(servers)).round();
-    let model = match p.text("model") {
-        "web" => Model::Web {
+    let model = match p.named::<Service>("model")? {
+        Service::Web => Model::Web {
             cache: p.int("cache_size") as u32,
             catalogue: p.int("catalogue") as u32,
             alpha: p.float("alpha"),
         },
-        _ => Model::Video {
+        Service::Video => Model::Video {
             bandwidth: p.float("bandwidth"),
             r_max: p.float("r_max"),
             ladder: p.values()["ladder"] == crate::sim::Value::Bool(true),
@@ -242,23 +242,18 @@ impl Outcome {
     }
 }
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "gwtw",
-    about: "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C and an oracle",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: false,
-};
+/// Checks that involve several parameters.
+fn check(p: &Params) -> Result<(), Error> {
+    config(p).map(|_| ())
+}
 
-impl Experiment for GwtwExperiment {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    fn check(&self, p: &Params) -> Result<(), Error> {
-        config(p).map(|_| ())
-    }
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        Ok(super::run(&config(p)?, rng)?.values())
-    }
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    Ok(super::run(&config(p)?, rng)?.values())
+}
+
+crate::sim::experiment! {
+    GwtwExperiment = "gwtw",
+    "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C and an oracle",
+    PARAMS, METRICS; check, run
 }

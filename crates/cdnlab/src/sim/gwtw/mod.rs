@@ -10,6 +10,8 @@
 //! The engine is written once over both services: [`Population`] holds the clients and the
 //! settled load of every server (so optimality — no server above its capacity c_s of users —
 //! is known at every slot), and each service serves one slot of requests.
+//!
+//! Rules: GWTW-R1 and GWTW-R5 (driving `select::gwtw`) of docs/spec/gwtw.md.
 
 pub mod experiment;
 pub mod orient;
@@ -27,7 +29,7 @@ use rand::RngExt;
 
 /// How users choose servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
+pub enum UserPolicy {
     /// GWTW with k candidates (k = 1: a random server kept forever).
     Gwtw,
     /// Per-request power of two choices on the servers' in-slot load.
@@ -37,10 +39,10 @@ pub enum Policy {
     Oracle,
 }
 
-crate::registry!(Policy, "user policy", [
-    Policy::Gwtw => "gwtw",
-    Policy::P2c => "p2c",
-    Policy::Oracle => "oracle",
+crate::registry!(UserPolicy, "user policy", [
+    UserPolicy::Gwtw => "gwtw",
+    UserPolicy::P2c => "p2c",
+    UserPolicy::Oracle => "oracle",
 ]);
 
 /// The service a server gives.
@@ -68,7 +70,7 @@ pub struct Config {
     pub servers: u32,
     pub users: u32,
     pub k: u32,
-    pub policy: Policy,
+    pub policy: UserPolicy,
     pub gwtw: GwtwConfig,
     /// Fraction of users that run GWTW with k candidates; the rest have k = 1.
     pub partial: f64,
@@ -111,7 +113,7 @@ impl Config {
                 format!("from 1 to the number of servers ({})", self.servers),
             ));
         }
-        if self.policy == Policy::P2c && self.servers < 2 {
+        if self.policy == UserPolicy::P2c && self.servers < 2 {
             return Err(Error::param("servers", self.servers, "at least 2 for p2c"));
         }
         if !(0.0..=1.0).contains(&self.partial) {
@@ -391,8 +393,8 @@ pub fn clients<W: Window>(
 ) -> Result<Vec<Client<W>>, Error> {
     let (n, m) = (cfg.servers, cfg.users as usize);
     Ok(match cfg.policy {
-        Policy::P2c => vec![Client::P2c(P2c { n }); m],
-        Policy::Gwtw => {
+        UserPolicy::P2c => vec![Client::P2c(P2c { n }); m],
+        UserPolicy::Gwtw => {
             let mut out = Vec::with_capacity(m);
             for _ in 0..m {
                 let k = if rng.random::<f64>() < cfg.partial {
@@ -409,7 +411,7 @@ pub fn clients<W: Window>(
             }
             out
         }
-        Policy::Oracle => {
+        UserPolicy::Oracle => {
             let cands: Vec<Vec<u32>> = (0..m).map(|_| draw_candidates(n, cfg.k, rng)).collect();
             let assigned = matching::assign(&cands, capacity);
             cands

@@ -2,12 +2,13 @@
 //! thresholds of the spec. m users each draw k distinct random servers (as GWTW users do) and a
 //! maximum b-matching places them within capacity c per server; no simulation of requests, so
 //! n = 10^4 and more is cheap.
+//!
+//! Rules: GWTW-R8 of docs/spec/gwtw.md.
 
 use super::draw_candidates;
 use crate::Error;
 use crate::rng::Rng;
 use crate::select::{analysis, matching};
-use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
@@ -68,58 +69,54 @@ fn regime(name: &str) -> (u32, u32) {
     )
 }
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "gwtw-orient",
-    about: "whether every user fits on one of k random servers of capacity c, around the orientability thresholds",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: false,
-};
+/// Checks that involve several parameters.
+fn check(p: &Params) -> Result<(), Error> {
+    let (k, _) = regime(p.text("regime"));
+    if p.int("servers") < i64::from(k) {
+        return Err(Error::param(
+            "servers",
+            p.int("servers"),
+            format!("at least k = {k}"),
+        ));
+    }
+    Ok(())
+}
 
-impl Experiment for OrientExperiment {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    fn check(&self, p: &Params) -> Result<(), Error> {
-        let (k, _) = regime(p.text("regime"));
-        if p.int("servers") < i64::from(k) {
-            return Err(Error::param(
-                "servers",
-                p.int("servers"),
-                format!("at least k = {k}"),
-            ));
-        }
-        Ok(())
-    }
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        self.check(p)?;
-        let (k, c) = regime(p.text("regime"));
-        let theta = analysis::orientability_threshold(k, c).expect("declared regime");
-        let n = p.int("servers") as u32;
-        let ratio = p.float("relative") * theta;
-        let m = (ratio * f64::from(c) * f64::from(n)).round() as usize;
-        let cands: Vec<Vec<u32>> = (0..m).map(|_| draw_candidates(n, k, rng)).collect();
-        let placed = matching::assign(&cands, &vec![c; n as usize])
-            .iter()
-            .filter(|a| a.is_some())
-            .count();
-        Ok(vec![
-            f64::from(u8::from(placed == m)),
-            if m == 0 {
-                1.0
-            } else {
-                placed as f64 / m as f64
-            },
-            ratio,
-            theta,
-        ])
-    }
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    check(p)?;
+    let (k, c) = regime(p.text("regime"));
+    let theta = analysis::orientability_threshold(k, c).expect("declared regime");
+    let n = p.int("servers") as u32;
+    let ratio = p.float("relative") * theta;
+    let m = (ratio * f64::from(c) * f64::from(n)).round() as usize;
+    let cands: Vec<Vec<u32>> = (0..m).map(|_| draw_candidates(n, k, rng)).collect();
+    let placed = matching::assign(&cands, &vec![c; n as usize])
+        .iter()
+        .filter(|a| a.is_some())
+        .count();
+    Ok(vec![
+        f64::from(u8::from(placed == m)),
+        if m == 0 {
+            1.0
+        } else {
+            placed as f64 / m as f64
+        },
+        ratio,
+        theta,
+    ])
+}
+
+crate::sim::experiment! {
+    OrientExperiment = "gwtw-orient",
+    "whether every user fits on one of k random servers of capacity c, around the orientability thresholds",
+    PARAMS, METRICS; check, run
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Experiment;
     use crate::sim::Value;
     use std::collections::BTreeMap;
 

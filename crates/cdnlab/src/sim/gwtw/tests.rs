@@ -11,7 +11,7 @@ fn web(servers: u32, load: f64, k: u32) -> Config {
         servers,
         users: (load * f64::from(servers)).round() as u32,
         k,
-        policy: Policy::Gwtw,
+        policy: UserPolicy::Gwtw,
         gwtw: GwtwConfig {
             tau: 20,
             probe: Probe::All,

@@ -1,5 +1,7 @@
 //! The video service: server s has bandwidth B_s; the l streams it carries in a slot share it
 //! equally, each getting min(r_max, B_s / l), optionally rounded down to a bit-rate ladder.
+//!
+//! Rules: GWTW-R7 of docs/spec/gwtw.md.
 
 use super::{Population, Service, SlotLoad};
 use crate::rng::Rng;

@@ -1,6 +1,8 @@
 //! The web service: one LRU cache of C unit items per server; user u's catalogue is the items
 //! `u * N .. (u + 1) * N`, requested Zipf(alpha). Requests at a server are served in a random
 //! order within a slot.
+//!
+//! Rules: GWTW-R6 of docs/spec/gwtw.md.
 
 use super::{Client, Config, Model, Population, Service, SlotLoad};
 use crate::Error;

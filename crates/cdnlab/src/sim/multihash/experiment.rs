@@ -1,9 +1,8 @@
 //! The `multihash` experiment: one run of the DHT CDN per replication.
 
-use super::{Config, Growth, Outcome, Policy, Repair};
+use super::{Config, Growth, Outcome, PlacementPolicy, Repair};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
-use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::{Error, Named};
 
@@ -13,7 +12,7 @@ pub struct MultihashExperiment;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice(
         "policy",
-        Policy::NAMES,
+        PlacementPolicy::NAMES,
         "where requests go: multi-hash replicas, or a production baseline without replication",
     ),
     ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N").unit("nodes"),
@@ -335,23 +334,18 @@ impl Outcome {
     }
 }
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "multihash",
-    about: "DHT CDN with multiple hash functions: RBS lookups, replication, gap repair, against production hashing",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: false,
-};
+/// Checks that involve several parameters.
+fn check(p: &Params) -> Result<(), Error> {
+    config(p).map(|_| ())
+}
 
-impl Experiment for MultihashExperiment {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    fn check(&self, p: &Params) -> Result<(), Error> {
-        config(p).map(|_| ())
-    }
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        Ok(super::run(&config(p)?, rng)?.values())
-    }
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    Ok(super::run(&config(p)?, rng)?.values())
+}
+
+crate::sim::experiment! {
+    MultihashExperiment = "multihash",
+    "DHT CDN with multiple hash functions: RBS lookups, replication, gap repair, against production hashing",
+    PARAMS, METRICS; check, run
 }

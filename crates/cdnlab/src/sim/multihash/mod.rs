@@ -11,8 +11,14 @@
 //! are not drawn. The window-end rule is `dht::replication`'s ([`window_end`]), the repair round
 //! `dht::repair`'s; `rbs.rs` holds the single-file experiment `rbs` (X1, X2, gaps).
 
+mod engine;
 pub mod experiment;
 pub mod rbs;
+mod window;
+
+use engine::Sim;
+pub use window::{Scratch, WindowEndOutcome, window_end};
+use window::{below_gaps, fail_probability, prefix_moments};
 
 use crate::Error;
 use crate::dht::analysis;
@@ -37,7 +43,7 @@ const CHUNK: u64 = 4096;
 
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
+pub enum PlacementPolicy {
     /// Replicas at h_1..h_K, found by a [`Strategy`]; replication on overload.
     MultiHash,
     /// Consistent hashing, one copy at h_1(f), no replication.
@@ -63,12 +69,12 @@ pub enum Repair {
     Migrate,
 }
 
-crate::registry!(Policy, "DHT placement policy", [
-    Policy::MultiHash => "multihash",
-    Policy::SingleHash => "single-hash",
-    Policy::BoundedLoad => "bounded-load",
-    Policy::Rendezvous => "rendezvous",
-    Policy::Maglev => "maglev",
+crate::registry!(PlacementPolicy, "DHT placement policy", [
+    PlacementPolicy::MultiHash => "multihash",
+    PlacementPolicy::SingleHash => "single-hash",
+    PlacementPolicy::BoundedLoad => "bounded-load",
+    PlacementPolicy::Rendezvous => "rendezvous",
+    PlacementPolicy::Maglev => "maglev",
 ]);
 // `none` is listed last: the scenario default is RGR.
 crate::registry!(Repair, "repair rule", [
@@ -99,7 +105,7 @@ pub struct Config {
     pub window: f64,
     pub growth: Growth,
     pub strategy: Strategy,
-    pub policy: Policy,
+    pub policy: PlacementPolicy,
     /// Bounded-load factor (1 + epsilon).
     pub balance: f64,
     /// Fraction of nodes that crash at the end of window `fail_at` (0: none).
@@ -234,411 +240,6 @@ pub struct Outcome {
     pub chord_hops: f64,
 }
 
-/// Run state.
-struct Sim<'a> {
-    cfg: &'a Config,
-    ring: Ring,
-    store: Store,
-    /// The baseline's placement (`None` for multi-hash).
-    placement: Option<Box<dyn Placement>>,
-    /// Files requested this window (each once), for the end-of-window pass.
-    touched: Vec<u32>,
-    /// Scratch of that pass.
-    scratch: Scratch,
-    /// Requests per node this window and over the measured windows.
-    node_load: Vec<u32>,
-    measured_load: Vec<u64>,
-    window_requests: u64,
-    /// Reported gaps (file, index) for request-driven repair.
-    reported: Vec<(u32, u32)>,
-    /// Files a request found no replica of this window: the origin restores their home copy
-    /// at the window's end.
-    from_origin: Vec<u32>,
-    probes: u64,
-    failures: u64,
-    replication_messages: u64,
-    created: u64,
-    repair_messages: u64,
-    repair_rounds: u64,
-    /// X6's references (see [`Outcome::probes_expected`]): RBS's probe mean and variance for a
-    /// prefix 1..n (element n; 0 acts as 1), the recursion's for files with gaps this window,
-    /// and the sums over requests, replications and repair rounds.
-    prefix_moments: Vec<(f64, f64)>,
-    gapped_moments: HashMap<u32, (f64, f64)>,
-    probe_moments: (f64, f64),
-    replication_formula: u64,
-    repair_formula: u64,
-    create_refused: u64,
-}
-
-impl Sim<'_> {
-    /// Serves one request for file `f`.
-    fn request(&mut self, f: u32, rng: &mut Rng) -> bool {
-        let cfg = self.cfg;
-        let node = match self.placement.as_mut() {
-            None => {
-                let key = file_key(u64::from(f));
-                let top = self.store.top(f);
-                let report = cfg.repair == Repair::Request;
-                let mut hit = None;
-                let (store, ring, reported) = (&self.store, &self.ring, &mut self.reported);
-                let l = search::lookup(cfg.strategy, cfg.k, top, rng, |i| {
-                    // Nothing is held above the top replica, where most of RBS's probes land
-                    // (K = 1024 against a handful held): a miss without a lookup.
-                    if i > top {
-                        return false;
-                    }
-                    match store.probe(ring, key, f, i) {
-                        Some(h) => {
-                            hit = Some(h);
-                            true
-                        }
-                        None => {
-                            if report && i < top {
-                                reported.push((f, i));
-                            }
-                            false
-                        }
-                    }
-                });
-                self.probes += u64::from(l.probes);
-                if cfg.strategy == Strategy::Rbs {
-                    let (m, v) = self.moments(f);
-                    self.probe_moments.0 += m;
-                    self.probe_moments.1 += v;
-                }
-                match (l.served, hit) {
-                    (Some(_), Some((node, slot))) => {
-                        // The file's first request this window (all counts still 0; they sit
-                        // in the line just read, where a separate flag array would miss).
-                        if self.store.replicas(f).iter().all(|r| r.count == 0) {
-                            self.touched.push(f);
-                        }
-                        *self.store.count_mut(f, slot) += 1;
-                        Some(node)
-                    }
-                    _ => {
-                        self.from_origin.push(f);
-                        None
-                    }
-                }
-            }
-            Some(place) => {
-                self.probes += 1;
-                let node = place.node(
-                    &self.ring,
-                    u64::from(f),
-                    &self.node_load,
-                    self.window_requests,
-                );
-                if place.stores_home() {
-                    node.filter(|&n| self.store.holds(f, 1, n))
-                } else {
-                    node
-                }
-            }
-        };
-        self.window_requests += 1;
-        match node {
-            Some(n) => {
-                self.node_load[n as usize] += 1;
-                true
-            }
-            None => {
-                self.failures += 1;
-                false
-            }
-        }
-    }
-
-    /// RBS's probe mean and variance for a request of `f` in the current state.
-    fn moments(&mut self, f: u32) -> (f64, f64) {
-        if self.store.gaps(f) == 0 {
-            return self.prefix_moments[self.store.top(f) as usize];
-        }
-        let (store, k) = (&self.store, self.cfg.k as usize);
-        *self.gapped_moments.entry(f).or_insert_with(|| {
-            let mut used = vec![false; k];
-            store
-                .replicas(f)
-                .iter()
-                .for_each(|r| used[r.index as usize - 1] = true);
-            analysis::probe_moments_with(&used)
-        })
-    }
-
-    /// Replication and de-replication from this window's counts (see [`window_end`]).
-    fn adapt(&mut self) {
-        let cfg = self.cfg;
-        let rules = Rules {
-            c_high: cfg.c_high,
-            window: cfg.window,
-            gamma: cfg.gamma,
-            k: cfg.k,
-            growth: cfg.growth,
-        };
-        let mut touched = std::mem::take(&mut self.touched);
-        let mut scratch = std::mem::take(&mut self.scratch);
-        touched.sort_unstable();
-        for &f in &touched {
-            let w = window_end(
-                &mut self.store,
-                &self.ring,
-                rules,
-                cfg.shrink,
-                f,
-                &mut scratch,
-            );
-            self.replication_messages += w.messages;
-            self.replication_formula += w.formula;
-            self.created += w.created;
-            self.create_refused += w.refused;
-        }
-        self.touched = touched;
-        self.touched.clear();
-        self.scratch = scratch;
-    }
-
-    /// The origin restores the home copy of every file a request could not find.
-    fn origin_fill(&mut self) {
-        let mut files = std::mem::take(&mut self.from_origin);
-        files.sort_unstable();
-        files.dedup();
-        for &f in &files {
-            self.store.create_if_absent(&self.ring, f, 1);
-        }
-        self.from_origin = files;
-        self.from_origin.clear();
-    }
-
-    /// One round of repair.
-    fn repair(&mut self, rng: &mut Rng) {
-        let cfg = self.cfg;
-        match cfg.repair {
-            Repair::None => {}
-            Repair::Request => {
-                let mut r = std::mem::take(&mut self.reported);
-                r.sort_unstable();
-                r.dedup();
-                for &(f, i) in &r {
-                    if i < self.store.top(f) {
-                        self.repair_messages += 1;
-                        self.repair_formula += 1;
-                        self.store.create_if_absent(&self.ring, f, i);
-                    }
-                }
-                self.repair_rounds += 1;
-                self.reported = r;
-                self.reported.clear();
-            }
-            Repair::Rgr | Repair::Neighbour | Repair::Migrate => {
-                // The spec's cost: one probe per replica above the home, counted from the
-                // store's totals, plus one message per refill (added below).
-                let homes = (0..self.store.files() as u32)
-                    .filter(|&f| self.store.replicas(f).first().is_some_and(|r| r.index == 1))
-                    .count() as u64;
-                self.repair_formula += self.store.total() - homes;
-                for f in 0..self.store.files() as u32 {
-                    if self.store.gaps(f) == 0 {
-                        // Probes still cost messages, but find nothing to do.
-                        let n = self
-                            .store
-                            .replicas(f)
-                            .iter()
-                            .filter(|r| r.index > 1)
-                            .count();
-                        self.repair_messages += n as u64;
-                        continue;
-                    }
-                    let key = file_key(u64::from(f));
-                    let holders: Vec<u32> =
-                        self.store.replicas(f).iter().map(|r| r.index).collect();
-                    let probe = if cfg.repair == Repair::Neighbour {
-                        repair::Probe::Neighbour
-                    } else {
-                        repair::Probe::Random
-                    };
-                    // Probes against the state at the round's start.
-                    let mut missing: Vec<u32> = Vec::new();
-                    let (store, ring) = (&self.store, &self.ring);
-                    self.repair_messages += repair::round(
-                        &holders,
-                        probe,
-                        rng,
-                        |j| store.probe(ring, key, f, j).is_some(),
-                        &mut missing,
-                    );
-                    for j in missing {
-                        self.repair_messages += 1;
-                        self.repair_formula += 1;
-                        if cfg.repair == Repair::Migrate && self.store.top(f) > j {
-                            let top = self.store.top(f);
-                            self.store.remove(f, top);
-                        }
-                        self.store.create_if_absent(&self.ring, f, j);
-                    }
-                }
-                self.repair_rounds += 1;
-            }
-        }
-    }
-
-    fn total_gaps(&self) -> u64 {
-        (0..self.store.files() as u32)
-            .map(|f| u64::from(self.store.gaps(f)))
-            .sum()
-    }
-}
-
-/// Scratch vectors of [`window_end`], reused across files (no allocation per file and
-/// window).
-#[derive(Debug, Default)]
-pub struct Scratch {
-    lived: Vec<(u32, u32)>,
-    indices: Vec<u32>,
-}
-
-/// What [`window_end`] did to one file.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WindowEndOutcome {
-    /// Messages of replication (search probes and CREATE_IF_ABSENT), and the same with each
-    /// search's closed form where the file is a prefix (X6's reference).
-    pub messages: u64,
-    pub formula: u64,
-    /// Replicas created, attempts refused as existing, replicas that left.
-    pub created: u64,
-    pub refused: u64,
-    pub left: u64,
-}
-
-/// The end of a window for file `f`, from its replicas' counts in `store`, by the window-end
-/// rule of `dht::replication` that the live edges run too: first every overloaded replica's
-/// search and growth against the window's state (concurrent attempts, applied one after
-/// another at their arbiters), then, with `shrink`, the leave decisions of the others against
-/// the state after those creations (decided concurrently, then applied). Counts are reset.
-/// Replicas created here take no decision until they have lived through a window.
-pub fn window_end(
-    store: &mut Store,
-    ring: &Ring,
-    rules: Rules,
-    shrink: bool,
-    f: u32,
-    scratch: &mut Scratch,
-) -> WindowEndOutcome {
-    let key = file_key(u64::from(f));
-    let mut out = WindowEndOutcome::default();
-    let Scratch { lived, indices } = scratch;
-    lived.clear();
-    lived.extend(store.replicas(f).iter().map(|r| (r.index, r.count)));
-    for phase in Phase::ORDER {
-        if phase == Phase::Shrink && !shrink {
-            continue;
-        }
-        // Every replica of this phase decides first; what they decided is done after.
-        indices.clear();
-        for &(i, c) in lived.iter() {
-            let end = WindowEnd::new(rules, i, f64::from(c));
-            if !phase.decides(&end) {
-                continue;
-            }
-            let (action, probes) = end.run(|j| store.probe(ring, key, f, j).is_some());
-            match phase {
-                Phase::Grow => {
-                    out.messages += u64::from(probes);
-                    let prefix = store.gaps(f) == 0;
-                    out.formula += u64::from(
-                        analysis::unused_search_probes(i, store.top(f), rules.k)
-                            .filter(|_| prefix)
-                            .unwrap_or(probes),
-                    );
-                    if let Action::Create(range) = action {
-                        indices.extend(range);
-                    }
-                }
-                Phase::Shrink => {
-                    if action == Action::Leave {
-                        indices.push(i);
-                    }
-                }
-            }
-        }
-        for &t in indices.iter() {
-            match phase {
-                Phase::Grow => {
-                    out.messages += 1;
-                    out.formula += 1;
-                    if store.create_if_absent(ring, f, t) {
-                        out.created += 1;
-                    } else {
-                        out.refused += 1;
-                    }
-                }
-                Phase::Shrink => {
-                    store.remove(f, t);
-                    out.left += 1;
-                }
-            }
-        }
-    }
-    store.reset_counts(f);
-    out
-}
-
-/// RBS's probe mean and variance with the prefix 1..=n used, for n in 0..=k (no replica at
-/// all probes like n = 1: every index down to 1, then fail): 1 + sum over j in (n, k] of 1/j
-/// and of 1/j - 1/j^2, summed from the top.
-fn prefix_moments(k: u32) -> Vec<(f64, f64)> {
-    let mut t = vec![(1.0, 0.0); k as usize + 1];
-    for n in (1..k).rev() {
-        let p = 1.0 / f64::from(n + 1);
-        let (m, v) = t[n as usize + 1];
-        t[n as usize] = (m + p, v + p - p * p);
-    }
-    t[0] = t[1.min(k as usize)];
-    t
-}
-
-/// The load skew below gaps in the window after a crash (before any repair): over the files
-/// with a gap, the requests their replicas below the lowest gap served, what the exact
-/// recursion expects of the requests served, and what a uniform pick over the surviving
-/// replicas would give. Counts are the window's per-replica counts.
-fn below_gaps(store: &Store) -> (f64, f64, f64) {
-    let (mut served_below, mut expected, mut uniform) = (0.0, 0.0, 0.0);
-    for f in 0..store.files() as u32 {
-        let reps = store.replicas(f);
-        if store.gaps(f) == 0 || reps.is_empty() {
-            continue;
-        }
-        let top = store.top(f) as usize;
-        let mut used = vec![false; top];
-        reps.iter().for_each(|r| used[r.index as usize - 1] = true);
-        let gap = used.iter().position(|u| !u).expect("a gap") + 1; // lowest missing index
-        let served: f64 = reps.iter().map(|r| f64::from(r.count)).sum();
-        if served == 0.0 {
-            continue;
-        }
-        let dist = analysis::serve_distribution(&used);
-        let ok = 1.0 - dist[0];
-        let below = reps.iter().filter(|r| (r.index as usize) < gap);
-        served_below += below.clone().map(|r| f64::from(r.count)).sum::<f64>();
-        expected += served * (1..gap).map(|j| dist[j]).sum::<f64>() / ok;
-        uniform += served * below.count() as f64 / reps.len() as f64;
-    }
-    (served_below, expected, uniform)
-}
-
-/// Failure probability of a request for a file with these used indices, by the recursion.
-fn fail_probability(used_top: u32, indices: &[u32]) -> f64 {
-    if indices.is_empty() {
-        return 1.0;
-    }
-    let mut used = vec![false; used_top as usize];
-    for &i in indices {
-        used[i as usize - 1] = true;
-    }
-    analysis::serve_distribution(&used)[0]
-}
-
 /// One run.
 pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     run_with(cfg, rng, &mut |_, _| {})
@@ -667,11 +268,13 @@ fn run_chunked(
     let pmf = Law::Zipf { alpha: cfg.alpha }.pmf(cfg.files as usize)?;
     let lambda = cfg.load * f64::from(cfg.nodes);
     let placement: Option<Box<dyn Placement>> = match cfg.policy {
-        Policy::MultiHash => None,
-        Policy::SingleHash => Some(Box::new(baselines::SingleHash)),
-        Policy::BoundedLoad => Some(Box::new(baselines::BoundedLoad::new(cfg.balance))),
-        Policy::Rendezvous => Some(Box::new(baselines::Rendezvous::new(&ring, cfg.files)?)),
-        Policy::Maglev => Some(Box::new(Maglev::new(
+        PlacementPolicy::MultiHash => None,
+        PlacementPolicy::SingleHash => Some(Box::new(baselines::SingleHash)),
+        PlacementPolicy::BoundedLoad => Some(Box::new(baselines::BoundedLoad::new(cfg.balance))),
+        PlacementPolicy::Rendezvous => {
+            Some(Box::new(baselines::Rendezvous::new(&ring, cfg.files)?))
+        }
+        PlacementPolicy::Maglev => Some(Box::new(Maglev::new(
             &ring,
             baselines::prime_at_least(100 * u64::from(cfg.nodes)),
         )?)),
@@ -694,7 +297,8 @@ fn run_chunked(
         created: 0,
         repair_messages: 0,
         repair_rounds: 0,
-        prefix_moments: if cfg.policy == Policy::MultiHash && cfg.strategy == Strategy::Rbs {
+        prefix_moments: if cfg.policy == PlacementPolicy::MultiHash && cfg.strategy == Strategy::Rbs
+        {
             prefix_moments(cfg.k)
         } else {
             Vec::new()
@@ -770,7 +374,7 @@ fn run_chunked(
         requests += count;
         if cfg.fail_fraction > 0.0 && t == cfg.fail_at + 1 {
             after = (count, sim.failures - failures_before);
-            if cfg.policy == Policy::MultiHash {
+            if cfg.policy == PlacementPolicy::MultiHash {
                 (
                     out.below_gap_served,
                     out.below_gap_expected,
@@ -784,7 +388,7 @@ fn run_chunked(
                 .zip(&sim.node_load)
                 .for_each(|(m, &l)| *m += u64::from(l));
         }
-        if t + 1 == cfg.horizon && cfg.policy == Policy::MultiHash {
+        if t + 1 == cfg.horizon && cfg.policy == PlacementPolicy::MultiHash {
             out.top_replica_load = sim
                 .store
                 .replicas(0)
@@ -792,7 +396,7 @@ fn run_chunked(
                 .map(|r| f64::from(r.count) / cfg.window)
                 .fold(0.0, f64::max);
         }
-        if cfg.policy == Policy::MultiHash {
+        if cfg.policy == PlacementPolicy::MultiHash {
             sim.adapt();
             sim.origin_fill();
             // The invariants of replication without failures: every file's indices a prefix
@@ -840,7 +444,7 @@ fn run_chunked(
             // RBS over K > top: indices above the top are unused, which the recursion over
             // 1..=top already accounts for (they only add probes).
         }
-        if cfg.policy == Policy::MultiHash && cfg.fail_fraction > 0.0 && t > cfg.fail_at {
+        if cfg.policy == PlacementPolicy::MultiHash && cfg.fail_fraction > 0.0 && t > cfg.fail_at {
             sim.repair(rng);
             if repaired_at.is_none() && sim.total_gaps() == 0 {
                 repaired_at = Some(t - cfg.fail_at);

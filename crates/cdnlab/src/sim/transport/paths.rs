@@ -11,7 +11,6 @@
 
 use crate::Error;
 use crate::rng::Rng;
-use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use crate::workload::arrivals::exponential;
 use std::collections::VecDeque;
@@ -49,97 +48,90 @@ const METRICS: &[MetricSpec] = &[
     MetricSpec::new("packets", "packets", "packets sent"),
 ];
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "paths",
-    about: "packet loss and latency of single- vs multi-source streaming over congested drop-tail links",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: false,
-};
-
-impl Experiment for PathsExperiment {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    // rate, capacity and duration above 0: their declarations (ParamSpec::positive).
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        let sources = p.int("sources") as usize;
-        let (rate, capacity, delay) = (p.float("rate"), p.float("capacity"), p.float("delay"));
-        let (buffer, cross, duration) = (
-            p.int("buffer") as usize,
-            p.float("cross"),
-            p.float("duration"),
-        );
-        let service = 1.0 / capacity;
-        let mut latencies: Vec<f64> = Vec::new();
-        let (mut sent, mut lost) = (0u64, 0u64);
-        for path in 0..sources {
-            // The stream's packets on this path: every sources-th of a CBR stream.
-            let gap = sources as f64 / rate;
-            let mut next_stream = path as f64 / rate;
-            let cross_rate = cross * capacity;
-            let exp = |rng: &mut Rng| exponential(rng, 1.0 / cross_rate);
-            let mut next_cross = if cross_rate > 0.0 {
-                exp(rng)
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    let sources = p.int("sources") as usize;
+    let (rate, capacity, delay) = (p.float("rate"), p.float("capacity"), p.float("delay"));
+    let (buffer, cross, duration) = (
+        p.int("buffer") as usize,
+        p.float("cross"),
+        p.float("duration"),
+    );
+    let service = 1.0 / capacity;
+    let mut latencies: Vec<f64> = Vec::new();
+    let (mut sent, mut lost) = (0u64, 0u64);
+    for path in 0..sources {
+        // The stream's packets on this path: every sources-th of a CBR stream.
+        let gap = sources as f64 / rate;
+        let mut next_stream = path as f64 / rate;
+        let cross_rate = cross * capacity;
+        let exp = |rng: &mut Rng| exponential(rng, 1.0 / cross_rate);
+        let mut next_cross = if cross_rate > 0.0 {
+            exp(rng)
+        } else {
+            f64::INFINITY
+        };
+        let mut queue: VecDeque<f64> = VecDeque::new(); // departure times in the system
+        let mut last = 0.0f64;
+        loop {
+            let (t, ours) = if next_stream <= next_cross {
+                (next_stream, true)
             } else {
-                f64::INFINITY
+                (next_cross, false)
             };
-            let mut queue: VecDeque<f64> = VecDeque::new(); // departure times in the system
-            let mut last = 0.0f64;
-            loop {
-                let (t, ours) = if next_stream <= next_cross {
-                    (next_stream, true)
-                } else {
-                    (next_cross, false)
-                };
-                if t > duration {
-                    break;
-                }
+            if t > duration {
+                break;
+            }
+            if ours {
+                next_stream += gap;
+            } else {
+                next_cross += exp(rng);
+            }
+            while queue.front().is_some_and(|&d| d <= t) {
+                queue.pop_front();
+            }
+            if ours {
+                sent += 1;
+            }
+            if queue.len() >= buffer {
                 if ours {
-                    next_stream += gap;
-                } else {
-                    next_cross += exp(rng);
+                    lost += 1;
                 }
-                while queue.front().is_some_and(|&d| d <= t) {
-                    queue.pop_front();
-                }
-                if ours {
-                    sent += 1;
-                }
-                if queue.len() >= buffer {
-                    if ours {
-                        lost += 1;
-                    }
-                    continue;
-                }
-                let depart = last.max(t) + service;
-                last = depart;
-                queue.push_back(depart);
-                if ours {
-                    latencies.push(depart - t + delay);
-                }
+                continue;
+            }
+            let depart = last.max(t) + service;
+            last = depart;
+            queue.push_back(depart);
+            if ours {
+                latencies.push(depart - t + delay);
             }
         }
-        let delivered = latencies.len();
-        let mean = latencies.iter().sum::<f64>() / delivered.max(1) as f64;
-        latencies.sort_by(f64::total_cmp);
-        let p99 = latencies
-            .get(((delivered as f64 * 0.99) as usize).min(delivered.saturating_sub(1)))
-            .copied()
-            .unwrap_or(f64::NAN);
-        Ok(vec![
-            lost as f64 / sent.max(1) as f64,
-            mean,
-            p99,
-            sent as f64,
-        ])
     }
+    let delivered = latencies.len();
+    let mean = latencies.iter().sum::<f64>() / delivered.max(1) as f64;
+    latencies.sort_by(f64::total_cmp);
+    let p99 = latencies
+        .get(((delivered as f64 * 0.99) as usize).min(delivered.saturating_sub(1)))
+        .copied()
+        .unwrap_or(f64::NAN);
+    Ok(vec![
+        lost as f64 / sent.max(1) as f64,
+        mean,
+        p99,
+        sent as f64,
+    ])
+}
+
+crate::sim::experiment! {
+    PathsExperiment = "paths",
+    "packet loss and latency of single- vs multi-source streaming over congested drop-tail links",
+    PARAMS, METRICS; crate::sim::no_check, run
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Experiment;
     use crate::sim::params::Params;
     use std::collections::BTreeMap;
 

@@ -11,7 +11,6 @@ use crate::Error;
 use crate::alloc::simplex;
 use crate::alloc::{Problem, initial, lemon, lp};
 use crate::rng::Rng;
-use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use rand::RngExt;
 use std::time::Instant;
@@ -141,83 +140,77 @@ fn best_of<T>(
     Ok(best.expect("repeats >= 1"))
 }
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "solver",
-    about: "Transportation Problem solver time vs size, cold and warm (after a demand change), against a reference LP solver",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: true,
-};
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    let size = p.int("size") as usize;
+    let repeats = p.int("repeats");
+    let below = p.float("repeat_below");
+    let first = Problem::random(rng, size, size, 1..=p.int("max_cost"), 1..=p.int("max_q"))?;
+    let (cold, cold_seconds) = best_of(repeats, below, || simplex::solve(&first))?;
+    // The re-allocation: a share of the demands each give up to 20 units to another.
+    let mut second = first.clone();
+    let moves = ((p.float("change") * size as f64).round() as usize).max(1);
+    for _ in 0..moves {
+        let (a, b) = (rng.random_range(0..size), rng.random_range(0..size));
+        let x = second.demand[a].min(rng.random_range(1..=20));
+        second.demand[a] -= x;
+        second.demand[b] += x;
+    }
+    let (again, again_seconds) = best_of(repeats, below, || simplex::solve(&second))?;
+    let (warm, warm_seconds) =
+        best_of(repeats, below, || simplex::solve_warm(&second, &cold.basis))?;
+    if warm.allocation.cost != again.allocation.cost {
+        return Err(Error::param(
+            "warm start",
+            warm.allocation.cost,
+            format!("the cold optimum {}", again.allocation.cost),
+        ));
+    }
+    let cost = cold.allocation.cost as f64;
+    let lemon_agrees =
+        lemon::optimum(&first).map_or(f64::NAN, |c| f64::from(c == cold.allocation.cost));
+    let (reference_seconds, agrees) = if size as i64 <= p.int("reference_max") {
+        // Timed like the network simplex: from the problem to the optimum (building the LP
+        // model included, as the simplex builds its tree), best of the same repeats.
+        let (lp, secs) = best_of(repeats, below, || lp::optimum(&first))?;
+        (
+            secs,
+            f64::from((lp - cost).abs() <= 1e-6 * cost.abs().max(1.0)),
+        )
+    } else {
+        (f64::NAN, f64::NAN)
+    };
+    // The stand-alone initial solutions, as relative cost above the optimum.
+    let gap = |c: i64| (c as f64 - cost) / cost.abs().max(1.0);
+    let vogel_gap = gap(initial::vogel(&first)?.cost);
+    let northwest_gap = gap(initial::northwest(&first)?.cost);
+    Ok(vec![
+        cost,
+        cold.pivots as f64,
+        cold_seconds,
+        warm.pivots as f64,
+        warm_seconds,
+        warm_seconds / again_seconds,
+        reference_seconds,
+        cold_seconds / reference_seconds,
+        agrees,
+        lemon_agrees,
+        vogel_gap,
+        northwest_gap,
+    ])
+}
 
-impl Experiment for SolverExperiment {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        let size = p.int("size") as usize;
-        let repeats = p.int("repeats");
-        let below = p.float("repeat_below");
-        let first = Problem::random(rng, size, size, 1..=p.int("max_cost"), 1..=p.int("max_q"))?;
-        let (cold, cold_seconds) = best_of(repeats, below, || simplex::solve(&first))?;
-        // The re-allocation: a share of the demands each give up to 20 units to another.
-        let mut second = first.clone();
-        let moves = ((p.float("change") * size as f64).round() as usize).max(1);
-        for _ in 0..moves {
-            let (a, b) = (rng.random_range(0..size), rng.random_range(0..size));
-            let x = second.demand[a].min(rng.random_range(1..=20));
-            second.demand[a] -= x;
-            second.demand[b] += x;
-        }
-        let (again, again_seconds) = best_of(repeats, below, || simplex::solve(&second))?;
-        let (warm, warm_seconds) =
-            best_of(repeats, below, || simplex::solve_warm(&second, &cold.basis))?;
-        if warm.allocation.cost != again.allocation.cost {
-            return Err(Error::param(
-                "warm start",
-                warm.allocation.cost,
-                format!("the cold optimum {}", again.allocation.cost),
-            ));
-        }
-        let cost = cold.allocation.cost as f64;
-        let lemon_agrees =
-            lemon::optimum(&first).map_or(f64::NAN, |c| f64::from(c == cold.allocation.cost));
-        let (reference_seconds, agrees) = if size as i64 <= p.int("reference_max") {
-            // Timed like the network simplex: from the problem to the optimum (building the LP
-            // model included, as the simplex builds its tree), best of the same repeats.
-            let (lp, secs) = best_of(repeats, below, || lp::optimum(&first))?;
-            (
-                secs,
-                f64::from((lp - cost).abs() <= 1e-6 * cost.abs().max(1.0)),
-            )
-        } else {
-            (f64::NAN, f64::NAN)
-        };
-        // The stand-alone initial solutions, as relative cost above the optimum.
-        let gap = |c: i64| (c as f64 - cost) / cost.abs().max(1.0);
-        let vogel_gap = gap(initial::vogel(&first)?.cost);
-        let northwest_gap = gap(initial::northwest(&first)?.cost);
-        Ok(vec![
-            cost,
-            cold.pivots as f64,
-            cold_seconds,
-            warm.pivots as f64,
-            warm_seconds,
-            warm_seconds / again_seconds,
-            reference_seconds,
-            cold_seconds / reference_seconds,
-            agrees,
-            lemon_agrees,
-            vogel_gap,
-            northwest_gap,
-        ])
-    }
+crate::sim::experiment! {
+    SolverExperiment = "solver",
+    "Transportation Problem solver time vs size, cold and warm (after a demand change), against a reference LP solver",
+    PARAMS, METRICS, timed; crate::sim::no_check, run
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::stream;
+    use crate::sim::Experiment;
     use crate::sim::Params;
     use std::collections::BTreeMap;
 

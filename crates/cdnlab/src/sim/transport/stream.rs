@@ -17,7 +17,6 @@ use crate::alloc::admission::{
 use crate::alloc::erlang::erlang_b;
 use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
-use crate::sim::{Experiment, Spec};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 // A 4-ary heap pops this loop's events a little faster than std's binary heap; `PeekMut` lets an
 // arrival's successor replace it in place (docs/transport.md).
@@ -26,7 +25,7 @@ use std::cmp::Reverse;
 
 /// How requests are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
+pub enum AllocationPolicy {
     /// S0: thresholds from the optimal Transportation Problem solution.
     Optimal,
     /// S1: the nearest server only, no thresholds, no overflow.
@@ -39,12 +38,12 @@ pub enum Policy {
     Sharing,
 }
 
-crate::registry!(Policy, "allocation policy", [
-    Policy::Optimal => "optimal",
-    Policy::Nearest => "nearest",
-    Policy::Northwest => "northwest",
-    Policy::Vogel => "vogel",
-    Policy::Sharing => "sharing",
+crate::registry!(AllocationPolicy, "allocation policy", [
+    AllocationPolicy::Optimal => "optimal",
+    AllocationPolicy::Nearest => "nearest",
+    AllocationPolicy::Northwest => "northwest",
+    AllocationPolicy::Vogel => "vogel",
+    AllocationPolicy::Sharing => "sharing",
 ]);
 
 /// The experiment.
@@ -53,7 +52,7 @@ pub struct StreamExperiment;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice(
         "policy",
-        Policy::NAMES,
+        AllocationPolicy::NAMES,
         "allocation: S0 optimal TP, S1 nearest, S3 NW-corner or Vogel, S4 full sharing",
     ),
     ParamSpec::choice(
@@ -224,103 +223,97 @@ const HOLD: f64 = 1.5;
 /// Batches of the measured period for the standard errors of blocking.
 const BATCHES: usize = 20;
 
-/// The experiment's name, parameters and metrics.
-static SPEC: Spec = Spec {
-    name: "stream",
-    about: "streaming server allocation on the reference metro topology: blocking per population against Erlang-B",
-    params: PARAMS,
-    metrics: METRICS,
-    timed: false,
-};
+/// Checks that involve several parameters.
+fn check(p: &Params) -> Result<(), Error> {
+    // rho, hours and window above 0: their declarations (ParamSpec::positive).
+    if p.float("reserve") < 1.0
+        && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
+    {
+        return Err(Error::param(
+            "reserve",
+            p.float("reserve"),
+            "1 unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
+        ));
+    }
+    if p.text("choice") != "residual"
+        && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
+    {
+        return Err(Error::param(
+            "choice",
+            p.text("choice"),
+            "residual unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
+        ));
+    }
+    if p.float("shift_at") > 0.0 && (p.text("profile") != "r1" || p.text("topology") != "reference")
+    {
+        return Err(Error::param(
+            "profile",
+            p.text("profile"),
+            "r1 on the reference topology when shift_at > 0 (the spec's shift starts from R1)",
+        ));
+    }
+    Ok(())
+}
 
-impl Experiment for StreamExperiment {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
+/// One replication.
+fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
+    check(p)?;
+    let policy: AllocationPolicy = p.named("policy")?;
+    let (hops, capacity, demand) = if p.text("topology") == "reference" {
+        let demand = if p.text("profile") == "r1" { R1 } else { R15 };
+        (hops(8, &LINKS), CAPACITY.to_vec(), demand.to_vec())
+    } else {
+        // A different random graph in every replication.
+        random_instance(p.int("metros") as usize, rng)
+    };
+    let reference = p.text("topology") == "reference";
+    let shift_at = p.float("shift_at");
+    let cfg = Config {
+        hops,
+        capacity,
+        policy,
+        striped: p.text("protocol") == "cp2",
+        demand,
+        rho: p.float("rho"),
+        deterministic: p.text("holding") == "deterministic",
+        warmup: p.float("warmup"),
+        hours: p.float("hours"),
+        shift: (shift_at > 0.0).then(|| Shift {
+            at: shift_at,
+            demand: SHIFTED.to_vec(),
+            reallocate: (p.values()["reallocate"] == crate::sim::Value::Bool(true))
+                .then(|| (p.float("window"), p.float("b_max"))),
+        }),
+        tail: p.float("tail"),
+        reserve: p.float("reserve"),
+        choice: p.named("choice")?,
+    };
+    let r = simulate(&cfg, rng)?;
+    let mut out = vec![
+        r.blocking,
+        r.erlang,
+        r.max_z,
+        r.hops,
+        r.events as f64,
+        r.blocking_tail,
+        r.erlang_end,
+        r.reallocations as f64,
+        r.borrowed,
+    ];
+    // Per-population blocking is reported for the reference metros only.
+    if reference {
+        out.extend(r.per_population);
+    } else {
+        out.extend([f64::NAN; 8]);
     }
-    fn check(&self, p: &Params) -> Result<(), Error> {
-        // rho, hours and window above 0: their declarations (ParamSpec::positive).
-        if p.float("reserve") < 1.0
-            && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
-        {
-            return Err(Error::param(
-                "reserve",
-                p.float("reserve"),
-                "1 unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
-            ));
-        }
-        if p.text("choice") != "residual"
-            && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
-        {
-            return Err(Error::param(
-                "choice",
-                p.text("choice"),
-                "residual unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
-            ));
-        }
-        if p.float("shift_at") > 0.0
-            && (p.text("profile") != "r1" || p.text("topology") != "reference")
-        {
-            return Err(Error::param(
-                "profile",
-                p.text("profile"),
-                "r1 on the reference topology when shift_at > 0 (the spec's shift starts from R1)",
-            ));
-        }
-        Ok(())
-    }
-    fn run(&self, p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
-        self.check(p)?;
-        let policy: Policy = p.named("policy")?;
-        let (hops, capacity, demand) = if p.text("topology") == "reference" {
-            let demand = if p.text("profile") == "r1" { R1 } else { R15 };
-            (hops(8, &LINKS), CAPACITY.to_vec(), demand.to_vec())
-        } else {
-            // A different random graph in every replication.
-            random_instance(p.int("metros") as usize, rng)
-        };
-        let reference = p.text("topology") == "reference";
-        let shift_at = p.float("shift_at");
-        let cfg = Config {
-            hops,
-            capacity,
-            policy,
-            striped: p.text("protocol") == "cp2",
-            demand,
-            rho: p.float("rho"),
-            deterministic: p.text("holding") == "deterministic",
-            warmup: p.float("warmup"),
-            hours: p.float("hours"),
-            shift: (shift_at > 0.0).then(|| Shift {
-                at: shift_at,
-                demand: SHIFTED.to_vec(),
-                reallocate: (p.values()["reallocate"] == crate::sim::Value::Bool(true))
-                    .then(|| (p.float("window"), p.float("b_max"))),
-            }),
-            tail: p.float("tail"),
-            reserve: p.float("reserve"),
-            choice: p.named("choice")?,
-        };
-        let r = simulate(&cfg, rng)?;
-        let mut out = vec![
-            r.blocking,
-            r.erlang,
-            r.max_z,
-            r.hops,
-            r.events as f64,
-            r.blocking_tail,
-            r.erlang_end,
-            r.reallocations as f64,
-            r.borrowed,
-        ];
-        // Per-population blocking is reported for the reference metros only.
-        if reference {
-            out.extend(r.per_population);
-        } else {
-            out.extend([f64::NAN; 8]);
-        }
-        out.extend([r.cluster_spread, r.alloc_hops, r.alloc_dmax]);
-        Ok(out)
-    }
+    out.extend([r.cluster_spread, r.alloc_hops, r.alloc_dmax]);
+    Ok(out)
+}
+
+crate::sim::experiment! {
+    StreamExperiment = "stream",
+    "streaming server allocation on the reference metro topology: blocking per population against Erlang-B",
+    PARAMS, METRICS; check, run
 }
 
 /// What a run measured.
@@ -362,12 +355,12 @@ fn problem(cfg: &Config, demand: &[i64]) -> Result<Problem, Error> {
 }
 
 /// The admission method of a policy (None: no thresholds).
-fn method(policy: Policy) -> Option<Method> {
+fn method(policy: AllocationPolicy) -> Option<Method> {
     match policy {
-        Policy::Optimal => Some(Method::Optimal),
-        Policy::Northwest => Some(Method::Northwest),
-        Policy::Vogel => Some(Method::Vogel),
-        Policy::Nearest | Policy::Sharing => None,
+        AllocationPolicy::Optimal => Some(Method::Optimal),
+        AllocationPolicy::Northwest => Some(Method::Northwest),
+        AllocationPolicy::Vogel => Some(Method::Vogel),
+        AllocationPolicy::Nearest | AllocationPolicy::Sharing => None,
     }
 }
 
@@ -390,7 +383,7 @@ pub struct Config {
     /// Hop counts between metros, and server capacities (one server per metro).
     pub hops: Vec<Vec<i64>>,
     pub capacity: Vec<i64>,
-    pub policy: Policy,
+    pub policy: AllocationPolicy,
     pub striped: bool,
     pub demand: Vec<i64>,
     pub rho: f64,
@@ -529,7 +522,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 .and_then(|s| s.reallocate)
                 .expect("checks only with re-allocation");
             // The shared rule: demands in proportion to the window's arrival counts.
-            if let (Some(est), Some(adm), Policy::Optimal) = (
+            if let (Some(est), Some(adm), AllocationPolicy::Optimal) = (
                 reallocation(&win_arr, &win_blk, b_max),
                 admission.as_mut(),
                 policy,
@@ -595,7 +588,7 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 })
             }
             (None, _) => {
-                let candidates = if policy == Policy::Nearest {
+                let candidates = if policy == AllocationPolicy::Nearest {
                     &by_distance[i][..1]
                 } else {
                     &by_distance[i][..]
@@ -681,146 +674,4 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn base(policy: Policy, striped: bool, det: bool, demand: &[i64], hours: f64) -> Config {
-        Config {
-            hops: hops(8, &LINKS),
-            capacity: CAPACITY.to_vec(),
-            policy,
-            striped,
-            demand: demand.to_vec(),
-            rho: 1.0,
-            deterministic: det,
-            warmup: 20.0,
-            hours,
-            shift: None,
-            tail: 50.0,
-            reserve: 1.0,
-            choice: Choice::Residual,
-        }
-    }
-
-    /// After a demand shift, re-allocation brings blocking back to Erlang-B for the new demand;
-    /// the stale allocation (S2) stays above it.
-    #[test]
-    fn reallocation_restores_blocking_after_a_shift() {
-        let run = |reallocate: bool| {
-            let mut cfg = base(Policy::Optimal, false, false, &R1, 600.0);
-            cfg.rho = 0.9;
-            cfg.tail = 300.0;
-            cfg.shift = Some(Shift {
-                at: 100.0,
-                demand: SHIFTED.to_vec(),
-                reallocate: reallocate.then_some((10.0, 0.05)),
-            });
-            simulate(&cfg, &mut crate::rng::stream(13, 0, 0)).unwrap()
-        };
-        let (stale, fresh) = (run(false), run(true));
-        assert!(fresh.reallocations >= 1, "{fresh:?}");
-        assert!(
-            stale.blocking_tail > fresh.blocking_tail + 0.02,
-            "{stale:?} {fresh:?}"
-        );
-        assert!(
-            (fresh.blocking_tail - fresh.erlang_end).abs() < 0.015,
-            "{fresh:?}"
-        );
-    }
-
-    #[test]
-    fn reference_topology() {
-        let d = hops(8, &LINKS);
-        assert_eq!(d[0][7], 2); // SEA-CHI-NYC
-        assert_eq!(d[2][7], 3); // LAX-DAL-ATL-NYC
-        assert!((0..8).all(|i| (0..8).all(|j| d[i][j] == d[j][i] && d[i][j] <= 3)));
-        assert_eq!(CAPACITY.iter().sum::<i64>(), 800);
-        assert_eq!(R1.iter().sum::<i64>(), 800);
-        assert_eq!(R15.iter().sum::<i64>(), 800);
-    }
-
-    /// Complete partitioning makes each population an Erlang loss system with D_i circuits:
-    /// measured blocking within 4 standard errors of Erlang-B for every population, with
-    /// exponential and with deterministic holding times (insensitivity), CP-1 and CP-2.
-    #[test]
-    fn optimal_partitioning_is_erlang_b() {
-        for (striped, det) in [(false, false), (true, false), (false, true)] {
-            let mut rng = crate::rng::stream(11, u64::from(striped), u64::from(det));
-            let r = simulate(&base(Policy::Optimal, striped, det, &R1, 3000.0), &mut rng).unwrap();
-            assert!(r.max_z < 4.0, "striped {striped} det {det}: {r:?}");
-        }
-    }
-
-    /// Random instances are connected, balanced, and reproduce the ordering S4 < S0 < S1.
-    #[test]
-    fn random_topologies() {
-        let mut rng = crate::rng::stream(14, 0, 0);
-        let (h, cap, dem) = random_instance(50, &mut rng);
-        assert!(h.iter().flatten().all(|&x| x < i64::MAX));
-        assert_eq!(cap.iter().sum::<i64>(), dem.iter().sum::<i64>());
-        let mut c = base(Policy::Optimal, false, false, &dem, 300.0);
-        (c.hops, c.capacity) = (h, cap);
-        sharing_below_optimal_below_nearest(c, 15);
-    }
-
-    /// S4 < S0 < S1 in blocking on the instance of `c` (its policy is replaced).
-    fn sharing_below_optimal_below_nearest(c: Config, seed: u64) {
-        let run = |policy| {
-            let c = Config {
-                policy,
-                ..c.clone()
-            };
-            simulate(&c, &mut crate::rng::stream(seed, 0, 0))
-                .unwrap()
-                .blocking
-        };
-        let (s0, s1, s4) = (
-            run(Policy::Optimal),
-            run(Policy::Nearest),
-            run(Policy::Sharing),
-        );
-        assert!(s4 < s0 && s0 < s1, "{s4} {s0} {s1}");
-    }
-
-    /// Slack sharing sits between complete partitioning and full sharing, lower with a
-    /// smaller reserve: S4 <= reserve 0 < reserve 0.05 < reserve 1 = S0 in blocking (same
-    /// seed, R15, rho 1).
-    #[test]
-    fn slack_sharing_lowers_blocking_towards_full_sharing() {
-        let run = |policy, reserve| {
-            let c = Config {
-                reserve,
-                ..base(policy, false, false, &R15, 1500.0)
-            };
-            simulate(&c, &mut crate::rng::stream(16, 0, 0)).unwrap()
-        };
-        let (partitioned, small_reserve, no_reserve) = (
-            run(Policy::Optimal, 1.0),
-            run(Policy::Optimal, 0.05),
-            run(Policy::Optimal, 0.0),
-        );
-        let s4 = run(Policy::Sharing, 1.0);
-        assert_eq!(partitioned.borrowed, 0.0);
-        assert!(
-            small_reserve.borrowed > 0.0 && no_reserve.borrowed > small_reserve.borrowed,
-            "{small_reserve:?} {no_reserve:?}"
-        );
-        assert!(
-            s4.blocking <= no_reserve.blocking + 0.002
-                && no_reserve.blocking < small_reserve.blocking
-                && small_reserve.blocking < partitioned.blocking,
-            "{} {} {} {}",
-            s4.blocking,
-            no_reserve.blocking,
-            small_reserve.blocking,
-            partitioned.blocking
-        );
-    }
-
-    /// Full sharing blocks least; nearest-only blocks most under the R15 mismatch.
-    #[test]
-    fn sharing_lowest_nearest_highest() {
-        sharing_below_optimal_below_nearest(base(Policy::Optimal, false, false, &R15, 1500.0), 12);
-    }
-}
+mod tests;

@@ -1,0 +1,174 @@
+use super::fixture::{Falsifier, synth};
+use super::schedule::schedule;
+use super::*;
+
+#[test]
+fn a_selection_has_a_default_folder_of_its_own() {
+    let args = |only: &[&str]| ReproducePlan {
+        only: only.iter().map(|s| s.to_string()).collect(),
+        ..ReproducePlan::default()
+    };
+    assert_eq!(args(&[]).out_dir(), Path::new("out/reproduce"));
+    // Registry order, whatever the order of --only; a repeated id counts once.
+    assert_eq!(
+        args(&["gwtw-e8", "cache-che", "gwtw-e8"]).out_dir(),
+        Path::new("out/reproduce-cache-che+gwtw-e8")
+    );
+    let ids: Vec<&str> = registry().iter().map(|r| r.id).collect();
+    let long = args(&ids).out_dir();
+    let name = long.file_name().unwrap().to_str().unwrap();
+    assert!(name.len() < 60, "{name}");
+    assert!(name.starts_with(&format!("reproduce-{}-experiments-", ids.len())));
+    let mut given = args(&["cache-che"]);
+    given.out = Some("elsewhere".into());
+    assert_eq!(given.out_dir(), Path::new("elsewhere"));
+}
+
+/// The pool's order: the timed cells are one job at the head (in registry order), then the
+/// rest longest expected first, unknown estimates first, ties in registry order.
+#[test]
+fn schedule_puts_timed_cells_first_then_longest() {
+    // (experiment, cell, timed, expected seconds), in registry order.
+    let cells = vec![
+        (0, 0, false, Some(5.0)),
+        (0, 1, false, None),
+        (1, 0, true, Some(200.0)),
+        (2, 0, false, Some(50.0)),
+        (1, 1, true, None),
+        (2, 1, false, Some(5.0)),
+        (3, 0, false, None),
+    ];
+    assert_eq!(
+        schedule(cells),
+        vec![
+            vec![(1, 0), (1, 1)],
+            vec![(0, 1)],
+            vec![(3, 0)],
+            vec![(2, 0)],
+            vec![(0, 0)],
+            vec![(2, 1)],
+        ]
+    );
+    // Without timed cells no empty job leads.
+    assert_eq!(
+        schedule(vec![(0, 0, false, Some(1.0)), (0, 1, false, Some(2.0))]),
+        vec![vec![(0, 1)], vec![(0, 0)]]
+    );
+}
+
+/// Every registered experiment's scenarios load at both scales, ids are unique and papers are
+/// the four known ones: a registration mistake fails here, not in a user's reproduce run.
+#[test]
+fn registry_is_well_formed() {
+    let all = registry();
+    let mut ids: Vec<&str> = all.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), all.len());
+    for r in &all {
+        assert!(
+            ["cache", "gwtw", "multihash", "transport"].contains(&r.paper),
+            "{}",
+            r.id
+        );
+        for (path, text) in [r.quick, r.full] {
+            assert!(Path::new("../..").join(path).exists(), "{path}");
+            Scenario::parse(text, Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Critical values against tables: the normal 0.9995 quantile 3.2905, Student's t(9) at
+/// 0.9995 4.7809, and Bonferroni over 10 tests (normal 0.99995: 3.8906).
+#[test]
+fn critical_values() {
+    assert!((critical(0, 1) - 3.2905).abs() < 1e-3);
+    assert!((critical(9, 1) - 4.7809).abs() < 1e-3);
+    assert!((critical(0, 10) - 3.8906).abs() < 1e-3);
+}
+
+fn verdict(rep: &Reproduction, sc: &Scenario, rows: &[SummaryRow], id: &str) -> Claim {
+    (rep.claims)(sc, rows)
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("{}: claim {id} missing", rep.id))
+}
+
+/// The rule of the house: every claim of every reproduction, at both scales, passes on data
+/// from a right model and fails on data from each listed wrong model or doctored result;
+/// with no data at all every claim fails; and no claim lacks a failing-data test.
+#[test]
+fn every_claim_can_fail() {
+    let fals = fixture::all();
+    let all = registry();
+    for f in &fals {
+        assert!(
+            all.iter().any(|r| r.id == f.rep),
+            "falsifier for unknown {}",
+            f.rep
+        );
+        assert!(!f.wrong.is_empty(), "{}: no wrong model", f.claim);
+    }
+    for rep in &all {
+        for (path, text) in [rep.quick, rep.full] {
+            let sc = Scenario::parse(text, Path::new(path)).unwrap();
+            // A reproduction may be figures only; one with claims emits them all, with
+            // or without data.
+            let empty = (rep.claims)(&sc, &[]);
+            // The same claims with data as without, so that none hides behind "no data"
+            // (and every falsifier names one of them).
+            let ids = |rows: &[SummaryRow]| -> Vec<String> {
+                (rep.claims)(&sc, rows).into_iter().map(|c| c.id).collect()
+            };
+            for f in fals.iter().filter(|f| f.rep == rep.id) {
+                assert_eq!(
+                    ids(&[]),
+                    ids(&synth(&sc, f.right)),
+                    "{}: claims differ with and without data",
+                    rep.id
+                );
+                assert!(
+                    ids(&[]).iter().any(|i| i == f.claim),
+                    "{}: no claim {}",
+                    rep.id,
+                    f.claim
+                );
+            }
+            for c in &empty {
+                assert!(!c.pass, "{} passes with no data ({path})", c.id);
+                let mine: Vec<&Falsifier> = fals
+                    .iter()
+                    .filter(|f| f.rep == rep.id && f.claim == c.id)
+                    .collect();
+                assert!(!mine.is_empty(), "claim {} has no failing-data test", c.id);
+                for f in mine {
+                    let right = verdict(rep, &sc, &synth(&sc, f.right), &c.id);
+                    assert!(
+                        right.pass,
+                        "{} fails on the right model ({path}): measured {}",
+                        c.id, right.measured
+                    );
+                    // The report shows the words: they exist, and no raw float leaks in.
+                    for v in [&right, c] {
+                        assert!(!v.in_words.is_empty(), "{}: no measurement in words", c.id);
+                        assert_eq!(
+                            words::overlong_number(&v.in_words),
+                            None,
+                            "{}: {}",
+                            c.id,
+                            v.in_words
+                        );
+                    }
+                    for (name, wrong) in &f.wrong {
+                        let v = verdict(rep, &sc, &synth(&sc, *wrong), &c.id);
+                        assert!(
+                            !v.pass,
+                            "{} passes on the wrong model `{name}` ({path}): measured {}",
+                            c.id, v.measured
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! The steering server's HTTP routes: content-steering manifests (HLS and DASH) by the library's
+//! order, streaming sessions (`/play/`), taking edges out, the allocation and `/metrics`.
+
+use super::*;
+
+/// The answer to an unknown population.
+pub(super) fn unknown_population() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(serde_json::json!({"error": "unknown population"})),
+    )
+        .into_response()
+}
+
+/// Which edges may be in an order now: reachable at the last report and not taken out.
+pub(super) fn usable(s: &SteerState) -> Vec<bool> {
+    let reachable = s.reachable.lock().expect("reachable lock");
+    let out = s.out.lock().expect("out lock");
+    reachable
+        .iter()
+        .zip(out.iter())
+        .map(|(&r, &o)| r && !o)
+        .collect()
+}
+
+pub(super) fn set_out(s: &SteerState, name: &str, out: bool) -> bool {
+    let Some(j) = s.cfg.topology.servers.iter().position(|e| e.name == name) else {
+        return false;
+    };
+    s.out.lock().expect("out lock")[j] = out;
+    true
+}
+
+/// The order of population `i`'s session at `point`, by the library's rule, with the
+/// pathways in `slow` moved last.
+pub(super) fn order_for(s: &SteerState, i: usize, point: f64, slow: &[usize]) -> Vec<usize> {
+    let (shares, hops, up) = population_view(s, i);
+    let mut order = steering::session_order(&shares, &hops, &up, point);
+    order.sort_by_key(|j| slow.contains(j));
+    order
+}
+
+/// Population `i`'s edges when no session is named: by share, largest first
+/// ([`steering::share_order`]).
+pub(super) fn population_order(s: &SteerState, i: usize) -> Vec<usize> {
+    let (shares, hops, up) = population_view(s, i);
+    steering::share_order(&shares, &hops, &up)
+}
+
+/// What the steering rule reads for population `i`: its thresholds (shares) at each edge, the
+/// hops to each edge, and which edges are usable.
+pub(super) fn population_view(s: &SteerState, i: usize) -> (Vec<i64>, Vec<i64>, Vec<bool>) {
+    let t = &s.cfg.topology;
+    let n = t.servers.len();
+    let shares = s.plan.lock().expect("plan lock").thresholds[i * n..(i + 1) * n].to_vec();
+    let hops: Vec<i64> = t
+        .servers
+        .iter()
+        .map(|e| t.hops[t.populations[i].metro][e.metro])
+        .collect();
+    (shares, hops, usable(s))
+}
+
+/// The pathways a player reports as slower than the lowest rendition: pairs of
+/// `{prefix}_pathway` and `{prefix}_throughput` (comma-separated lists for DASH), bits per second.
+pub(super) fn slow_pathways(
+    s: &SteerState,
+    q: &HashMap<String, String>,
+    prefix: &str,
+) -> Vec<usize> {
+    let Some(min) = s.cfg.media.as_ref().map(|a| a.min_bandwidth as f64) else {
+        return Vec::new();
+    };
+    let (Some(paths), Some(rates)) = (
+        q.get(&format!("{prefix}_pathway")),
+        q.get(&format!("{prefix}_throughput")),
+    ) else {
+        return Vec::new();
+    };
+    let servers = &s.cfg.topology.servers;
+    paths
+        .split(',')
+        .zip(rates.split(','))
+        .filter(|(_, r)| r.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < min))
+        .filter_map(|(p, _)| servers.iter().position(|e| e.name == p.trim()))
+        .collect()
+}
+
+/// A content-steering manifest (HLS, or DASH-IF's, which has the same keys).
+pub(super) async fn manifest(
+    State(s): State<Arc<SteerState>>,
+    Path(population): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    steering_answer(&s, &population, &q, false)
+}
+
+pub(super) async fn dash_manifest(
+    State(s): State<Arc<SteerState>>,
+    Path(population): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    steering_answer(&s, &population, &q, true)
+}
+
+pub(super) fn steering_answer(
+    s: &SteerState,
+    population: &str,
+    q: &HashMap<String, String>,
+    dash: bool,
+) -> Response {
+    let t = &s.cfg.topology;
+    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
+        return unknown_population();
+    };
+    let n = t.servers.len();
+    let session = q.get("session").filter(|x| good_name(x));
+    let prefix = if dash { "_DASH" } else { "_HLS" };
+    let slow = slow_pathways(s, q, prefix);
+    let (order, listed) = match session {
+        None => {
+            // No session: the population's edges by share, largest first.
+            (population_order(s, i), (0..n).collect::<Vec<_>>())
+        }
+        Some(id) => {
+            let mut sessions = s.sessions.lock().expect("sessions lock");
+            let known = sessions
+                .by_id
+                .get_mut(id.as_str())
+                .filter(|x| x.population == i);
+            let (point, listed) = match known {
+                Some(x) => {
+                    if let Some(j) = q
+                        .get("_HLS_pathway")
+                        .and_then(|p| t.servers.iter().position(|e| &e.name == p))
+                    {
+                        x.pathway = Some((j, Instant::now()));
+                    }
+                    (x.point, x.listed.clone())
+                }
+                None => (steering::hashed_point(id), (0..n).collect()),
+            };
+            drop(sessions);
+            (order_for(s, i, point, &slow), listed)
+        }
+    };
+    let path = if dash {
+        format!("{population}/dash")
+    } else {
+        population.to_string()
+    };
+    let reload = match session {
+        Some(id) => format!("http://{}/steering/{path}?session={id}", s.addr),
+        None => format!("http://{}/steering/{path}", s.addr),
+    };
+    let mut body = serde_json::json!({
+        "VERSION": 1,
+        "TTL": s.cfg.ttl,
+        "RELOAD-URI": reload,
+        "PATHWAY-PRIORITY": order.iter().map(|&j| t.servers[j].name.clone()).collect::<Vec<_>>(),
+    });
+    let clones: Vec<serde_json::Value> = match (session, listed.first()) {
+        (Some(id), Some(&base)) => order
+            .iter()
+            .filter(|j| !listed.contains(j))
+            .map(|&j| clone_of(s, i, id, base, j, dash))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !clones.is_empty() {
+        body["PATHWAY-CLONES"] = serde_json::Value::Array(clones);
+    }
+    (
+        [
+            (header::CACHE_CONTROL, format!("max-age={}", s.cfg.ttl)),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
+        ],
+        axum::Json(body),
+    )
+        .into_response()
+}
+
+/// A session's URL prefix on edge `j`.
+pub(super) fn session_base(s: &SteerState, i: usize, session: &str, j: usize) -> String {
+    let t = &s.cfg.topology;
+    format!(
+        "http://{}/p/{}/{session}/",
+        t.servers[j].addr, t.populations[i].name
+    )
+}
+
+/// A `PATHWAY-CLONES` entry adding edge `j` as a copy of listed pathway `base`.
+pub(super) fn clone_of(
+    s: &SteerState,
+    i: usize,
+    session: &str,
+    base: usize,
+    j: usize,
+    dash: bool,
+) -> serde_json::Value {
+    let t = &s.cfg.topology;
+    let addr = t.servers[j].addr;
+    let mut replacement = serde_json::json!({});
+    if dash {
+        // dash.js puts HOST, port included, in front of the base URL's path.
+        replacement["HOST"] = addr.to_string().into();
+    } else {
+        replacement["HOST"] = addr.ip().to_string().into();
+        if let Some(text) = s
+            .cfg
+            .media
+            .as_ref()
+            .and_then(|a| a.files.text(crate::media::HLS_MANIFEST))
+        {
+            let uris: serde_json::Map<String, serde_json::Value> =
+                crate::media::per_variant_uris(text, &session_base(s, i, session, j))
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into()))
+                    .collect();
+            replacement["PER-VARIANT-URIS"] = uris.into();
+        }
+    }
+    serde_json::json!({
+        "BASE-ID": t.servers[base].name,
+        "ID": t.servers[j].name,
+        "URI-REPLACEMENT": replacement,
+    })
+}
+
+/// Opens a session and answers its multivariant playlist (`master.m3u8`) or MPD
+/// (`manifest.mpd`).
+pub(super) async fn play(
+    State(s): State<Arc<SteerState>>,
+    Path((population, file)): Path<(String, String)>,
+) -> Response {
+    let t = &s.cfg.topology;
+    let Some(asset) = s.cfg.media.clone() else {
+        return (
+            StatusCode::NOT_FOUND,
+            "no media asset on this steering server (--media)\n",
+        )
+            .into_response();
+    };
+    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
+        return unknown_population();
+    };
+    let dash = match file.as_str() {
+        crate::media::HLS_MANIFEST => false,
+        crate::media::DASH_MANIFEST => true,
+        _ => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!(
+                    "{} or {} expected\n",
+                    crate::media::HLS_MANIFEST,
+                    crate::media::DASH_MANIFEST
+                ),
+            )
+                .into_response();
+        }
+    };
+    let (id, point) = {
+        let mut sessions = s.sessions.lock().expect("sessions lock");
+        let k = sessions.opened[i];
+        sessions.opened[i] += 1;
+        (
+            format!("{}-{k}", t.populations[i].name),
+            steering::session_point(k),
+        )
+    };
+    let mut listed = order_for(&s, i, point, &[]);
+    if listed.is_empty() {
+        // Nothing usable now: list every edge, so the player has somewhere to go.
+        listed = (0..t.servers.len()).collect();
+    }
+    let pathways: Vec<Pathway> = listed
+        .iter()
+        .map(|&j| Pathway {
+            id: t.servers[j].name.clone(),
+            base: session_base(&s, i, &id, j),
+        })
+        .collect();
+    let (body, kind) = if dash {
+        let uri = format!("http://{}/steering/{population}/dash?session={id}", s.addr);
+        (
+            asset.dash(&pathways, &uri),
+            crate::media::content_type(crate::media::DASH_MANIFEST),
+        )
+    } else {
+        let uri = format!("http://{}/steering/{population}?session={id}", s.addr);
+        (
+            asset.hls(&pathways, &uri),
+            crate::media::content_type(crate::media::HLS_MANIFEST),
+        )
+    };
+    {
+        let mut sessions = s.sessions.lock().expect("sessions lock");
+        if sessions.by_id.len() >= MAX_SESSIONS
+            && let Some(old) = sessions.arrival.pop_front()
+        {
+            sessions.by_id.remove(&old);
+        }
+        sessions.arrival.push_back(id.clone());
+        sessions.by_id.insert(
+            id,
+            Session {
+                population: i,
+                point,
+                listed,
+                pathway: None,
+            },
+        );
+    }
+    (
+        [
+            (header::CONTENT_TYPE, kind.to_string()),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The query of `POST /internal/edge`.
+#[derive(Deserialize)]
+pub(super) struct EdgeOut {
+    name: String,
+    out: bool,
+}
+
+pub(super) async fn edge_out(
+    State(s): State<Arc<SteerState>>,
+    h: axum::http::HeaderMap,
+    q: Result<Query<EdgeOut>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    if !crate::serve::has_secret(&h, &s.cfg.topology.secret) {
+        return crate::serve::secret_required();
+    }
+    let Ok(Query(q)) = q else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "name=EDGE&out=true|false expected\n",
+        )
+            .into_response();
+    };
+    if set_out(&s, &q.name, q.out) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        (StatusCode::NOT_FOUND, "no such edge\n").into_response()
+    }
+}
+
+pub(super) async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
+    let t = &s.cfg.topology;
+    let plan = s.plan.lock().expect("plan lock").clone();
+    let n = t.servers.len();
+    // Sessions per population and pathway, as the players last reported (`_HLS_pathway`) within
+    // three TTLs: the allocation as realised.
+    let mut reported = vec![vec![0u64; n]; t.populations.len()];
+    let fresh = Duration::from_secs(3 * u64::from(s.cfg.ttl));
+    for x in s.sessions.lock().expect("sessions lock").by_id.values() {
+        if let Some((j, at)) = x.pathway
+            && at.elapsed() <= fresh
+        {
+            reported[x.population][j] += 1;
+        }
+    }
+    axum::Json(serde_json::json!({
+        "servers": t.servers.iter().map(|x| &x.name).collect::<Vec<_>>(),
+        "populations": t.populations.iter().map(|x| &x.name).collect::<Vec<_>>(),
+        "thresholds": plan.thresholds.chunks(n).collect::<Vec<_>>(),
+        "demand": plan.demand,
+        "blocking": *s.blocking.lock().expect("blocking lock"),
+        "resolves": s.resolves.load(Relaxed),
+        "sessions_reported": reported,
+    }))
+    .into_response()
+}
+
+/// Counts every answer of the steering server in its request metrics.
+pub(super) async fn record(
+    State(s): State<Arc<SteerState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let t = Instant::now();
+    let r = next.run(req).await;
+    s.metrics.record(r.status().as_u16(), t.elapsed());
+    r
+}
+
+pub(super) async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
+    let t = &s.cfg.topology;
+    let blocking = s.blocking.lock().expect("blocking lock").clone();
+    let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
+    let n = t.servers.len();
+    let families = [
+        family(
+            "cdnlab_steer_blocking",
+            "Blocking per population in the last window.",
+            Kind::GAUGE,
+            t.populations
+                .iter()
+                .zip(blocking)
+                .map(|(p, b)| (vec![("population", p.name.clone())], b)),
+        ),
+        family(
+            "cdnlab_steer_threshold",
+            "Streams of a population allowed at an edge.",
+            Kind::GAUGE,
+            t.populations.iter().enumerate().flat_map(|(i, p)| {
+                let thresholds = &thresholds;
+                t.servers.iter().enumerate().map(move |(j, e)| {
+                    (
+                        vec![("population", p.name.clone()), ("edge", e.name.clone())],
+                        thresholds[i * n + j] as f64,
+                    )
+                })
+            }),
+        ),
+        single(
+            "cdnlab_steer_resolves_total",
+            "Re-allocations made.",
+            Kind::COUNTER,
+            s.resolves.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_steer_report_errors_total",
+            "Edge reports that could not be read.",
+            Kind::COUNTER,
+            s.report_errors.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_steer_install_errors_total",
+            "Threshold installations that failed.",
+            Kind::COUNTER,
+            s.install_errors.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_steer_solve_seconds",
+            "Time of the last solve.",
+            Kind::GAUGE,
+            s.solve_micros.load(Relaxed) as f64 / 1e6,
+        ),
+    ];
+    metrics::response(s.metrics.render(families.to_vec()))
+}

@@ -1,0 +1,178 @@
+//! Caches from Python: the replay of a trace (`cdnlab cache-replay`), the policies, and one
+//! cache driven request by request.
+
+use crate::*;
+
+/// Replays a trace through every (policy, size): one dict per (policy, size), with the keys of
+/// `cdnlab cache-replay --json`.
+#[pyfunction]
+#[pyo3(signature = (trace, policies, sizes, size_unit = "objects", format = "oracle-general",
+    threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
+    csv_delimiter = ",", csv_id_text = false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn replay<'py>(
+    py: Python<'py>,
+    trace: PathBuf,
+    policies: &Bound<'py, PyAny>,
+    sizes: &Bound<'py, PyAny>,
+    size_unit: &str,
+    format: &str,
+    threads: Option<usize>,
+    csv_id: usize,
+    csv_size: Option<usize>,
+    csv_time: Option<usize>,
+    csv_header: bool,
+    csv_delimiter: &str,
+    csv_id_text: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    check_threads(threads)?;
+    // Checked in the command's order: policies, unit, sizes.
+    let policies = lab_replay::parse_policies(&items(policies, "policies")?).map_err(to_py)?;
+    let unit: Unit = size_unit.parse().map_err(lib_err)?;
+    let sizes = lab_replay::parse_sizes(&items(sizes, "sizes")?).map_err(to_py)?;
+    let plan = ReplayPlan {
+        input: TraceInput {
+            path: trace,
+            format: format.parse::<Format>().map_err(lib_err)?,
+            csv_id,
+            csv_size,
+            csv_time,
+            csv_header,
+            csv_delimiter: csv_delimiter.to_string(),
+            csv_id_text,
+        },
+        policies,
+        sizes,
+        unit,
+        threads,
+    };
+    let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
+    rows.iter()
+        .map(|r| {
+            let d = PyDict::new(py);
+            d.set_item("trace", &r.trace)?;
+            d.set_item("format", r.format)?;
+            d.set_item("policy", r.policy.name())?;
+            d.set_item("size", r.size)?;
+            d.set_item("size_fraction", r.size_fraction)?;
+            d.set_item("size_unit", r.size_unit)?;
+            d.set_item("requests", r.requests)?;
+            d.set_item("hits", r.hits)?;
+            d.set_item("misses", r.misses)?;
+            d.set_item("miss_ratio", r.miss_ratio)?;
+            d.set_item("read_seconds", r.read_seconds)?;
+            d.set_item("sim_seconds", r.sim_seconds)?;
+            d.set_item("mreq_per_s", r.mreq_per_s)?;
+            d.set_item("cached_objects", r.cached_objects)?;
+            d.set_item("cache_heap_bytes", r.cache_heap_bytes)?;
+            d.set_item(
+                "heap_bytes_per_cached_object",
+                r.heap_bytes_per_cached_object,
+            )?;
+            d.set_item("working_set_objects", r.working_set_objects)?;
+            d.set_item("working_set_bytes", r.working_set_bytes)?;
+            d.set_item("peak_rss_bytes", r.peak_rss_bytes)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Every policy name, in the order `policies="all"` runs them.
+#[pyfunction]
+pub(crate) fn policies() -> Vec<&'static str> {
+    Policy::ALL.iter().map(|p| p.name()).collect()
+}
+
+/// One cache driven request by request.
+#[pyclass(module = "cdnlab._native")]
+pub(crate) struct Cache {
+    inner: Mutex<Box<dyn cdnlab::cache::Cache + Send>>,
+    policy: Policy,
+    capacity: Capacity,
+}
+
+#[pymethods]
+impl Cache {
+    #[new]
+    #[pyo3(signature = (policy, capacity, unit = "objects"))]
+    fn new(policy: &str, capacity: u64, unit: &str) -> PyResult<Self> {
+        let policy: Policy = policy.parse().map_err(lib_err)?;
+        let unit: Unit = unit.parse().map_err(lib_err)?;
+        let capacity = Capacity::new(capacity, unit).map_err(lib_err)?;
+        Ok(Cache {
+            inner: Mutex::new(policy.build(capacity)),
+            policy,
+            capacity,
+        })
+    }
+
+    /// Requests object `id` of `size` bytes; True on a hit. `next_access` (the index of the
+    /// object's next request, -1 for none) is read by `belady` only.
+    #[pyo3(signature = (id, size = 1, next_access = -1))]
+    fn access(&self, id: u64, size: u32, next_access: i64) -> PyResult<bool> {
+        if self.policy.offline() && next_access < -1 {
+            return Err(CdnlabError::new_err(format!(
+                "next_access {next_access}: allowed the index of the next request, or -1"
+            )));
+        }
+        let r = Request {
+            time: 0,
+            id,
+            size,
+            next_access,
+        };
+        Ok(self.lock().access_req(&r))
+    }
+
+    /// Whether `id` is cached (not counted as an access).
+    fn __contains__(&self, id: u64) -> bool {
+        self.lock().contains(id)
+    }
+
+    /// Cached objects.
+    fn __len__(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Capacity units in use.
+    #[getter]
+    fn used(&self) -> u64 {
+        self.lock().used()
+    }
+
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.capacity.amount
+    }
+
+    #[getter]
+    fn unit(&self) -> &'static str {
+        self.capacity.unit.name()
+    }
+
+    #[getter]
+    fn policy(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Cache({:?}, {}, unit={:?})",
+            self.policy.name(),
+            self.capacity.amount,
+            self.capacity.unit.name()
+        )
+    }
+}
+
+impl Cache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn cdnlab::cache::Cache + Send>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The columns of a replay's rows, in order.
+#[pyfunction]
+pub(crate) fn replay_columns() -> Vec<&'static str> {
+    lab_replay::REPLAY_COLUMNS.to_vec()
+}

@@ -1,0 +1,118 @@
+//! Experiments from Python: the registry, scenario runs (`cdnlab run`), the reproduction
+//! (`cdnlab reproduce`).
+
+use crate::*;
+
+/// Every experiment a scenario can name, with its parameters and metrics: one dict each.
+#[pyfunction]
+pub(crate) fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    cdnlab::sim::registry()
+        .iter()
+        .map(|e| {
+            let params = e
+                .params()
+                .iter()
+                .map(|p| {
+                    let d = PyDict::new(py);
+                    d.set_item("name", p.name)?;
+                    d.set_item("help", p.help)?;
+                    d.set_item("unit", p.unit)?;
+                    d.set_item("allowed", p.kind.allowed())?;
+                    d.set_item("default", p.default.to_string())?;
+                    Ok(d)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            let metrics = e
+                .metrics()
+                .iter()
+                .map(|m| {
+                    let d = PyDict::new(py);
+                    d.set_item("name", m.name)?;
+                    d.set_item("help", m.help)?;
+                    d.set_item("unit", m.unit)?;
+                    Ok(d)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            let d = PyDict::new(py);
+            d.set_item("name", e.name())?;
+            d.set_item("about", e.about())?;
+            d.set_item("params", params)?;
+            d.set_item("metrics", metrics)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Runs a scenario (TOML text; `name` names it in errors) into `out`, as `cdnlab run` does.
+/// Returns the number of cells run now.
+#[pyfunction]
+#[pyo3(signature = (text, name, out, threads = None, shard = None, resume = false, progress = false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_scenario(
+    py: Python<'_>,
+    text: &str,
+    name: &str,
+    out: PathBuf,
+    threads: Option<usize>,
+    shard: Option<&str>,
+    resume: bool,
+    progress: bool,
+) -> PyResult<usize> {
+    check_threads(threads)?;
+    let sc = scenario::Scenario::parse(text, Path::new(name)).map_err(to_py)?;
+    let shard = match shard {
+        Some(s) => runner::Shard::parse(s).map_err(to_py)?,
+        None => runner::Shard::ALL,
+    };
+    interruptible(py, || {
+        let o = runner::run_scenario(&sc, &out, shard, threads, resume, progress)?;
+        runner::check_failures(&o)?;
+        Ok(o.cells_run)
+    })
+}
+
+/// A scenario given as JSON (a dict from Python) written as TOML, the scenario format.
+#[pyfunction]
+pub(crate) fn scenario_toml(json: &str) -> PyResult<String> {
+    let v: toml::Value = serde_json::from_str(json).map_err(|e| {
+        CdnlabError::new_err(format!(
+            "scenario: {e} (allowed: a dict of strings, numbers, booleans, lists and dicts, \
+             as a scenario file holds; no None)"
+        ))
+    })?;
+    toml::to_string(&v).map_err(|e| CdnlabError::new_err(format!("scenario: {e}")))
+}
+
+/// Runs `cdnlab reproduce` into `out` (None: the command's default folder for the selection);
+/// returns the path of claims.json.
+#[pyfunction]
+#[pyo3(signature = (out = None, only = Vec::new(), full = false, threads = None, replace = false))]
+pub(crate) fn reproduce(
+    py: Python<'_>,
+    out: Option<PathBuf>,
+    only: Vec<String>,
+    full: bool,
+    threads: Option<usize>,
+    replace: bool,
+) -> PyResult<PathBuf> {
+    check_threads(threads)?;
+    let plan = ReproducePlan {
+        full,
+        out,
+        replace,
+        threads,
+        only,
+        ..ReproducePlan::default()
+    };
+    interruptible(py, || lab_reproduce::reproduce(&plan))?;
+    Ok(plan.out_dir().join("claims.json"))
+}
+
+/// The registered reproduction experiments: (id, paper, title).
+#[pyfunction]
+pub(crate) fn reproductions() -> Vec<(&'static str, &'static str, &'static str)> {
+    lab_reproduce::registry()
+        .iter()
+        .map(|r| (r.id, r.paper, r.title))
+        .collect()
+}
