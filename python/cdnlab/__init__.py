@@ -291,7 +291,7 @@ def run(
     Results are a function of (scenario, seed), whatever ``threads``.
     """
     if isinstance(scenario, Mapping):
-        text, name = _native.scenario_toml(json.dumps(scenario)), "<scenario dict>"
+        text, name = _native.scenario_toml(scenario), "<scenario dict>"
     else:
         path = Path(scenario)
         try:

@@ -71,16 +71,64 @@ pub(crate) fn run_scenario(
     })
 }
 
-/// A scenario given as JSON (a dict from Python) written as TOML, the scenario format.
+/// A scenario given as a Python dict written as TOML, the scenario format.
 #[pyfunction]
-pub(crate) fn scenario_toml(json: &str) -> PyResult<String> {
-    let v: toml::Value = serde_json::from_str(json).map_err(|e| {
-        CdnlabError::new_err(format!(
-            "scenario: {e} (allowed: a dict of strings, numbers, booleans, lists and dicts, \
-             as a scenario file holds; no None)"
-        ))
-    })?;
+pub(crate) fn scenario_toml(scenario: &Bound<'_, PyAny>) -> PyResult<String> {
+    let v = to_toml(scenario, "scenario")?;
     toml::to_string(&v).map_err(|e| CdnlabError::new_err(format!("scenario: {e}")))
+}
+
+/// A Python value as TOML: dicts with string keys, lists, strings, booleans, integers and
+/// floats, as a scenario file holds; `at` names the place in errors.
+fn to_toml(v: &Bound<'_, PyAny>, at: &str) -> PyResult<toml::Value> {
+    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+    let bad = |what: &str| {
+        CdnlabError::new_err(format!(
+            "{at}: {what} (allowed: a dict of strings, numbers, booleans, lists and dicts, as a \
+             scenario file holds; no None)"
+        ))
+    };
+    if v.is_none() {
+        return Err(bad("None"));
+    }
+    if v.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        let i: i64 = v.extract().map_err(|_| bad("an integer beyond 64 bits"))?;
+        return Ok(toml::Value::Integer(i));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(toml::Value::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(v.extract()?));
+    }
+    if v.is_instance_of::<PyDict>() {
+        let d: Bound<'_, PyDict> = v.extract()?;
+        let mut t = toml::Table::new();
+        for (k, x) in d.iter() {
+            let k: String = k.extract().map_err(|_| bad("a key that is not a string"))?;
+            let x = to_toml(&x, &format!("{at}.{k}"))?;
+            t.insert(k, x);
+        }
+        return Ok(toml::Value::Table(t));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let items: Vec<Bound<'_, PyAny>> = v.extract()?;
+        return items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| to_toml(x, &format!("{at}[{i}]")))
+            .collect::<PyResult<Vec<_>>>()
+            .map(toml::Value::Array);
+    }
+    let kind = v
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    Err(bad(&format!("a {kind}")))
 }
 
 /// Runs `cdnlab reproduce` into `out` (None: the command's default folder for the selection);

@@ -40,6 +40,22 @@ pub fn falsifier(
     }
 }
 
+/// The right model's output with metric `name` set to `value(cell, rng)`, drawn after the right
+/// model's own draws: one replication doctored.
+pub fn doctor(
+    right: Model,
+    r: &SummaryRow,
+    rep: u64,
+    rng: &mut Rng,
+    name: &'static str,
+    value: impl FnOnce(&SummaryRow, &mut Rng) -> f64,
+) -> Vec<(&'static str, f64)> {
+    let mut v = right(r, rep, rng);
+    let x = value(r, rng);
+    set(&mut v, name, x);
+    v
+}
+
 /// The right model's output with metric `name` replaced by `f(cell, value)`.
 pub fn tweak(
     r: &SummaryRow,

@@ -7,7 +7,7 @@ use super::*;
 use crate::reproduce::fixture::Falsifier;
 
 pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
-    use crate::reproduce::fixture::{Model, falsifier as f, normal, set};
+    use crate::reproduce::fixture::{Model, doctor, falsifier as f, normal, set};
     use cdnlab::rng::Rng;
     use rand::RngExt;
 
@@ -229,9 +229,9 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             e3_right,
             vec![
                 ("wrong settles do not depend on tau", |r, rep, rng| {
-                    let mut v = e3_right(r, rep, rng);
-                    set(&mut v, "wrong_settle_rate", normal(rng, 0.02, 0.004));
-                    v
+                    doctor(e3_right, r, rep, rng, "wrong_settle_rate", |_, rng| {
+                        normal(rng, 0.02, 0.004)
+                    })
                 }),
                 (
                     "wrong settles rise again at the middle tau",
@@ -250,9 +250,9 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             "gwtw.C3-slower",
             e3_right,
             vec![("convergence does not depend on tau", |r, rep, rng| {
-                let mut v = e3_right(r, rep, rng);
-                set(&mut v, "convergence_slot", normal(rng, 500.0, 60.0));
-                v
+                doctor(e3_right, r, rep, rng, "convergence_slot", |_, rng| {
+                    normal(rng, 500.0, 60.0)
+                })
             })],
         ),
         f(
@@ -268,9 +268,9 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             "gwtw.C4",
             e4_right,
             vec![("warm-up does not depend on alpha", |r, rep, rng| {
-                let mut v = e4_right(r, rep, rng);
-                set(&mut v, "warmup_slot", normal(rng, 55.0, 5.0));
-                v
+                doctor(e4_right, r, rep, rng, "warmup_slot", |_, rng| {
+                    normal(rng, 55.0, 5.0)
+                })
             })],
         ),
         f(
@@ -395,9 +395,9 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                     v
                 }),
                 ("GWTW users gain nothing (flat in p)", |r, rep, rng| {
-                    let mut v = e6_right(r, rep, rng);
-                    set(&mut v, "satisfied", normal(rng, 0.4, 0.01));
-                    v
+                    doctor(e6_right, r, rep, rng, "satisfied", |_, rng| {
+                        normal(rng, 0.4, 0.01)
+                    })
                 }),
             ],
         ),
@@ -430,9 +430,7 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             "gwtw.C2-failure",
             e7_right,
             vec![("k = 1 converges half the time", |r, rep, rng| {
-                let mut v = e7_right(r, rep, rng);
-                set(&mut v, "converged", bern(rng, 0.5));
-                v
+                doctor(e7_right, r, rep, rng, "converged", |_, rng| bern(rng, 0.5))
             })],
         ),
         f(
