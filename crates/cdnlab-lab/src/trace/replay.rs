@@ -180,15 +180,16 @@ fn replay_all(
     done.sort_by_key(|(i, _)| *i);
     let outcomes = done
         .into_iter()
-        .map(|(_, j)| Outcome {
+        .map(|(_, j)| (j.cache.occupancy(), j))
+        .map(|(occupancy, j)| Outcome {
             policy: j.policy,
             spec: j.spec,
             capacity: j.capacity,
             requests: j.requests,
             hits: j.hits,
             sim_s: j.sim_s,
-            cached_objects: j.cache.len(),
-            heap_bytes: j.cache.heap_bytes(),
+            cached_objects: occupancy.objects,
+            heap_bytes: occupancy.heap_bytes,
         })
         .collect();
     Ok((outcomes, read_s))
@@ -394,6 +395,43 @@ pub fn draw_mrc(a: &ReplayPlan, r: &Replayed, svg_path: &Path) -> Result<Vec<Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// REPLAY_COLUMNS names ReplayRow's fields in their order (the CSV header and the JSON
+    /// keys come from the two).
+    #[test]
+    fn the_columns_are_the_row_fields_in_order() {
+        let row = ReplayRow {
+            trace: "t".into(),
+            format: "csv",
+            policy: Policy::Lru,
+            size: 1,
+            size_fraction: None,
+            size_unit: "objects",
+            requests: 1,
+            hits: 0,
+            misses: 1,
+            miss_ratio: 1.0,
+            read_seconds: 0.0,
+            sim_seconds: 0.0,
+            mreq_per_s: 0.0,
+            cached_objects: 0,
+            cache_heap_bytes: 0,
+            heap_bytes_per_cached_object: 0.0,
+            working_set_objects: None,
+            working_set_bytes: None,
+            peak_rss_bytes: None,
+        };
+        let text = serde_json::to_string(&row).unwrap();
+        let at: Vec<usize> = REPLAY_COLUMNS
+            .iter()
+            .map(|c| {
+                text.find(&format!("\"{c}\":"))
+                    .unwrap_or_else(|| panic!("{c}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert_eq!(text.matches("\":").count(), REPLAY_COLUMNS.len(), "{text}");
+    }
 
     #[test]
     fn sizes_are_fractions_below_one_and_whole_capacities_above() {
