@@ -1,5 +1,6 @@
 //! What the claims' falsifiers share: a model of one run, synthetic rows drawn from it for every
-//! cell of a scenario, and small helpers to doctor a run.
+//! cell of a scenario, and wrong models declared as the right one doctored (which metric, in
+//! which replications, becomes what).
 
 use super::*;
 use cdnlab::rng::Rng;
@@ -8,13 +9,103 @@ use cdnlab::rng::Rng;
 /// (its `runs` are empty); metrics not named are 0.
 pub type Model = fn(&SummaryRow, u64, &mut Rng) -> Vec<(&'static str, f64)>;
 
+/// Which replications of which cells a doctored model changes.
+pub type When = fn(&SummaryRow, u64) -> bool;
+
+/// Every replication of every cell.
+pub fn always(_: &SummaryRow, _: u64) -> bool {
+    true
+}
+
+/// What a doctored metric becomes.
+#[derive(Clone, Copy)]
+pub enum To {
+    /// This value.
+    Is(f64),
+    /// `f(cell, the right model's value)`.
+    Map(fn(&SummaryRow, f64) -> f64),
+    /// A draw, made after the right model's own draws (so those stay as they were).
+    Draw(fn(&SummaryRow, &mut Rng) -> f64),
+    /// The value of another metric of the same replication.
+    Same(&'static str),
+}
+
+/// A wrong model: the right one doctored, or one of its own.
+pub enum Wrong {
+    /// The right model's output with `edits` applied, in order, where `when` holds.
+    Doctored {
+        when: When,
+        edits: Vec<(&'static str, To)>,
+    },
+    /// A model written out whole (for example the right one on a changed cell).
+    Whole(Model),
+}
+
 /// A claim with the model under which it must pass and models under which it must fail.
 pub struct Falsifier {
     /// The reproduction (registry id) whose claim function emits the claim.
     pub rep: &'static str,
     pub claim: &'static str,
     pub right: Model,
-    pub wrong: Vec<(&'static str, Model)>,
+    pub wrong: Vec<(&'static str, Wrong)>,
+}
+
+impl Falsifier {
+    /// A falsifier of claim `claim` of reproduction `rep`, with no wrong model yet.
+    pub fn new(rep: &'static str, claim: &'static str, right: Model) -> Self {
+        Falsifier {
+            rep,
+            claim,
+            right,
+            wrong: Vec::new(),
+        }
+    }
+
+    /// Adds the wrong model `what`: the right model with `edits` where `when` holds.
+    pub fn doctor(mut self, what: &'static str, when: When, edits: &[(&'static str, To)]) -> Self {
+        let edits = edits.to_vec();
+        self.wrong.push((what, Wrong::Doctored { when, edits }));
+        self
+    }
+
+    /// Adds the wrong model `what`, written out whole.
+    pub fn whole(mut self, what: &'static str, model: Model) -> Self {
+        self.wrong.push((what, Wrong::Whole(model)));
+        self
+    }
+
+    /// Replication `rep` of cell `r` under `wrong`.
+    pub fn run(
+        &self,
+        wrong: &Wrong,
+        r: &SummaryRow,
+        rep: u64,
+        rng: &mut Rng,
+    ) -> Vec<(&'static str, f64)> {
+        match wrong {
+            Wrong::Whole(model) => model(r, rep, rng),
+            Wrong::Doctored { when, edits } => {
+                let mut v = (self.right)(r, rep, rng);
+                if when(r, rep) {
+                    for &(name, to) in edits {
+                        let x = match to {
+                            To::Is(x) => x,
+                            To::Map(f) => f(r, get(&v, name)),
+                            To::Draw(f) => f(r, rng),
+                            To::Same(other) => get(&v, other),
+                        };
+                        set(&mut v, name, x);
+                    }
+                }
+                v
+            }
+        }
+    }
+}
+
+/// Metric `name` of a model's output (0 when absent, as in `synth`).
+fn get(v: &[(&'static str, f64)], name: &str) -> f64 {
+    v.iter().find(|m| m.0 == name).map_or(0.0, |m| m.1)
 }
 
 /// Sets `name` in a model's output (appends it when absent).
@@ -25,55 +116,12 @@ pub fn set(v: &mut Vec<(&'static str, f64)>, name: &'static str, x: f64) {
     }
 }
 
-/// A falsifier of claim `claim` of reproduction `rep`.
-pub fn falsifier(
-    rep: &'static str,
-    claim: &'static str,
-    right: Model,
-    wrong: Vec<(&'static str, Model)>,
-) -> Falsifier {
-    Falsifier {
-        rep,
-        claim,
-        right,
-        wrong,
-    }
-}
-
-/// The right model's output with metric `name` set to `value(cell, rng)`, drawn after the right
-/// model's own draws: one replication doctored.
-pub fn doctor(
-    right: Model,
-    r: &SummaryRow,
-    rep: u64,
-    rng: &mut Rng,
-    name: &'static str,
-    value: impl FnOnce(&SummaryRow, &mut Rng) -> f64,
-) -> Vec<(&'static str, f64)> {
-    let mut v = right(r, rep, rng);
-    let x = value(r, rng);
-    set(&mut v, name, x);
-    v
-}
-
-/// The right model's output with metric `name` replaced by `f(cell, value)`.
-pub fn tweak(
-    r: &SummaryRow,
-    rep: u64,
-    rng: &mut Rng,
-    right: Model,
-    name: &'static str,
-    f: fn(&SummaryRow, f64) -> f64,
-) -> Vec<(&'static str, f64)> {
-    let mut v = right(r, rep, rng);
-    let x = v.iter().find(|m| m.0 == name).map_or(0.0, |m| m.1);
-    set(&mut v, name, f(r, x));
-    v
-}
-
 /// Rows for every cell of `sc`, with the scenario's replications drawn from `model`
 /// (seeded per cell and replication, so the data are fixed).
-pub fn synth(sc: &Scenario, model: Model) -> Vec<SummaryRow> {
+pub fn synth(
+    sc: &Scenario,
+    model: impl Fn(&SummaryRow, u64, &mut Rng) -> Vec<(&'static str, f64)>,
+) -> Vec<SummaryRow> {
     let names = sc.experiment.metric_names();
     sc.cells
         .iter()
@@ -84,8 +132,7 @@ pub fn synth(sc: &Scenario, model: Model) -> Vec<SummaryRow> {
                 let mut rng = cdnlab::rng::from_seed(cdnlab::rng::stream_seed(99, cell.index, rep));
                 let vals = model(&probe, rep, &mut rng);
                 for (m, name) in names.iter().enumerate() {
-                    let v = vals.iter().find(|v| v.0 == *name).map_or(0.0, |v| v.1);
-                    cols[m].push(v);
+                    cols[m].push(get(&vals, name));
                 }
                 for (name, _) in &vals {
                     assert!(names.contains(name), "model sets unknown metric {name}");

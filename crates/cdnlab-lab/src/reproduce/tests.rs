@@ -160,7 +160,8 @@ fn every_claim_can_fail() {
                         );
                     }
                     for (name, wrong) in &f.wrong {
-                        let v = verdict(rep, &sc, &synth(&sc, *wrong), &c.id);
+                        let rows = synth(&sc, |r, i, rng| f.run(wrong, r, i, rng));
+                        let v = verdict(rep, &sc, &rows, &c.id);
                         assert!(
                             !v.pass,
                             "{} passes on the wrong model `{name}` ({path}): measured {}",

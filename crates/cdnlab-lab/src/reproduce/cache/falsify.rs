@@ -7,7 +7,7 @@ use super::*;
 use crate::reproduce::fixture::Falsifier;
 
 pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
-    use crate::reproduce::fixture::normal;
+    use crate::reproduce::fixture::{To, normal};
     use crate::reproduce::num;
     use cdnlab::rng::Rng;
     use std::cell::RefCell;
@@ -43,26 +43,20 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         let c = che(r, 0.0);
         vec![("hit_ratio", noisy(r, c, rng)), ("che_hit_ratio", c)]
     }
-    vec![Falsifier {
-        rep: "cache-che",
-        claim: "cache.C1",
-        right,
-        wrong: vec![
+    vec![
+        Falsifier::new("cache-che", "cache.C1", right)
             // A sampler that reads alpha 0.05 too high: hit ratios a few percent off.
-            ("zipf alpha off by 0.05", |r, _, rng| {
+            .whole("zipf alpha off by 0.05", |r, _, rng| {
                 vec![
                     ("hit_ratio", noisy(r, che(r, 0.05), rng)),
                     ("che_hit_ratio", che(r, 0.0)),
                 ]
-            }),
+            })
             // A cache that loses 3% of its hits (FIFO-like under IRM), in one cell only.
-            ("one cell 3% low", |r, rep, rng| {
-                let mut v = right(r, rep, rng);
-                if num(r, "alpha") == 1.0 && r.cell % 4 == 2 {
-                    v[0].1 *= 0.97;
-                }
-                v
-            }),
-        ],
-    }]
+            .doctor(
+                "one cell 3% low",
+                |r, _| num(r, "alpha") == 1.0 && r.cell % 4 == 2,
+                &[("hit_ratio", To::Map(|_, x| x * 0.97))],
+            ),
+    ]
 }

@@ -7,7 +7,7 @@ use super::*;
 use crate::reproduce::fixture::Falsifier;
 
 pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
-    use crate::reproduce::fixture::{Model, doctor, falsifier as f, normal, set};
+    use crate::reproduce::fixture::{Falsifier as F, To, To::*, always, normal, set};
     use cdnlab::rng::Rng;
     use rand::RngExt;
 
@@ -99,11 +99,6 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         let s = normal(rng, b - 0.01, 0.005).min(1.0);
         vec![("satisfied", s), ("at_best", (s - 0.005).min(1.0))]
     }
-    fn e6_low_at_best(r: &SummaryRow, rep: u64, rng: &mut Rng) -> V {
-        let mut v = e6_right(r, rep, rng);
-        set(&mut v, "at_best", normal(rng, 0.85, 0.01));
-        v
-    }
     fn orient_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let x = num(r, "relative");
         let p = if text(r, "regime") == "k2-c1" {
@@ -163,366 +158,207 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         converged_all()
     }
     // Replication 3 of k = 3 (or of the largest n's k = 2 cell) does not converge.
-    fn one_run_fails(r: &SummaryRow, rep: u64, rng: &mut Rng, right: Model) -> V {
-        let mut v = right(r, rep, rng);
-        if rep == 3 && num(r, "k") == 3.0 {
-            set(&mut v, "converged", 0.0);
-            set(&mut v, "satisfied", 0.99);
-            set(&mut v, "mean_value", 0.98);
-        }
-        v
+    fn one_run(r: &SummaryRow, rep: u64) -> bool {
+        rep == 3 && num(r, "k") == 3.0
+    }
+    const STUCK: &[(&str, To)] = &[
+        ("converged", Is(0.0)),
+        ("satisfied", Is(0.99)),
+        ("mean_value", Is(0.98)),
+    ];
+    const LIVELOCKED: &[(&str, To)] = &[("feasible", Is(1.0)), ("converged", Is(0.0))];
+    const LOW_AT_BEST: &[(&str, To)] = &[("at_best", Draw(|_, rng| normal(rng, 0.85, 0.01)))];
+    fn k(r: &SummaryRow) -> f64 {
+        num(r, "k")
     }
     vec![
-        f(
-            "gwtw-e1",
-            "gwtw.C1-time",
-            e1_right,
-            vec![
-                ("k = 2 never re-trials (one run stuck)", |r, rep, rng| {
-                    one_run_fails(r, rep, rng, e1_right)
-                }),
-                ("k = 1 users move too", |r, rep, rng| {
-                    let mut v = e1_right(r, rep, rng);
-                    if num(r, "k") == 1.0 {
-                        v = converged_all();
-                    }
-                    v
-                }),
-            ],
+        F::new("gwtw-e1", "gwtw.C1-time", e1_right)
+            .doctor("k = 2 never re-trials (one run stuck)", one_run, STUCK)
+            .doctor(
+                "k = 1 users move too",
+                |r, _| k(r) == 1.0,
+                &[
+                    ("feasible", Is(1.0)),
+                    ("converged", Is(1.0)),
+                    ("satisfied", Is(1.0)),
+                    ("at_best", Is(1.0)),
+                    ("mean_value", Is(1.0)),
+                ],
+            ),
+        F::new("gwtw-e2", "gwtw.C1", e2_right).doctor(
+            "one run of k = 2 or 3 does not converge",
+            one_run,
+            STUCK,
         ),
-        f(
-            "gwtw-e2",
-            "gwtw.C1",
-            e2_right,
-            vec![("one run of k = 2 or 3 does not converge", |r, rep, rng| {
-                one_run_fails(r, rep, rng, e2_right)
-            })],
+        F::new("gwtw-e2", "gwtw.C1-quick", e2_right)
+            .doctor(
+                "time linear in n",
+                always,
+                &[(
+                    "convergence_slot",
+                    Draw(|r, rng| normal(rng, 300.0 + 0.3 * num(r, "servers"), 80.0)),
+                )],
+            )
+            .doctor(
+                "time as sqrt n",
+                always,
+                &[(
+                    "convergence_slot",
+                    Draw(|r, rng| normal(rng, 40.0 * num(r, "servers").sqrt(), 80.0)),
+                )],
+            ),
+        F::new("gwtw-e3", "gwtw.C3", e3_right)
+            .doctor(
+                "wrong settles do not depend on tau",
+                always,
+                &[("wrong_settle_rate", Draw(|_, rng| normal(rng, 0.02, 0.004)))],
+            )
+            .doctor(
+                "wrong settles rise again at the middle tau",
+                |r, _| r.cell == 2,
+                &[("wrong_settle_rate", Draw(|_, rng| normal(rng, 0.08, 0.004)))],
+            ),
+        F::new("gwtw-e3", "gwtw.C3-slower", e3_right).doctor(
+            "convergence does not depend on tau",
+            always,
+            &[("convergence_slot", Draw(|_, rng| normal(rng, 500.0, 60.0)))],
         ),
-        f(
-            "gwtw-e2",
-            "gwtw.C1-quick",
-            e2_right,
-            vec![
-                ("time linear in n", |r, rep, rng| {
-                    let mut v = e2_right(r, rep, rng);
-                    set(
-                        &mut v,
-                        "convergence_slot",
-                        normal(rng, 300.0 + 0.3 * num(r, "servers"), 80.0),
-                    );
-                    v
-                }),
-                ("time as sqrt n", |r, rep, rng| {
-                    let mut v = e2_right(r, rep, rng);
-                    set(
-                        &mut v,
-                        "convergence_slot",
-                        normal(rng, 40.0 * num(r, "servers").sqrt(), 80.0),
-                    );
-                    v
-                }),
-            ],
-        ),
-        f(
-            "gwtw-e3",
-            "gwtw.C3",
-            e3_right,
-            vec![
-                ("wrong settles do not depend on tau", |r, rep, rng| {
-                    doctor(e3_right, r, rep, rng, "wrong_settle_rate", |_, rng| {
-                        normal(rng, 0.02, 0.004)
-                    })
-                }),
-                (
-                    "wrong settles rise again at the middle tau",
-                    |r, rep, rng| {
-                        let mut v = e3_right(r, rep, rng);
-                        if r.cell == 2 {
-                            set(&mut v, "wrong_settle_rate", normal(rng, 0.08, 0.004));
-                        }
-                        v
-                    },
-                ),
-            ],
-        ),
-        f(
-            "gwtw-e3",
-            "gwtw.C3-slower",
-            e3_right,
-            vec![("convergence does not depend on tau", |r, rep, rng| {
-                doctor(e3_right, r, rep, rng, "convergence_slot", |_, rng| {
-                    normal(rng, 500.0, 60.0)
-                })
-            })],
-        ),
-        f(
-            "gwtw-e3-c1",
-            "gwtw.C3-failure",
-            e3c1_right,
-            vec![("failures do not depend on tau", |_, _, rng| {
+        F::new("gwtw-e3-c1", "gwtw.C3-failure", e3c1_right)
+            .whole("failures do not depend on tau", |_, _, rng| {
                 vec![("feasible", 1.0), ("converged", bern(rng, 0.85))]
-            })],
+            }),
+        F::new("gwtw-e4", "gwtw.C4", e4_right).doctor(
+            "warm-up does not depend on alpha",
+            always,
+            &[("warmup_slot", Draw(|_, rng| normal(rng, 55.0, 5.0)))],
         ),
-        f(
-            "gwtw-e4",
-            "gwtw.C4",
-            e4_right,
-            vec![("warm-up does not depend on alpha", |r, rep, rng| {
-                doctor(e4_right, r, rep, rng, "warmup_slot", |_, rng| {
-                    normal(rng, 55.0, 5.0)
-                })
-            })],
+        F::new("gwtw-e4", "gwtw.C4-control", e4_right).doctor(
+            "k = 1 warm-up flat (selection causes the trend)",
+            |r, _| k(r) == 1.0,
+            &[("warmup_slot", Draw(|_, rng| normal(rng, 55.0, 5.0)))],
         ),
-        f(
-            "gwtw-e4",
-            "gwtw.C4-control",
-            e4_right,
-            vec![(
-                "k = 1 warm-up flat (selection causes the trend)",
-                |r, rep, rng| {
-                    let mut v = e4_right(r, rep, rng);
-                    if num(r, "k") == 1.0 {
-                        set(&mut v, "warmup_slot", normal(rng, 55.0, 5.0));
-                    }
-                    v
-                },
+        F::new("gwtw-e4", "gwtw.C4-strict", e4_right).doctor(
+            "strict convergence slows with alpha (this model)",
+            always,
+            &[(
+                "convergence_slot",
+                Draw(|r, rng| normal(rng, 200.0 + 450.0 * num(r, "alpha"), 80.0)),
             )],
         ),
-        f(
-            "gwtw-e4",
-            "gwtw.C4-strict",
-            e4_right,
-            vec![(
-                "strict convergence slows with alpha (this model)",
-                |r, rep, rng| {
-                    let mut v = e4_right(r, rep, rng);
-                    set(
-                        &mut v,
-                        "convergence_slot",
-                        normal(rng, 200.0 + 450.0 * num(r, "alpha"), 80.0),
-                    );
-                    v
-                },
-            )],
+        F::new("gwtw-e5", "gwtw.F2-livelock", e5_right).doctor(
+            "every feasible run converges",
+            |r, _| capacity(r) == 1,
+            &[("converged", Same("feasible"))],
         ),
-        f(
-            "gwtw-e5",
-            "gwtw.F2-livelock",
-            e5_right,
-            vec![("every feasible run converges", |r, rep, rng| {
-                let mut v = e5_right(r, rep, rng);
-                if capacity(r) == 1 {
-                    let feasible = v[0].1;
-                    set(&mut v, "converged", feasible);
-                }
-                v
-            })],
+        F::new("gwtw-e5", "gwtw.E5-collapse", e5_right)
+            .doctor(
+                "k = 3 converges at lambda / c = 0.9",
+                |r, _| capacity(r) == 2 && k(r) == 3.0,
+                &[("converged", Is(1.0))],
+            )
+            .doctor(
+                "no optimum in one run",
+                |r, rep| rep == 1 && capacity(r) == 2 && k(r) == 3.0 && num(r, "load") == 1.8,
+                &[("feasible", Is(0.0))],
+            ),
+        F::new("gwtw-orient", "gwtw.orient", orient_right)
+            .doctor(
+                "thresholds 4% lower than the spec's",
+                |r, _| text(r, "regime") != "k2-c1",
+                &[(
+                    "feasible",
+                    Map(|r, _| f64::from(u8::from(num(r, "relative") < 0.92))),
+                )],
+            )
+            .doctor(
+                "k = 3, c = 1 always has an optimum",
+                |r, _| text(r, "regime") == "k3-c1",
+                &[("feasible", Is(1.0))],
+            )
+            .doctor(
+                "k = 2, c = 1 without a transition",
+                |r, _| text(r, "regime") == "k2-c1",
+                &[("feasible", Draw(|_, rng| bern(rng, 0.6)))],
+            ),
+        F::new("gwtw-e6", "gwtw.C5", e6_right).doctor("85% at hit rate 1", always, LOW_AT_BEST),
+        F::new("gwtw-e6", "gwtw.C5-c1", e6_right).doctor("85% at hit rate 1", always, LOW_AT_BEST),
+        F::new("gwtw-e6", "gwtw.E6-sweep", e6_right)
+            .doctor(
+                "k = 1 users escape (above the bound)",
+                always,
+                &[(
+                    "satisfied",
+                    Draw(|r, rng| {
+                        let s = (partial_bound(r) + 0.04).min(1.0);
+                        normal(rng, s, 0.003).min(1.0)
+                    }),
+                )],
+            )
+            .doctor(
+                "GWTW users gain nothing (flat in p)",
+                always,
+                &[("satisfied", Draw(|_, rng| normal(rng, 0.4, 0.01)))],
+            ),
+        F::new("gwtw-e7", "gwtw.C2", e7_right).doctor(
+            "worst hit rate flat in n",
+            |r, _| text(r, "model") == "web",
+            &[("worst_value", Draw(|_, rng| normal(rng, 0.6, 0.05)))],
         ),
-        f(
-            "gwtw-e5",
-            "gwtw.E5-collapse",
-            e5_right,
-            vec![
-                ("k = 3 converges at lambda / c = 0.9", |r, rep, rng| {
-                    let mut v = e5_right(r, rep, rng);
-                    if capacity(r) == 2 && num(r, "k") == 3.0 {
-                        set(&mut v, "converged", 1.0);
-                    }
-                    v
-                }),
-                ("no optimum in one run", |r, rep, rng| {
-                    let mut v = e5_right(r, rep, rng);
-                    if rep == 1 && capacity(r) == 2 && num(r, "k") == 3.0 && num(r, "load") == 1.8 {
-                        set(&mut v, "feasible", 0.0);
-                    }
-                    v
-                }),
-            ],
+        F::new("gwtw-e7", "gwtw.C2-video", e7_right).doctor(
+            "worst bit rate flat in n",
+            |r, _| text(r, "model") == "video",
+            &[("worst_value", Draw(|_, rng| normal(rng, 0.6, 0.05)))],
         ),
-        f(
-            "gwtw-orient",
-            "gwtw.orient",
-            orient_right,
-            vec![
-                ("thresholds 4% lower than the spec's", |r, rep, rng| {
-                    let mut v = orient_right(r, rep, rng);
-                    if text(r, "regime") != "k2-c1" {
-                        set(
-                            &mut v,
-                            "feasible",
-                            f64::from(u8::from(num(r, "relative") < 0.92)),
-                        );
-                    }
-                    v
-                }),
-                ("k = 3, c = 1 always has an optimum", |r, rep, rng| {
-                    let mut v = orient_right(r, rep, rng);
-                    if text(r, "regime") == "k3-c1" {
-                        set(&mut v, "feasible", 1.0);
-                    }
-                    v
-                }),
-                ("k = 2, c = 1 without a transition", |r, rep, rng| {
-                    let mut v = orient_right(r, rep, rng);
-                    if text(r, "regime") == "k2-c1" {
-                        set(&mut v, "feasible", bern(rng, 0.6));
-                    }
-                    v
-                }),
-            ],
+        F::new("gwtw-e7", "gwtw.C2-failure", e7_right).doctor(
+            "k = 1 converges half the time",
+            always,
+            &[("converged", Draw(|_, rng| bern(rng, 0.5)))],
         ),
-        f(
-            "gwtw-e6",
-            "gwtw.C5",
-            e6_right,
-            vec![("85% at hit rate 1", e6_low_at_best)],
+        F::new("gwtw-maxload", "gwtw.k1-balls", maxload_right)
+            .doctor(
+                "two choices (max load ln ln n / ln 2)",
+                always,
+                &[(
+                    "max_load",
+                    Draw(|r, rng| normal(rng, num(r, "servers").ln().ln() / 2f64.ln() + 1.0, 0.5)),
+                )],
+            )
+            .doctor(
+                "one more user on the busiest server",
+                always,
+                &[("max_load", Map(|_, x| x + 1.0))],
+            ),
+        F::new("gwtw-e8", "gwtw.C1-video", all_converge).doctor(
+            "one run of k >= 2 does not converge",
+            one_run,
+            STUCK,
         ),
-        f(
-            "gwtw-e6",
-            "gwtw.C5-c1",
-            e6_right,
-            vec![("85% at hit rate 1", e6_low_at_best)],
-        ),
-        f(
-            "gwtw-e6",
-            "gwtw.E6-sweep",
-            e6_right,
-            vec![
-                ("k = 1 users escape (above the bound)", |r, rep, rng| {
-                    let mut v = e6_right(r, rep, rng);
-                    let s = (partial_bound(r) + 0.04).min(1.0);
-                    set(&mut v, "satisfied", normal(rng, s, 0.003).min(1.0));
-                    v
-                }),
-                ("GWTW users gain nothing (flat in p)", |r, rep, rng| {
-                    doctor(e6_right, r, rep, rng, "satisfied", |_, rng| {
-                        normal(rng, 0.4, 0.01)
-                    })
-                }),
-            ],
-        ),
-        f(
-            "gwtw-e7",
-            "gwtw.C2",
-            e7_right,
-            vec![("worst hit rate flat in n", |r, rep, rng| {
-                let mut v = e7_right(r, rep, rng);
-                if text(r, "model") == "web" {
-                    set(&mut v, "worst_value", normal(rng, 0.6, 0.05));
-                }
-                v
-            })],
-        ),
-        f(
-            "gwtw-e7",
-            "gwtw.C2-video",
-            e7_right,
-            vec![("worst bit rate flat in n", |r, rep, rng| {
-                let mut v = e7_right(r, rep, rng);
-                if text(r, "model") == "video" {
-                    set(&mut v, "worst_value", normal(rng, 0.6, 0.05));
-                }
-                v
-            })],
-        ),
-        f(
-            "gwtw-e7",
-            "gwtw.C2-failure",
-            e7_right,
-            vec![("k = 1 converges half the time", |r, rep, rng| {
-                doctor(e7_right, r, rep, rng, "converged", |_, rng| bern(rng, 0.5))
-            })],
-        ),
-        f(
-            "gwtw-maxload",
-            "gwtw.k1-balls",
-            maxload_right,
-            vec![
-                ("two choices (max load ln ln n / ln 2)", |r, rep, rng| {
-                    let mut v = maxload_right(r, rep, rng);
-                    set(
-                        &mut v,
-                        "max_load",
-                        normal(rng, num(r, "servers").ln().ln() / 2f64.ln() + 1.0, 0.5),
-                    );
-                    v
-                }),
-                ("one more user on the busiest server", |r, rep, rng| {
-                    let mut v = maxload_right(r, rep, rng);
-                    let x = v[0].1;
-                    set(&mut v, "max_load", x + 1.0);
-                    v
-                }),
-            ],
-        ),
-        f(
-            "gwtw-e8",
-            "gwtw.C1-video",
-            all_converge,
-            vec![("one run of k >= 2 does not converge", |r, rep, rng| {
-                one_run_fails(r, rep, rng, all_converge)
-            })],
-        ),
-        f(
-            "gwtw-e9-livelock",
-            "gwtw.E9",
-            e9_right,
-            vec![
-                ("E9 livelocks too", |r, rep, rng| {
-                    let mut v = e9_right(r, rep, rng);
-                    if rule(r) == Some("e9") && rep == 2 {
-                        set(&mut v, "feasible", 1.0);
-                        set(&mut v, "converged", 0.0);
-                    }
-                    v
-                }),
-                (
-                    "no livelock to end (the paper's rule converges)",
-                    |r, rep, rng| {
-                        let mut v = e9_right(r, rep, rng);
-                        let f = v[0].1;
-                        set(&mut v, "converged", f);
-                        v
-                    },
-                ),
-            ],
-        ),
-        f(
-            "gwtw-e9-main",
-            "gwtw.E9-main",
-            e9_right,
-            vec![
-                ("E9 twice as slow", |r, rep, rng| {
-                    let mut v = e9_right(r, rep, rng);
-                    if rule(r) == Some("e9") {
-                        set(&mut v, "convergence_slot", normal(rng, 1200.0, 60.0));
-                    }
-                    v
-                }),
-                ("one E9 run not converged", |r, rep, rng| {
-                    let mut v = e9_right(r, rep, rng);
-                    if rule(r) == Some("e9") && rep == 4 {
-                        set(&mut v, "feasible", 1.0);
-                        set(&mut v, "converged", 0.0);
-                    }
-                    v
-                }),
-            ],
-        ),
-        f(
-            "gwtw-baselines",
-            "gwtw.B1",
-            all_converge,
-            vec![(
-                "one GWTW run per web cell short of the oracle",
-                |r, rep, rng| {
-                    let mut v = all_converge(r, rep, rng);
-                    if rep == 2 && text(r, "policy") == "gwtw" && text(r, "model") == "web" {
-                        set(&mut v, "mean_value", 0.97);
-                    }
-                    v
-                },
-            )],
+        F::new("gwtw-e9-livelock", "gwtw.E9", e9_right)
+            .doctor(
+                "E9 livelocks too",
+                |r, rep| rule(r) == Some("e9") && rep == 2,
+                LIVELOCKED,
+            )
+            .doctor(
+                "no livelock to end (the paper's rule converges)",
+                always,
+                &[("converged", Same("feasible"))],
+            ),
+        F::new("gwtw-e9-main", "gwtw.E9-main", e9_right)
+            .doctor(
+                "E9 twice as slow",
+                |r, _| rule(r) == Some("e9"),
+                &[("convergence_slot", Draw(|_, rng| normal(rng, 1200.0, 60.0)))],
+            )
+            .doctor(
+                "one E9 run not converged",
+                |r, rep| rule(r) == Some("e9") && rep == 4,
+                LIVELOCKED,
+            ),
+        F::new("gwtw-baselines", "gwtw.B1", all_converge).doctor(
+            "one GWTW run per web cell short of the oracle",
+            |r, rep| rep == 2 && text(r, "policy") == "gwtw" && text(r, "model") == "web",
+            &[("mean_value", Is(0.97))],
         ),
     ]
 }

@@ -7,7 +7,7 @@ use super::*;
 use crate::reproduce::fixture::Falsifier;
 
 pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
-    use crate::reproduce::fixture::{falsifier as f, normal, set, tweak};
+    use crate::reproduce::fixture::{Falsifier as F, To::*, always, normal};
     use cdnlab::rng::Rng;
 
     type V = Vec<(&'static str, f64)>;
@@ -58,10 +58,9 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         ]
     }
     fn x3_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
-        let gain = 2.0 + 10.0 * num(r, "alpha");
         match text(r, "policy") {
             "multihash" => vec![("max_mean", normal(rng, 1.5, 0.05))],
-            _ => vec![("max_mean", normal(rng, 1.5 * gain, 0.3))],
+            _ => vec![("max_mean", normal(rng, 1.5 * gain(r), 0.3))],
         }
     }
     fn steady_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
@@ -91,7 +90,7 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         );
         let target = flash_target(r);
         let base = (target / num(r, "flash")).ceil();
-        let at = |t: f64| match text(r, "growth") {
+        let at = |t: f64| match growth(r) {
             "one" => (t + 1.0).min(target),
             _ if t <= start => base,
             _ => target,
@@ -101,7 +100,7 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         } else {
             (at(end) - (h - end)).max(base)
         };
-        let load = if text(r, "growth") == "one" && h > start && h <= end {
+        let load = if growth(r) == "one" && h > start && h <= end {
             2.0
         } else {
             0.45
@@ -145,343 +144,197 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             ("duplicate_replicas", 0.0),
         ]
     }
+    fn fits(_: &SummaryRow, _: u64, _: &mut Rng) -> V {
+        vec![("fits", 1.0)]
+    }
+    fn growth(r: &SummaryRow) -> &str {
+        text(r, "growth")
+    }
+    fn gain(r: &SummaryRow) -> f64 {
+        2.0 + 10.0 * num(r, "alpha")
+    }
     vec![
-        f(
-            "mh-x1",
-            "mh.rbs-uniform",
-            x1_right,
-            vec![("RBS favours the lowest index in one run", |r, rep, rng| {
-                let mut v = x1_right(r, rep, rng);
-                if rep == 1 && r.cell == 3 {
-                    set(&mut v, "fits", 0.0);
-                    set(&mut v, "chi2", 90.0);
-                }
-                v
-            })],
+        F::new("mh-x1", "mh.rbs-uniform", x1_right).doctor(
+            "RBS favours the lowest index in one run",
+            |r, rep| rep == 1 && r.cell == 3,
+            &[("fits", Is(0.0)), ("chi2", Is(90.0))],
         ),
-        f(
-            "mh-x1",
-            "mh.rbs-probes",
-            x1_right,
-            vec![("an extra probe 5% of the time", |r, rep, rng| {
-                tweak(r, rep, rng, x1_right, "probes_mean", |_, x| x + 0.05)
-            })],
+        F::new("mh-x1", "mh.rbs-probes", x1_right).doctor(
+            "an extra probe 5% of the time",
+            always,
+            &[("probes_mean", Map(|_, x| x + 0.05))],
         ),
-        f(
-            "mh-x1",
-            "mh.rbs-variance",
-            x1_right,
-            vec![("variance 3% high", |r, rep, rng| {
-                tweak(r, rep, rng, x1_right, "probes_var", |_, x| x * 1.03)
-            })],
+        F::new("mh-x1", "mh.rbs-variance", x1_right).doctor(
+            "variance 3% high",
+            always,
+            &[("probes_var", Map(|_, x| x * 1.03))],
         ),
-        f(
-            "mh-gaps",
-            "mh.gap-single",
-            gaps_right,
-            vec![
-                ("failure 1.3 / n at g = 1", |r, rep, rng| {
-                    tweak(r, rep, rng, gaps_right, "fail_rate", |r, x| {
-                        if num(r, "gap") == 1.0 {
-                            x + 0.3 / num(r, "n")
-                        } else {
-                            x
-                        }
-                    })
-                }),
-                ("served index skewed in one run", |r, rep, rng| {
-                    let mut v = gaps_right(r, rep, rng);
-                    if rep == 0 && r.cell == 5 {
-                        set(&mut v, "fits", 0.0);
-                    }
-                    v
-                }),
-            ],
-        ),
-        f(
-            "mh-gaps",
-            "mh.rgr-rounds",
-            gaps_right,
-            vec![("rounds n / (n - g) (probing [1, i])", |r, rep, rng| {
-                tweak(r, rep, rng, gaps_right, "rgr_rounds", |r, x| {
+        F::new("mh-gaps", "mh.gap-single", gaps_right)
+            .doctor(
+                "failure 1.3 / n at g = 1",
+                |r, _| num(r, "gap") == 1.0,
+                &[("fail_rate", Map(|r, x| x + 0.3 / num(r, "n")))],
+            )
+            .doctor(
+                "served index skewed in one run",
+                |r, rep| rep == 0 && r.cell == 5,
+                &[("fits", Is(0.0))],
+            ),
+        F::new("mh-gaps", "mh.rgr-rounds", gaps_right).doctor(
+            "rounds n / (n - g) (probing [1, i])",
+            always,
+            &[(
+                "rgr_rounds",
+                Map(|r, x| {
                     let (n, g) = (num(r, "n"), num(r, "gap"));
                     x - (n - 1.0) / (n - g) + n / (n - g)
-                })
-            })],
-        ),
-        f(
-            "mh-multigap",
-            "mh.gap-multi",
-            |_, _, _| vec![("fits", 1.0)],
-            vec![("one run off the recursion", |r, rep, _| {
-                vec![("fits", if rep == 2 && r.cell == 7 { 0.0 } else { 1.0 })]
-            })],
-        ),
-        f(
-            "mh-x3",
-            "mh.balance-gain",
-            x3_right,
-            vec![
-                ("replication does not balance", |r, rep, rng| {
-                    tweak(r, rep, rng, x3_right, "max_mean", |r, x| {
-                        if text(r, "policy") == "multihash" {
-                            x * (2.0 + 10.0 * num(r, "alpha"))
-                        } else {
-                            x
-                        }
-                    })
                 }),
-                ("the gain does not grow with alpha", |r, rep, rng| {
-                    tweak(r, rep, rng, x3_right, "max_mean", |r, x| {
-                        if text(r, "policy") == "multihash" {
-                            x
-                        } else {
-                            x / (2.0 + 10.0 * num(r, "alpha")) * 5.0
-                        }
-                    })
-                }),
-            ],
+            )],
         ),
-        f(
-            "mh-steady",
-            "mh.steady-replicas",
-            steady_right,
-            vec![
-                ("single-hash (one replica each)", |_, _, _| {
-                    vec![("hot_in_band", 0.0), ("in_band", 0.97)]
-                }),
-                (
-                    "hot files overshoot at the long window too",
-                    |r, rep, rng| tweak(r, rep, rng, steady_right, "hot_in_band", |_, _| 0.7),
-                ),
-            ],
+        F::new("mh-multigap", "mh.gap-multi", fits).doctor(
+            "one run off the recursion",
+            |r, rep| rep == 2 && r.cell == 7,
+            &[("fits", Is(0.0))],
         ),
-        f(
-            "mh-steady",
-            "mh.steady-noise",
-            steady_right,
-            vec![("no overshoot with the short window", |_, _, _| {
-                vec![("hot_in_band", 1.0), ("in_band", 1.0)]
-            })],
+        F::new("mh-x3", "mh.balance-gain", x3_right)
+            .doctor(
+                "replication does not balance",
+                |r, _| text(r, "policy") == "multihash",
+                &[("max_mean", Map(|r, x| x * gain(r)))],
+            )
+            .doctor(
+                "the gain does not grow with alpha",
+                |r, _| text(r, "policy") != "multihash",
+                &[("max_mean", Map(|r, x| x / gain(r) * 5.0))],
+            ),
+        F::new("mh-steady", "mh.steady-replicas", steady_right)
+            .doctor(
+                "single-hash (one replica each)",
+                always,
+                &[("hot_in_band", Is(0.0)), ("in_band", Is(0.97))],
+            )
+            .doctor(
+                "hot files overshoot at the long window too",
+                always,
+                &[("hot_in_band", Is(0.7))],
+            ),
+        F::new("mh-steady", "mh.steady-noise", steady_right).doctor(
+            "no overshoot with the short window",
+            always,
+            &[("hot_in_band", Is(1.0)), ("in_band", Is(1.0))],
         ),
-        f(
-            "mh-x4",
-            "mh.flash-growth",
-            x4_right,
-            vec![
-                (
-                    "double and jump add one replica per window",
-                    |r, rep, rng| {
-                        let mut v = x4_right(r, rep, rng);
-                        if text(r, "growth") != "one" {
-                            let (h, start) = (num(r, "horizon"), num(r, "flash_start"));
-                            let base = (flash_target(r) / num(r, "flash")).ceil();
-                            if h > start {
-                                set(
-                                    &mut v,
-                                    "top_replicas",
-                                    (base + (h - start)).min(flash_target(r)),
-                                );
-                            }
-                        }
-                        v
-                    },
-                ),
-                (
-                    "doubling goes on doubling on noise (4x the target in one run)",
-                    |r, rep, rng| {
-                        let mut v = x4_right(r, rep, rng);
-                        if text(r, "growth") == "double" && rep == 1 && num(r, "horizon") == 20.0 {
-                            set(&mut v, "top_replicas", 4.0 * flash_target(r));
-                        }
-                        v
-                    },
-                ),
-                (
-                    "jump takes the largest estimate twice over (2x the target in one run)",
-                    |r, rep, rng| {
-                        let mut v = x4_right(r, rep, rng);
-                        if text(r, "growth") == "jump" && rep == 0 && num(r, "horizon") == 15.0 {
-                            set(&mut v, "top_replicas", 2.0 * flash_target(r));
-                        }
-                        v
-                    },
-                ),
-            ],
+        F::new("mh-x4", "mh.flash-growth", x4_right)
+            .doctor(
+                "double and jump add one replica per window",
+                |r, _| growth(r) != "one" && num(r, "horizon") > num(r, "flash_start"),
+                &[(
+                    "top_replicas",
+                    Map(|r, _| {
+                        let (h, start) = (num(r, "horizon"), num(r, "flash_start"));
+                        let base = (flash_target(r) / num(r, "flash")).ceil();
+                        (base + (h - start)).min(flash_target(r))
+                    }),
+                )],
+            )
+            .doctor(
+                "doubling goes on doubling on noise (4x the target in one run)",
+                |r, rep| growth(r) == "double" && rep == 1 && num(r, "horizon") == 20.0,
+                &[("top_replicas", Map(|r, _| 4.0 * flash_target(r)))],
+            )
+            .doctor(
+                "jump takes the largest estimate twice over (2x the target in one run)",
+                |r, rep| growth(r) == "jump" && rep == 0 && num(r, "horizon") == 15.0,
+                &[("top_replicas", Map(|r, _| 2.0 * flash_target(r)))],
+            ),
+        F::new("mh-x4", "mh.flash-load", x4_right)
+            .doctor(
+                "jump replicates too little (load twice c_high)",
+                |r, _| growth(r) == "jump",
+                &[("top_replica_load", Is(1.0))],
+            )
+            .doctor("one keeps up", always, &[("top_replica_load", Is(0.45))]),
+        F::new("mh-x4", "mh.invariants", x4_right)
+            .doctor(
+                "de-replication removes a middle replica",
+                |r, rep| rep == 1 && num(r, "horizon") == 40.0 && growth(r) == "jump",
+                &[("prefix_breaks", Is(3.0))],
+            )
+            .doctor(
+                "the home copy removed",
+                |r, rep| rep == 0 && num(r, "horizon") == 60.0 && growth(r) == "one",
+                &[("home_missing", Is(1.0))],
+            ),
+        F::new("mh-x4", "mh.flash-shrink", x4_right).doctor(
+            "no de-replication",
+            |r, _| num(r, "horizon") > num(r, "flash_end") && growth(r) != "one",
+            &[("top_replicas", Map(|r, _| flash_target(r)))],
         ),
-        f(
-            "mh-x4",
-            "mh.flash-load",
-            x4_right,
-            vec![
-                (
-                    "jump replicates too little (load twice c_high)",
-                    |r, rep, rng| {
-                        tweak(r, rep, rng, x4_right, "top_replica_load", |r, x| {
-                            if text(r, "growth") == "jump" { 1.0 } else { x }
-                        })
-                    },
-                ),
-                ("one keeps up", |r, rep, rng| {
-                    tweak(r, rep, rng, x4_right, "top_replica_load", |_, _| 0.45)
-                }),
-            ],
+        F::new("mh-x5", "mh.failure-recursion", x5_right).doctor(
+            "failures 50% above the recursion",
+            always,
+            &[("failure_rate_after", Map(|_, x| x * 1.5))],
         ),
-        f(
-            "mh-x4",
-            "mh.invariants",
-            x4_right,
-            vec![
-                ("de-replication removes a middle replica", |r, rep, rng| {
-                    let mut v = x4_right(r, rep, rng);
-                    if rep == 1 && num(r, "horizon") == 40.0 && text(r, "growth") == "jump" {
-                        set(&mut v, "prefix_breaks", 3.0);
-                    }
-                    v
-                }),
-                ("the home copy removed", |r, rep, rng| {
-                    let mut v = x4_right(r, rep, rng);
-                    if rep == 0 && num(r, "horizon") == 60.0 && text(r, "growth") == "one" {
-                        set(&mut v, "home_missing", 1.0);
-                    }
-                    v
-                }),
-            ],
+        F::new("mh-x5", "mh.gap-skew", x5_right)
+            .doctor(
+                "requests uniform over surviving replicas",
+                always,
+                &[("below_gap_served", Is(6400.0))],
+            )
+            .doctor(
+                "gaps shift more load than the recursion",
+                always,
+                &[("below_gap_served", Map(|_, x| x * 1.05))],
+            ),
+        F::new("mh-x5", "mh.repair", x5_right).doctor(
+            "one rgr run never repaired",
+            |r, rep| rep == 1 && text(r, "repair") == "rgr" && num(r, "fail_fraction") == 0.4,
+            &[(
+                "repair_rounds",
+                Map(|r, _| num(r, "horizon") - num(r, "fail_at")),
+            )],
         ),
-        f(
-            "mh-x4",
-            "mh.flash-shrink",
-            x4_right,
-            vec![("no de-replication", |r, rep, rng| {
-                let mut v = x4_right(r, rep, rng);
-                if num(r, "horizon") > num(r, "flash_end") && text(r, "growth") != "one" {
-                    set(&mut v, "top_replicas", flash_target(r));
-                }
-                v
-            })],
+        F::new("mh-x6", "mh.chord-hops", x6_right).doctor(
+            "log2 N hops",
+            always,
+            &[("chord_hops", Map(|r, _| num(r, "nodes").log2()))],
         ),
-        f(
-            "mh-x5",
-            "mh.failure-recursion",
-            x5_right,
-            vec![("failures 50% above the recursion", |r, rep, rng| {
-                tweak(r, rep, rng, x5_right, "failure_rate_after", |_, x| x * 1.5)
-            })],
+        F::new("mh-x6", "mh.x6-probes", x6_right)
+            .doctor(
+                "an extra probe in 5% of one run's requests",
+                |r, rep| rep == 1 && r.cell == 2,
+                &[(
+                    "probes_per_request",
+                    Map(|r, _| 7.5 - 0.5 * num(r, "nodes").ln() + 0.05),
+                )],
+            )
+            .doctor(
+                "binary search then a pick: log2 K + 1 probes",
+                always,
+                &[("probes_per_request", Is(11.0))],
+            ),
+        F::new("mh-x6", "mh.x6-replication", x6_right).doctor(
+            "a linear search upward in one run",
+            |r, rep| rep == 0 && r.cell == 3,
+            &[(
+                "messages_per_replication",
+                Map(|r, _| 0.5 * num(r, "nodes").ln() + 1.5),
+            )],
         ),
-        f(
-            "mh-x5",
-            "mh.gap-skew",
-            x5_right,
-            vec![
-                ("requests uniform over surviving replicas", |r, rep, rng| {
-                    tweak(r, rep, rng, x5_right, "below_gap_served", |_, _| 6400.0)
-                }),
-                ("gaps shift more load than the recursion", |r, rep, rng| {
-                    tweak(r, rep, rng, x5_right, "below_gap_served", |_, x| x * 1.05)
-                }),
-            ],
+        F::new("mh-x6", "mh.x6-repair", x6_right).doctor(
+            "each replica probes every index below it",
+            always,
+            &[("repair_messages_per_round", Map(|_, x| 3.0 * x))],
         ),
-        f(
-            "mh-x5",
-            "mh.repair",
-            x5_right,
-            vec![("one rgr run never repaired", |r, rep, rng| {
-                let mut v = x5_right(r, rep, rng);
-                if rep == 1 && text(r, "repair") == "rgr" && num(r, "fail_fraction") == 0.4 {
-                    set(
-                        &mut v,
-                        "repair_rounds",
-                        num(r, "horizon") - num(r, "fail_at"),
-                    );
-                }
-                v
-            })],
-        ),
-        f(
-            "mh-x6",
-            "mh.chord-hops",
-            x6_right,
-            vec![("log2 N hops", |r, rep, rng| {
-                tweak(r, rep, rng, x6_right, "chord_hops", |r, _| {
-                    num(r, "nodes").log2()
-                })
-            })],
-        ),
-        f(
-            "mh-x6",
-            "mh.x6-probes",
-            x6_right,
-            vec![
-                (
-                    "an extra probe in 5% of one run's requests",
-                    |r, rep, rng| {
-                        let mut v = x6_right(r, rep, rng);
-                        if rep == 1 && r.cell == 2 {
-                            set(
-                                &mut v,
-                                "probes_per_request",
-                                7.5 - 0.5 * num(r, "nodes").ln() + 0.05,
-                            );
-                        }
-                        v
-                    },
-                ),
-                (
-                    "binary search then a pick: log2 K + 1 probes",
-                    |r, rep, rng| tweak(r, rep, rng, x6_right, "probes_per_request", |_, _| 11.0),
-                ),
-            ],
-        ),
-        f(
-            "mh-x6",
-            "mh.x6-replication",
-            x6_right,
-            vec![("a linear search upward in one run", |r, rep, rng| {
-                let mut v = x6_right(r, rep, rng);
-                if rep == 0 && r.cell == 3 {
-                    set(
-                        &mut v,
-                        "messages_per_replication",
-                        0.5 * num(r, "nodes").ln() + 1.5,
-                    );
-                }
-                v
-            })],
-        ),
-        f(
-            "mh-x6",
-            "mh.x6-repair",
-            x6_right,
-            vec![("each replica probes every index below it", |r, rep, rng| {
-                tweak(
-                    r,
-                    rep,
-                    rng,
-                    x6_right,
-                    "repair_messages_per_round",
-                    |_, x| 3.0 * x,
-                )
-            })],
-        ),
-        f(
-            "mh-x6",
-            "mh.create-once",
-            x6_right,
-            vec![
-                (
-                    "no arbiter: a concurrent attempt makes a second copy",
-                    |r, rep, rng| {
-                        let mut v = x6_right(r, rep, rng);
-                        if rep == 2 && r.cell == 0 {
-                            set(&mut v, "duplicate_replicas", 1.0);
-                        }
-                        v
-                    },
-                ),
-                ("no concurrent attempts exercised", |r, rep, rng| {
-                    tweak(r, rep, rng, x6_right, "create_refused", |_, _| 0.0)
-                }),
-            ],
-        ),
+        F::new("mh-x6", "mh.create-once", x6_right)
+            .doctor(
+                "no arbiter: a concurrent attempt makes a second copy",
+                |r, rep| rep == 2 && r.cell == 0,
+                &[("duplicate_replicas", Is(1.0))],
+            )
+            .doctor(
+                "no concurrent attempts exercised",
+                always,
+                &[("create_refused", Is(0.0))],
+            ),
     ]
 }

@@ -7,8 +7,9 @@ use super::*;
 use crate::reproduce::fixture::Falsifier;
 
 pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
-    use crate::reproduce::fixture::{falsifier as f, normal, set, tweak};
+    use crate::reproduce::fixture::{Falsifier as F, To::*, always, normal};
     use cdnlab::rng::Rng;
+    use cdnlab::sim::Value;
 
     type V = Vec<(&'static str, f64)>;
     // Blocking curves: optimal a logistic in rho, nearest above it by a bump peaking at 1.0.
@@ -44,7 +45,7 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         ]
     }
     fn t3_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
-        let re = r.params["reallocate"] == cdnlab::sim::Value::Bool(true);
+        let re = reallocates(r);
         let target = 0.026;
         let b = if re { target + 0.003 } else { 0.12 };
         vec![
@@ -90,233 +91,133 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             ("northwest_gap", 3.0),
         ]
     }
+    fn policy(r: &SummaryRow) -> &str {
+        text(r, "policy")
+    }
+    fn reallocates(r: &SummaryRow) -> bool {
+        r.params["reallocate"] == Value::Bool(true)
+    }
     vec![
-        f(
-            "tp-t1",
-            "tp.gap",
-            t1_right,
-            vec![(
-                "an allocation that ignores the TP (optimal = nearest)",
-                |r, rep, rng| {
-                    let mut v = t1_right(r, rep, rng);
-                    if text(r, "policy") == "optimal" {
-                        let mut n = r.clone();
-                        n.params
-                            .insert("policy".into(), cdnlab::sim::Value::Text("nearest".into()));
-                        v = t1_right(&n, rep, rng);
-                    }
-                    v
-                },
-            )],
-        ),
-        f(
-            "tp-balance",
-            "tp.cluster-balance",
-            balance_right,
-            vec![
-                (
-                    "the fraction pick reversed (smallest free fraction)",
-                    |r, rep, rng| {
-                        tweak(r, rep, rng, balance_right, "cluster_spread", |r, x| {
-                            if text(r, "choice") == "fraction" {
-                                0.9
-                            } else {
-                                x
-                            }
-                        })
-                    },
-                ),
-                (
-                    "the pick costs blocking (a server refused early)",
-                    |r, rep, rng| {
-                        tweak(r, rep, rng, balance_right, "blocking", |r, x| {
-                            if text(r, "choice") == "fraction" {
-                                x + 0.02
-                            } else {
-                                x
-                            }
-                        })
-                    },
-                ),
-            ],
-        ),
-        f(
-            "tp-t1",
-            "tp.hops",
-            t1_right,
-            vec![
-                ("S0's streams placed as the NW corner's", |r, rep, rng| {
-                    tweak(r, rep, rng, t1_right, "hops", |r, x| {
-                        if text(r, "policy") == "optimal" {
-                            0.7
-                        } else {
-                            x
-                        }
-                    })
-                }),
-                ("hops counted to the nearest server", |r, rep, rng| {
-                    tweak(r, rep, rng, t1_right, "hops", |r, x| {
-                        if text(r, "policy") == "optimal" {
-                            0.0
-                        } else {
-                            x
-                        }
-                    })
-                }),
-                ("a NW corner as near as the optimum", |r, rep, rng| {
-                    tweak(r, rep, rng, t1_right, "hops", |r, x| {
-                        if text(r, "policy") == "northwest" {
-                            0.2
-                        } else {
-                            x
-                        }
-                    })
-                }),
-            ],
-        ),
-        f(
-            "tp-t1",
-            "tp.s4-lowest",
-            t1_right,
-            vec![("full sharing blocks more at high load", |r, rep, rng| {
-                tweak(r, rep, rng, t1_right, "blocking", |r, x| {
-                    if text(r, "policy") == "sharing" && num(r, "rho") >= 1.2 {
-                        x + 0.2
-                    } else {
-                        x
-                    }
-                })
-            })],
-        ),
-        f(
-            "tp-t1-random",
-            "tp.gap-random",
-            t1_right,
-            vec![("no gap on random graphs", |r, rep, rng| {
-                let mut n = r.clone();
-                if text(r, "policy") == "nearest" {
+        F::new("tp-t1", "tp.gap", t1_right).whole(
+            "an allocation that ignores the TP (optimal = nearest)",
+            |r, rep, rng| {
+                let mut v = t1_right(r, rep, rng);
+                if policy(r) == "optimal" {
+                    let mut n = r.clone();
                     n.params
-                        .insert("policy".into(), cdnlab::sim::Value::Text("optimal".into()));
-                }
-                t1_right(&n, rep, rng)
-            })],
-        ),
-        f(
-            "tp-t2",
-            "tp.erlang",
-            t2_right,
-            vec![("blocking 20% above Erlang-B", |r, rep, rng| {
-                tweak(r, rep, rng, t2_right, "blocking", |_, x| x * 1.2)
-            })],
-        ),
-        f(
-            "tp-t3",
-            "tp.reallocation",
-            t3_right,
-            vec![
-                ("re-allocation does not help", |r, rep, rng| {
-                    tweak(r, rep, rng, t3_right, "blocking_tail", |_, x| x.max(0.1))
-                }),
-                (
-                    "re-allocation removes only half the excess",
-                    |r, rep, rng| tweak(r, rep, rng, t3_right, "blocking_tail", |_, x| x.max(0.07)),
-                ),
-            ],
-        ),
-        f(
-            "tp-t3",
-            "tp.reallocation-excess",
-            t3_right,
-            vec![(
-                "thresholds from the true demand (no excess)",
-                |r, rep, rng| {
-                    tweak(r, rep, rng, t3_right, "blocking_tail", |r, x| {
-                        if r.params["reallocate"] == cdnlab::sim::Value::Bool(true) {
-                            x - 0.003
-                        } else {
-                            x
-                        }
-                    })
-                },
-            )],
-        ),
-        f(
-            "tp-t4",
-            "tp.multisource",
-            t4_right,
-            vec![("striping does not spread load", |r, rep, rng| {
-                let mut n = r.clone();
-                n.params
-                    .insert("sources".into(), cdnlab::sim::Value::Int(1));
-                t4_right(&n, rep, rng)
-            })],
-        ),
-        f(
-            "tp-slack",
-            "tp.slack",
-            slack_right,
-            vec![("sharing slack raises blocking", |r, rep, rng| {
-                tweak(r, rep, rng, slack_right, "blocking", |r, x| {
-                    x + 0.03 * (1.0 - num(r, "reserve"))
-                })
-            })],
-        ),
-        f(
-            "tp-t5",
-            "tp.solver-exact",
-            t5_right,
-            vec![
-                ("one instance off the reference", |r, rep, rng| {
-                    let mut v = t5_right(r, rep, rng);
-                    if rep == 0 && num(r, "size") == 30.0 {
-                        set(&mut v, "reference_agrees", 0.0);
-                    }
-                    v
-                }),
-                ("one large instance off LEMON", |r, rep, rng| {
-                    let mut v = t5_right(r, rep, rng);
-                    if rep == 2 && num(r, "size") == 1000.0 {
-                        set(&mut v, "lemon_agrees", 0.0);
-                    }
-                    v
-                }),
-                ("one size LEMON could not check", |r, rep, rng| {
-                    let mut v = t5_right(r, rep, rng);
-                    if num(r, "size") == 1000.0 {
-                        set(&mut v, "lemon_agrees", f64::NAN);
-                    }
-                    v
-                }),
-            ],
-        ),
-        f(
-            "tp-t5",
-            "tp.solver-faster",
-            t5_right,
-            vec![("slower than the reference in one run", |r, rep, rng| {
-                let mut v = t5_right(r, rep, rng);
-                if rep == 1 && num(r, "size") == 100.0 {
-                    set(&mut v, "reference_ratio", 1.5);
+                        .insert("policy".into(), Value::Text("nearest".into()));
+                    v = t1_right(&n, rep, rng);
                 }
                 v
-            })],
+            },
         ),
-        f(
-            "tp-t5",
-            "tp.vogel",
-            t5_right,
-            vec![(
-                "Vogel ignoring costs (as the north-west corner)",
-                |r, rep, rng| tweak(r, rep, rng, t5_right, "vogel_gap", |_, _| 3.0),
-            )],
+        F::new("tp-balance", "tp.cluster-balance", balance_right)
+            .doctor(
+                "the fraction pick reversed (smallest free fraction)",
+                |r, _| text(r, "choice") == "fraction",
+                &[("cluster_spread", Is(0.9))],
+            )
+            .doctor(
+                "the pick costs blocking (a server refused early)",
+                |r, _| text(r, "choice") == "fraction",
+                &[("blocking", Map(|_, x| x + 0.02))],
+            ),
+        F::new("tp-t1", "tp.hops", t1_right)
+            .doctor(
+                "S0's streams placed as the NW corner's",
+                |r, _| policy(r) == "optimal",
+                &[("hops", Is(0.7))],
+            )
+            .doctor(
+                "hops counted to the nearest server",
+                |r, _| policy(r) == "optimal",
+                &[("hops", Is(0.0))],
+            )
+            .doctor(
+                "a NW corner as near as the optimum",
+                |r, _| policy(r) == "northwest",
+                &[("hops", Is(0.2))],
+            ),
+        F::new("tp-t1", "tp.s4-lowest", t1_right).doctor(
+            "full sharing blocks more at high load",
+            |r, _| policy(r) == "sharing" && num(r, "rho") >= 1.2,
+            &[("blocking", Map(|_, x| x + 0.2))],
         ),
-        f(
-            "tp-t5",
-            "tp.solver-warm",
-            t5_right,
-            vec![("warm re-solve no faster than cold", |r, rep, rng| {
-                tweak(r, rep, rng, t5_right, "warm_ratio", |_, _| 0.9)
-            })],
+        F::new("tp-t1-random", "tp.gap-random", t1_right).whole(
+            "no gap on random graphs",
+            |r, rep, rng| {
+                let mut n = r.clone();
+                if policy(r) == "nearest" {
+                    n.params
+                        .insert("policy".into(), Value::Text("optimal".into()));
+                }
+                t1_right(&n, rep, rng)
+            },
+        ),
+        F::new("tp-t2", "tp.erlang", t2_right).doctor(
+            "blocking 20% above Erlang-B",
+            always,
+            &[("blocking", Map(|_, x| x * 1.2))],
+        ),
+        F::new("tp-t3", "tp.reallocation", t3_right)
+            .doctor(
+                "re-allocation does not help",
+                always,
+                &[("blocking_tail", Map(|_, x| x.max(0.1)))],
+            )
+            .doctor(
+                "re-allocation removes only half the excess",
+                always,
+                &[("blocking_tail", Map(|_, x| x.max(0.07)))],
+            ),
+        F::new("tp-t3", "tp.reallocation-excess", t3_right).doctor(
+            "thresholds from the true demand (no excess)",
+            |r, _| reallocates(r),
+            &[("blocking_tail", Map(|_, x| x - 0.003))],
+        ),
+        F::new("tp-t4", "tp.multisource", t4_right).whole(
+            "striping does not spread load",
+            |r, rep, rng| {
+                let mut n = r.clone();
+                n.params.insert("sources".into(), Value::Int(1));
+                t4_right(&n, rep, rng)
+            },
+        ),
+        F::new("tp-slack", "tp.slack", slack_right).doctor(
+            "sharing slack raises blocking",
+            always,
+            &[("blocking", Map(|r, x| x + 0.03 * (1.0 - num(r, "reserve"))))],
+        ),
+        F::new("tp-t5", "tp.solver-exact", t5_right)
+            .doctor(
+                "one instance off the reference",
+                |r, rep| rep == 0 && num(r, "size") == 30.0,
+                &[("reference_agrees", Is(0.0))],
+            )
+            .doctor(
+                "one large instance off LEMON",
+                |r, rep| rep == 2 && num(r, "size") == 1000.0,
+                &[("lemon_agrees", Is(0.0))],
+            )
+            .doctor(
+                "one size LEMON could not check",
+                |r, _| num(r, "size") == 1000.0,
+                &[("lemon_agrees", Is(f64::NAN))],
+            ),
+        F::new("tp-t5", "tp.solver-faster", t5_right).doctor(
+            "slower than the reference in one run",
+            |r, rep| rep == 1 && num(r, "size") == 100.0,
+            &[("reference_ratio", Is(1.5))],
+        ),
+        F::new("tp-t5", "tp.vogel", t5_right).doctor(
+            "Vogel ignoring costs (as the north-west corner)",
+            always,
+            &[("vogel_gap", Is(3.0))],
+        ),
+        F::new("tp-t5", "tp.solver-warm", t5_right).doctor(
+            "warm re-solve no faster than cold",
+            always,
+            &[("warm_ratio", Is(0.9))],
         ),
     ]
 }
