@@ -11,8 +11,7 @@
 # 8 MiB objects, never read), a replica scan (GET /replica/{f}/1 for 20,000 ids at one DHT
 # edge), and a miss load of 1 KiB and 64 KiB objects against the capacity.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root" && cargo build --release --quiet)
+. "$(dirname "$0")/lib.sh"
 command -v nginx >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
 }

@@ -7,15 +7,15 @@
 #   bench/agree.sh                       # Zipf 0.9 traces: unit sizes, and sizes 1..4096 bytes
 #   SIZES=50,500,5000 bench/agree.sh     # object capacities (byte capacities are these x 500)
 #
-# Uses bench/.venv (created, with libcachesim, if missing) as bench/compare.sh does.
+# Uses bench/.venv (created, with libcachesim $LIBCACHESIM_VERSION (default 0.3.5), if
+# missing) as bench/compare.sh does.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$here")"
+. "$(dirname "$0")/lib.sh"
+venv "$here/.venv" libcachesim "libcachesim==${LIBCACHESIM_VERSION:-0.3.5}"
 OBJECTS="${OBJECTS:-20000}"
 REQUESTS="${REQUESTS:-500000}"
 ALPHA="${ALPHA:-0.9}"
 SIZES="${SIZES:-100,1000,5000}"
-. "$here/libcachesim-venv.sh"
 unit="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
 sized="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}_sized.oracleGeneral"
 [ -f "$unit" ] || "$cdnlab" gen-trace --out "$unit" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7

@@ -10,13 +10,12 @@
 # trace with `cdnlab gen-trace` (unit sizes, oracleGeneral), replays it with both, prints both miss
 # ratios and the throughput ratios, and fails if any miss count differs.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$here")"
+. "$(dirname "$0")/lib.sh"
+venv "$here/.venv" libcachesim "libcachesim==${LIBCACHESIM_VERSION:-0.3.5}"
 OBJECTS="${OBJECTS:-1000000}"
 REQUESTS="${REQUESTS:-10000000}"
 ALPHA="${ALPHA:-0.8}"
 SIZES="${SIZES:-10000 100000}"
-. "$here/libcachesim-venv.sh"
 trace="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
 if [ ! -f "$trace" ]; then
   "$cdnlab" gen-trace --out "$trace" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 1

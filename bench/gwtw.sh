@@ -2,6 +2,5 @@
 # GWTW simulator benchmark: requests per second per core, memory per user and per server, and
 # the time of one E2 point at n = 10^5 on 2 cores. See bench/gwtw.py.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root" && cargo build --release --quiet)
-exec python3 "$root/bench/gwtw.py" "$root/target/release/cdnlab"
+. "$(dirname "$0")/lib.sh"
+exec python3 "$here/gwtw.py" "$cdnlab"

@@ -1,7 +1,7 @@
 """libCacheSim's LIRS on the input that found cdnlab's unlogged LIRS departure: after each
 request, the objects find(update_cache=False) reports resident, and libCacheSim's own object
 count. cdnlab's test `lirs_logs_every_departure` pins the same sets. Run with bench/.venv
-(bench/libcachesim-venv.sh makes it): bench/.venv/bin/python bench/lirs_departures.py"""
+(bench/compare.sh makes it): bench/.venv/bin/python bench/lirs_departures.py"""
 import libcachesim as lcs
 
 IDS = [0, 0, 0, 1, 0, 1, 0, 2, 3, 1, 0, 0, 3, 2, 4]

@@ -10,9 +10,8 @@
 # measures both servers, alternating which goes first; the best round of each is reported.
 set -euo pipefail
 secs="${1:-10}"; conns="${2:-64}"; rounds="${3:-3}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root" && cargo build --release --quiet)
-bin="$root/target/release/cdnlab"
+. "$(dirname "$0")/lib.sh"
+bin="$cdnlab"
 need=()
 command -v wrk >/dev/null || need+=(wrk)
 command -v nginx >/dev/null || need+=(nginx)

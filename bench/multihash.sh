@@ -3,6 +3,5 @@
 # lookups at N = 10^4, M = 10^6, K = 1024, and peak memory at N = 10^5, M = 10^6. See
 # bench/multihash.py.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root" && cargo build --release --quiet)
-exec python3 "$root/bench/multihash.py" "$root/target/release/cdnlab"
+. "$(dirname "$0")/lib.sh"
+exec python3 "$here/multihash.py" "$cdnlab"

@@ -9,8 +9,7 @@
 #
 # Makes bench/.venv-py with the package built from this checkout (pip install ./python) and POT.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$here")"
+. "$(dirname "$0")/lib.sh"
 OBJECTS="${OBJECTS:-1000000}"
 REQUESTS="${REQUESTS:-10000000}"
 N="${N:-1000}"
@@ -18,8 +17,6 @@ REPEATS="${REPEATS:-5}"
 venv="$here/.venv-py"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$root/python" POT
-(cd "$root" && cargo build --release --quiet -p cdnlab-cli)
-cdnlab="$root/target/release/cdnlab"
 mkdir -p "$here/data"
 trace="$here/data/zipf0.8_${OBJECTS}_${REQUESTS}.oracleGeneral"
 [ -f "$trace" ] || "$cdnlab" gen-trace --out "$trace" --objects "$OBJECTS" --requests "$REQUESTS" --alpha 0.8 --seed 1

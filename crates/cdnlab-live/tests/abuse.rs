@@ -2,8 +2,8 @@
 //! test repeats a finding of the hardening issue and asserts the fixed behaviour.
 
 mod common;
+use cdnlab_live::dht::DhtEdge;
 use cdnlab_live::dht::ring::RingFile;
-use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
 use cdnlab_live::serve::Limits;
 use common::*;
 use std::net::SocketAddr;
@@ -15,39 +15,16 @@ fn ring(addrs: &[SocketAddr]) -> RingFile {
     ring_file(addrs, 8, KEY)
 }
 
-async fn dht_edges(origin: SocketAddr, n: usize, capacity: u64) -> Vec<DhtEdge> {
+async fn scanned_edges(origin: SocketAddr, n: usize, capacity: u64) -> Vec<DhtEdge> {
     let addrs = free_addrs(n).await;
-    let r = ring(&addrs);
-    let mut v = Vec::new();
-    for id in 0..n as u32 {
-        v.push(
-            dht::start(DhtConfig {
-                ring: r.clone(),
-                id,
-                origin,
-                // Long windows and a high c_high: no replication during the scan.
-                window: Duration::from_secs(60),
-                c_high: 1e6,
-                gamma: 0.75,
-                rgr_period: Duration::from_secs(60),
-                timeout: Duration::from_secs(2),
-                seed: 1,
-                limits: Limits::default(),
-                capacity,
-            })
-            .await
-            .unwrap(),
-        );
-    }
-    v
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .unwrap()
+    dht_edges(&ring(&addrs), origin, |c| {
+        // Long windows and a high c_high: no replication during the scan.
+        c.window = Duration::from_secs(60);
+        c.c_high = 1e6;
+        c.rgr_period = Duration::from_secs(60);
+        c.capacity = capacity;
+    })
+    .await
 }
 
 /// Finding 1: `GET /replica/{file}/1` at an edge that does not own the file's home position
@@ -59,7 +36,7 @@ async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
     let o = origin(origin_config()).await;
     // Objects of 1000 to 4000 bytes: at most 20 fit in 40 kB.
     let capacity = 40_000;
-    let edges = dht_edges(o.server.addr, 3, capacity).await;
+    let edges = scanned_edges(o.server.addr, 3, capacity).await;
     let c = client();
     let target = edges[0].server.addr;
     let (mut misdirected, mut served) = (0, 0);
@@ -138,19 +115,14 @@ async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
         .await
         .unwrap();
     assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(0));
-    for e in edges {
-        e.stop().await;
-    }
-    o.server.stop().await;
+    stop_all(edges.into_iter().map(|e| e.server).chain([o.server])).await;
 }
 
 /// Finding 6: a miss abandoned by its only client left its in-flight entry behind. Now the
 /// abandoned fetch removes it: after 200 aborted misses, no fetch is under way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_misses_leave_no_in_flight_entry() {
-    let mut oc = origin_config();
-    oc.latency = Duration::from_secs(2);
-    let o = origin(oc).await;
+    let o = slow_origin(Duration::from_secs(2)).await;
     let e = edge(edge_config(o.server.addr)).await;
     let impatient = reqwest::Client::builder()
         .no_proxy()

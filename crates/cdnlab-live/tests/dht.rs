@@ -3,8 +3,7 @@
 
 mod common;
 use cdnlab_live::dht::ring::RingFile;
-use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
-use cdnlab_live::serve::Limits;
+use cdnlab_live::dht::{self, DhtEdge};
 use cdnlab_live::serve::SECRET;
 use common::*;
 use std::collections::BTreeMap;
@@ -17,43 +16,12 @@ fn ring(addrs: &[SocketAddr], k: u32) -> RingFile {
     ring_file(addrs, k, KEY)
 }
 
-fn config(ring: &RingFile, id: u32, origin: SocketAddr) -> DhtConfig {
-    DhtConfig {
-        ring: ring.clone(),
-        id,
-        origin,
-        window: Duration::from_millis(200),
-        c_high: 20.0,
-        gamma: 0.75,
-        rgr_period: Duration::from_millis(200),
-        timeout: Duration::from_secs(2),
-        seed: 1,
-        limits: Limits::default(),
-        capacity: 1 << 20,
-    }
-}
-
 async fn start_all(ring: &RingFile, origin: SocketAddr) -> Vec<Option<DhtEdge>> {
-    start_all_with(ring, origin, |_| {})
+    dht_edges(ring, origin, |_| {})
         .await
         .into_iter()
         .map(Some)
         .collect()
-}
-
-/// Starts every edge of the ring, each with the test's `config` changed by `set`.
-async fn start_all_with(
-    ring: &RingFile,
-    origin: SocketAddr,
-    set: impl Fn(&mut DhtConfig),
-) -> Vec<DhtEdge> {
-    let mut v = Vec::new();
-    for id in 0..ring.edges.len() as u32 {
-        let mut c = config(ring, id, origin);
-        set(&mut c);
-        v.push(dht::start(c).await.unwrap());
-    }
-    v
 }
 
 /// Replica indices of file `f` held across the edges (edge by index).
@@ -117,14 +85,6 @@ async fn create_at(c: &reqwest::Client, addr: SocketAddr, f: u64, i: u32) -> u16
         .unwrap()
         .status()
         .as_u16()
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .unwrap()
 }
 
 /// Load on one file makes replicas appear at the smallest unused indices (a prefix 1..n), and
@@ -233,10 +193,14 @@ async fn a_hot_file_replicates_and_shrinks_back() {
     assert!(total(|c| &c.dereplications) >= 2);
     let lookups = total(|c| &c.lookups);
     assert!(lookups >= 600);
-    for e in edges.into_iter().flatten() {
-        e.stop().await;
-    }
-    o.server.stop().await;
+    stop_all(
+        edges
+            .into_iter()
+            .flatten()
+            .map(|e| e.server)
+            .chain([o.server]),
+    )
+    .await;
 }
 
 /// Concurrent CREATE_IF_ABSENT calls for one replica make one replica and one origin fetch;
@@ -244,9 +208,7 @@ async fn a_hot_file_replicates_and_shrinks_back() {
 /// with bad ids are refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_if_absent_is_idempotent_and_guarded() {
-    let mut oc = origin_config();
-    oc.latency = Duration::from_millis(200);
-    let o = origin(oc).await;
+    let o = slow_origin(Duration::from_millis(200)).await;
     let addrs = free_addrs(3).await;
     let r = ring(&addrs, 16);
     let edges = start_all(&r, o.server.addr).await;
@@ -297,10 +259,14 @@ async fn create_if_absent_is_idempotent_and_guarded() {
         );
     }
     assert_eq!(indices(&edges, 11).len(), 1, "nothing else created");
-    for e in edges.into_iter().flatten() {
-        e.stop().await;
-    }
-    o.server.stop().await;
+    stop_all(
+        edges
+            .into_iter()
+            .flatten()
+            .map(|e| e.server)
+            .chain([o.server]),
+    )
+    .await;
 }
 
 /// A replica that leaves stops being advertised at once (`has` says no), but a client already
@@ -312,7 +278,7 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
     let o = origin(origin_config()).await;
     let addrs = free_addrs(3).await;
     let r = ring(&addrs, 16);
-    let edges = start_all_with(&r, o.server.addr, |c| {
+    let edges = dht_edges(&r, o.server.addr, |c| {
         c.window = Duration::from_secs(3600); // only the test's calls decide
         c.timeout = Duration::from_millis(1000);
     })
@@ -347,10 +313,7 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
     // Gone once it left longer ago than the timeout.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(status("/replica/11/3").await, 404);
-    for e in edges {
-        e.stop().await;
-    }
-    o.server.stop().await;
+    stop_all(edges.into_iter().map(|e| e.server).chain([o.server])).await;
 }
 
 /// Under steady load on one file, the edge holding one of its middle replicas is killed:
@@ -406,7 +369,7 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
         .map(|(&i, &n)| (i, n))
         .find(|&(i, n)| i > 1 && i < top && before[&top] != n)
         .unwrap_or((2, before[&2]));
-    edges[victim].take().unwrap().stop().await;
+    edges[victim].take().unwrap().server.stop().await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let repaired = prefix(&edges, 7).await;
     let n = *repaired.keys().max().unwrap();
@@ -422,7 +385,7 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
     );
     // Back, empty, on the same address.
     edges[victim] = Some(
-        dht::start(config(&r, victim as u32, o.server.addr))
+        dht::start(dht_config(&r, victim as u32, o.server.addr))
             .await
             .unwrap(),
     );
@@ -442,10 +405,14 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
         .sum();
     assert!(handed >= 1);
     assert_eq!(lost.load(Relaxed), 0, "served {}", served.load(Relaxed));
-    for e in edges.into_iter().flatten() {
-        e.stop().await;
-    }
-    o.server.stop().await;
+    stop_all(
+        edges
+            .into_iter()
+            .flatten()
+            .map(|e| e.server)
+            .chain([o.server]),
+    )
+    .await;
 }
 
 /// The live edges and the simulator take the same window-end decisions from the same replicas
@@ -463,7 +430,7 @@ async fn edges_and_simulator_decide_alike() {
     let addrs = free_addrs(4).await;
     let r = ring(&addrs, 16);
     // Windows and rounds far beyond the test, so that only the test's calls decide.
-    let edges = start_all_with(&r, o.server.addr, |c| {
+    let edges = dht_edges(&r, o.server.addr, |c| {
         c.window = Duration::from_secs(3600);
         c.rgr_period = Duration::from_secs(3600);
         c.c_high = 0.01; // threshold 36 requests per window
@@ -558,8 +525,5 @@ async fn edges_and_simulator_decide_alike() {
     .into_iter()
     .collect();
     assert_eq!(sim, want);
-    for e in edges {
-        e.stop().await;
-    }
-    o.server.stop().await;
+    stop_all(edges.into_iter().map(|e| e.server).chain([o.server])).await;
 }

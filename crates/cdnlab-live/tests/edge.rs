@@ -29,9 +29,7 @@ async fn miss_then_hit_with_cache_status() {
 /// Concurrent misses for one object make one origin fetch; the others are answered from it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_misses_are_coalesced() {
-    let mut oc = origin_config();
-    oc.latency = Duration::from_millis(300);
-    let o = origin(oc).await;
+    let o = slow_origin(Duration::from_millis(300)).await;
     let e = edge(edge_config(o.server.addr)).await;
     let addr = e.server.addr;
     let tasks: Vec<_> = (0..20)
@@ -82,9 +80,7 @@ async fn origin_errors_are_502_and_not_cached() {
 /// A slow origin: the edge answers 504 at its origin timeout, not when the origin answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_origin_times_out() {
-    let mut oc = origin_config();
-    oc.latency = Duration::from_secs(3);
-    let o = origin(oc).await;
+    let o = slow_origin(Duration::from_secs(3)).await;
     let mut ec = edge_config(o.server.addr);
     ec.origin_timeout = Duration::from_millis(300);
     let e = edge(ec).await;
@@ -204,48 +200,17 @@ async fn admission_thresholds_refuse_above_the_share() {
         if let Some(s) = secret {
             r = r.header("x-cdnlab-secret", s);
         }
-        r.send()
+        async move { r.send().await.unwrap().status().as_u16() }
     };
-    assert_eq!(
-        install(None, "population=a&limit=2")
-            .await
-            .unwrap()
-            .status()
-            .as_u16(),
-        401
-    );
-    assert_eq!(
-        install(Some("0123456789abcdef-xxx"), "population=a&limit=2")
-            .await
-            .unwrap()
-            .status()
-            .as_u16(),
-        401
-    );
-    assert_eq!(
-        install(Some(SECRET), "population=a&limit=-1")
-            .await
-            .unwrap()
-            .status()
-            .as_u16(),
-        400
-    );
-    assert_eq!(
-        install(Some(SECRET), "population=a")
-            .await
-            .unwrap()
-            .status()
-            .as_u16(),
-        400
-    );
-    assert_eq!(
-        install(Some(SECRET), "population=a&limit=2")
-            .await
-            .unwrap()
-            .status()
-            .as_u16(),
-        204
-    );
+    for (secret, q, code) in [
+        (None, "population=a&limit=2", 401),
+        (Some("0123456789abcdef-xxx"), "population=a&limit=2", 401),
+        (Some(SECRET), "population=a&limit=-1", 400),
+        (Some(SECRET), "population=a", 400),
+        (Some(SECRET), "population=a&limit=2", 204),
+    ] {
+        assert_eq!(install(secret, q).await, code, "{secret:?} {q}");
+    }
     assert_eq!(get(addr, "/content/1").await.0, 400, "no population");
     assert_eq!(
         get(addr, "/content/1?population=zz").await.0,

@@ -159,10 +159,8 @@ async fn slow_clients_are_cut_off() {
 /// the edge serves again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_limit_holds() {
-    let mut oc = origin_config();
     // Busy for 4 s: 10 refusals take about 2 s (each waits 200 ms for a slot).
-    oc.latency = Duration::from_secs(4);
-    let o = origin(oc).await;
+    let o = slow_origin(Duration::from_secs(4)).await;
     let mut ec = edge_config(o.server.addr);
     ec.limits = Limits {
         max_connections: 8,

@@ -148,7 +148,7 @@ async fn thresholds_manifests_and_reallocation() {
     assert_eq!(x.iter().sum::<i64>(), 40, "all capacity allocated");
     let (_, at_c) = json(format!("http://{}/internal/admission", ec.server.addr)).await;
     assert_eq!(at_c["pc"]["limit"].as_i64(), Some(x[3]), "installed");
-    s.stop().await;
+    s.server.stop().await;
     ea.server.stop().await;
     ec.server.stop().await;
     o.server.stop().await;
@@ -167,7 +167,7 @@ async fn unreadable_reports_are_counted() {
     assert!(errors("cdnlab_steer_report_errors_total") >= 1.0, "{m}");
     assert!(errors("cdnlab_steer_install_errors_total") >= 1.0, "{m}");
     assert_eq!(get(s.server.addr, "/steering/pa").await.0, 200);
-    s.stop().await;
+    s.server.stop().await;
     ea.server.stop().await;
     o.server.stop().await;
 }
@@ -228,7 +228,7 @@ async fn a_flood_from_one_population_leaves_the_others_served() {
     };
     let (code, _, _) = get(first, "/content/999?population=pa").await;
     assert_eq!(code, 200, "pa served at {first} ({x:?})");
-    s.stop().await;
+    s.server.stop().await;
     ea.server.stop().await;
     ec.server.stop().await;
     o.server.stop().await;
@@ -296,7 +296,7 @@ async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
     // sockets' buffers held (a few MiB on loopback), not the 128 MiB it used to buffer whole.
     let taken = taken.load(Ordering::Relaxed);
     assert!(taken < 32 << 20, "{taken} bytes of the endless report read");
-    s.stop().await;
+    s.server.stop().await;
 }
 
 /// Streaming sessions: `/play` answers a playlist and an MPD naming the session's pathways and
@@ -425,5 +425,5 @@ async fn sessions_playlists_clones_and_throughput() {
         st == 404 && why.contains("master.m3u8 or manifest.mpd"),
         "{why}"
     );
-    s.stop().await;
+    s.server.stop().await;
 }

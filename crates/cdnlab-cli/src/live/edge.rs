@@ -94,7 +94,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
             path.display()
         );
         wait(a.duration).await?;
-        e.drain(a.limits.drain()).await;
+        e.server.drain(a.limits.drain()).await;
         return Ok(());
     }
     let cfg = EdgeConfig {

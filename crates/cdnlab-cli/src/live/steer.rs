@@ -69,6 +69,6 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
         a.topology.display()
     );
     wait(a.duration).await?;
-    s.drain(a.limits.drain()).await;
+    s.server.drain(a.limits.drain()).await;
     Ok(())
 }

@@ -317,7 +317,7 @@ pub async fn run(
             {
                 // Its counts stay in the totals.
                 retired.add(e.counters());
-                e.stop().await;
+                e.server.stop().await;
                 killed = Some((n, i));
             }
         }
@@ -361,7 +361,7 @@ pub async fn run(
         timeline,
     };
     for e in edges.into_iter().flatten() {
-        e.stop().await;
+        e.server.stop().await;
     }
     origin.server.stop().await;
     Ok(out)

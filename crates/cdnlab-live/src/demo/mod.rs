@@ -12,7 +12,6 @@ use crate::catalogue::Catalogue;
 use crate::client::{Measure, UserState, Users, UsersConfig};
 use crate::edge::{self, Edge, EdgeConfig};
 use crate::origin::{self, OriginConfig};
-use crate::serve::Limits;
 use cdnlab::cache::Policy;
 use cdnlab::select::gwtw::GwtwConfig;
 use cdnlab::select::matching;
@@ -180,15 +179,10 @@ pub async fn run(cfg: &DemoConfig, mut on_sample: impl FnMut(&Sample)) -> Result
             edge::start(
                 any,
                 EdgeConfig {
-                    origin: origin.server.addr,
                     policy: cfg.policy,
                     capacity,
                     bandwidth,
-                    origin_timeout: Duration::from_secs(5),
-                    limits: Limits::default(),
-                    admission: None,
-                    stream_rate: None,
-                    session_lease: crate::edge::DEFAULT_SESSION_LEASE,
+                    ..EdgeConfig::in_front_of(origin.server.addr)
                 },
             )
             .await?,

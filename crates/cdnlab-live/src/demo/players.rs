@@ -6,13 +6,12 @@
 //! segments each edge served.
 
 use crate::Error;
-use crate::edge::{self, DEFAULT_SESSION_LEASE, EdgeConfig};
+use crate::edge::{self, EdgeConfig};
 use crate::media::{Asset, Files};
 use crate::origin::{self, OriginConfig};
 use crate::players::{self, Browser};
 use crate::serve::Limits;
 use crate::steer::{self, SteerConfig, Topology};
-use cdnlab::cache::Policy;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -113,15 +112,8 @@ pub async fn run(
             edge::start(
                 any,
                 EdgeConfig {
-                    origin: origin.server.addr,
-                    policy: Policy::Lru,
-                    capacity: 64 << 20,
-                    bandwidth: None,
-                    origin_timeout: Duration::from_secs(5),
-                    limits: Limits::default(),
                     admission: Some(SECRET.into()),
-                    stream_rate: None,
-                    session_lease: DEFAULT_SESSION_LEASE,
+                    ..EdgeConfig::in_front_of(origin.server.addr)
                 },
             )
             .await?,

@@ -13,7 +13,6 @@ use crate::origin::{self, OriginConfig};
 use crate::serve::Limits;
 use crate::steer::{self, SteerConfig, Topology};
 use cdnlab::alloc::topology::{CAPACITY, LINKS, METROS, R1, R15, SHIFTED};
-use cdnlab::cache::Policy;
 use rand::RngExt;
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -111,15 +110,7 @@ pub async fn run(
     let any: SocketAddr = "127.0.0.1:0".parse().expect("an address");
     let origin = origin::start(
         any,
-        OriginConfig {
-            catalogue: Catalogue::new(64, OBJECT, OBJECT, cfg.seed)?,
-            latency: Duration::ZERO,
-            error_share: 0.0,
-            down: false,
-            limits: Limits::default(),
-            media: None,
-            player: None,
-        },
+        OriginConfig::serving(Catalogue::new(64, OBJECT, OBJECT, cfg.seed)?),
     )
     .await?;
     let rate = (f64::from(OBJECT) / cfg.holding.as_secs_f64()).max(1.0) as u64;
@@ -129,15 +120,9 @@ pub async fn run(
             edge::start(
                 any,
                 EdgeConfig {
-                    origin: origin.server.addr,
-                    policy: Policy::Lru,
-                    capacity: 64 << 20,
-                    bandwidth: None,
-                    origin_timeout: Duration::from_secs(5),
-                    limits: Limits::default(),
                     admission: Some(SECRET.into()),
                     stream_rate: Some(rate),
-                    session_lease: crate::edge::DEFAULT_SESSION_LEASE,
+                    ..EdgeConfig::in_front_of(origin.server.addr)
                 },
             )
             .await?,
@@ -188,7 +173,7 @@ pub async fn run(
     .await;
     on_phase(&r);
     results.push(r);
-    s.stop().await;
+    s.server.stop().await;
     // 2. Nearest: each population only at its own metro's edge, with all of its capacity.
     let n = topology.servers.len();
     let mut nearest = vec![0i64; topology.populations.len() * n];
@@ -228,7 +213,7 @@ pub async fn run(
             solve_seconds: s.solve_seconds(),
             ..r
         });
-        s.stop().await;
+        s.server.stop().await;
     }
     for e in edges {
         e.server.stop().await;

@@ -59,7 +59,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 /// Failures of replica creations and origin fills, logged at most every 10 s each.
 static REPLICATION: Warn = Warn::new("DHT replication", Duration::from_secs(10));
@@ -217,10 +216,10 @@ struct DhtState {
 
 /// A running DHT edge.
 pub struct DhtEdge {
+    /// The server; stopping it stops the windows and repair rounds too (as a crash with
+    /// `stop`: nothing is handed over).
     pub server: Running,
     state: Arc<DhtState>,
-    stop: watch::Sender<bool>,
-    background: JoinHandle<()>,
 }
 
 impl DhtEdge {
@@ -287,21 +286,6 @@ impl DhtEdge {
     pub fn window_leave(&self, leaving: &[(u64, u32)]) {
         leave(&self.state, leaving);
     }
-
-    /// Stops the edge (as a crash: nothing is handed over).
-    pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.background.await;
-        self.server.stop().await;
-    }
-
-    /// Stops gracefully: no more windows or repair rounds, in-flight responses finish (for up
-    /// to `drain`).
-    pub async fn drain(self, drain: Duration) {
-        let _ = self.stop.send(true);
-        let _ = self.background.await;
-        self.server.drain(drain).await;
-    }
 }
 
 /// Starts the edge `cfg.id` of the ring on its address.
@@ -342,15 +326,9 @@ pub async fn start(cfg: DhtConfig) -> Result<DhtEdge, Error> {
         .route("/metrics", get(metrics))
         .with_state(state.clone());
     let listener = serve::bind(addr).await?;
-    let server = serve::spawn(listener, router, state.cfg.limits, &state.metrics)?;
-    let (stop, stopped) = watch::channel(false);
-    let background = tokio::spawn(background(state.clone(), stopped));
-    Ok(DhtEdge {
-        server,
-        state,
-        stop,
-        background,
-    })
+    let server = serve::spawn(listener, router, state.cfg.limits, &state.metrics)?
+        .with_background(|stopped| background(state.clone(), stopped));
+    Ok(DhtEdge { server, state })
 }
 
 /// Parses a file id and a replica index in 1..=K.

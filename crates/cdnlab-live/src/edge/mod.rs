@@ -85,6 +85,24 @@ pub struct EdgeConfig {
 /// gives it back within 10 s.
 pub const DEFAULT_SESSION_LEASE: Duration = Duration::from_secs(10);
 
+impl EdgeConfig {
+    /// An LRU edge of 64 MiB in front of `origin`: unshaped, a 5 s origin timeout, default
+    /// limits, every request admitted, the default session lease.
+    pub fn in_front_of(origin: SocketAddr) -> Self {
+        EdgeConfig {
+            origin,
+            policy: Policy::Lru,
+            capacity: 64 << 20,
+            bandwidth: None,
+            origin_timeout: Duration::from_secs(5),
+            limits: Limits::default(),
+            admission: None,
+            stream_rate: None,
+            session_lease: DEFAULT_SESSION_LEASE,
+        }
+    }
+}
+
 /// Most streaming sessions tracked at once (admitted and recently refused).
 pub const MAX_SESSIONS: usize = 100_000;
 

@@ -189,24 +189,45 @@ impl Conns {
     }
 }
 
-/// A running server.
+/// A running server, with the background loop (windows, repair rounds) of the service it
+/// serves, if any.
 pub struct Running {
     pub addr: SocketAddr,
     stop: watch::Sender<Option<Duration>>,
     task: JoinHandle<()>,
+    background: Option<(watch::Sender<bool>, JoinHandle<()>)>,
 }
 
 impl Running {
-    /// Stops accepting and ends every connection (in-flight requests are cut off, as when a
-    /// process dies); returns when the port is released.
-    pub async fn stop(self) {
-        let _ = self.stop.send(Some(Duration::ZERO));
-        let _ = self.task.await;
+    /// Runs `background` beside the server until the server stops; it is told to stop
+    /// through the receiver, and is stopped first.
+    pub(crate) fn with_background<F>(
+        mut self,
+        background: impl FnOnce(watch::Receiver<bool>) -> F,
+    ) -> Self
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        self.background = Some((stop, tokio::spawn(background(stopped))));
+        self
     }
 
-    /// Stops gracefully: stops accepting, lets in-flight responses finish (closing each
-    /// connection after its current response) for up to `drain`, then ends what is left.
+    /// Stops accepting and ends every connection (in-flight requests are cut off, as when a
+    /// process dies; a service's background loop ends with nothing handed over); returns when
+    /// the port is released.
+    pub async fn stop(self) {
+        self.drain(Duration::ZERO).await;
+    }
+
+    /// Stops gracefully: ends the background loop, stops accepting, lets in-flight responses
+    /// finish (closing each connection after its current response) for up to `drain`, then
+    /// ends what is left.
     pub async fn drain(self, drain: Duration) {
+        if let Some((stop, task)) = self.background {
+            let _ = stop.send(true);
+            let _ = task.await;
+        }
         let _ = self.stop.send(Some(drain));
         let _ = self.task.await;
     }
@@ -265,7 +286,12 @@ pub fn spawn(
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
     });
-    Ok(Running { addr, stop, task })
+    Ok(Running {
+        addr,
+        stop,
+        task,
+        background: None,
+    })
 }
 
 /// Serves one accepted connection within the limits.

@@ -59,7 +59,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use topology::good_name;
 pub use topology::{Population, Server, Topology, TopologyError};
 
@@ -148,10 +147,9 @@ struct SteerState {
 
 /// A running steering server.
 pub struct Steer {
+    /// The server; stopping it stops the window loop too.
     pub server: Running,
     state: Arc<SteerState>,
-    stop: watch::Sender<bool>,
-    background: JoinHandle<()>,
 }
 
 impl Steer {
@@ -179,20 +177,6 @@ impl Steer {
     /// false if there is no such edge.
     pub fn set_out(&self, name: &str, out: bool) -> bool {
         set_out(&self.state, name, out)
-    }
-
-    /// Stops the server and its window loop.
-    pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.background.await;
-        self.server.stop().await;
-    }
-
-    /// Stops gracefully: no more windows, in-flight answers finish (for up to `drain`).
-    pub async fn drain(self, drain: Duration) {
-        let _ = self.stop.send(true);
-        let _ = self.background.await;
-        self.server.drain(drain).await;
     }
 }
 
@@ -272,15 +256,9 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         .route("/metrics", get(metrics))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), record))
         .with_state(state.clone());
-    let server = serve::spawn(listener, router, state.cfg.limits, &state.metrics)?;
-    let (stop, stopped) = watch::channel(false);
-    let background = tokio::spawn(windows(state.clone(), stopped));
-    Ok(Steer {
-        server,
-        state,
-        stop,
-        background,
-    })
+    let server = serve::spawn(listener, router, state.cfg.limits, &state.metrics)?
+        .with_background(|stopped| windows(state.clone(), stopped));
+    Ok(Steer { server, state })
 }
 
 /// Installs the plan's thresholds on every edge (failures are counted and retried at the next

@@ -3,11 +3,11 @@
 
 #![allow(dead_code)]
 
-use cdnlab::cache::Policy;
 use cdnlab_live::catalogue::Catalogue;
+use cdnlab_live::dht::ring::RingFile;
+use cdnlab_live::dht::{self, DhtConfig, DhtEdge};
 use cdnlab_live::edge::{self, Edge, EdgeConfig};
 use cdnlab_live::origin::{self, Origin, OriginConfig};
-use cdnlab_live::serve::Limits;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -58,21 +58,33 @@ pub fn origin_config() -> OriginConfig {
     OriginConfig::serving(catalogue())
 }
 
+/// An origin that answers after `latency`.
+pub async fn slow_origin(latency: Duration) -> Origin {
+    origin(OriginConfig {
+        latency,
+        ..origin_config()
+    })
+    .await
+}
+
+/// A client that goes straight to loopback (no proxy), with a 5 s timeout.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
 pub async fn origin(cfg: OriginConfig) -> Origin {
     on_free_port(|a| origin::start(a, cfg.clone())).await
 }
 
 pub fn edge_config(origin: SocketAddr) -> EdgeConfig {
     EdgeConfig {
-        origin,
-        policy: Policy::Lru,
         capacity: 1 << 20,
-        bandwidth: None,
         origin_timeout: Duration::from_secs(2),
-        limits: Limits::default(),
-        admission: None,
-        stream_rate: None,
-        session_lease: cdnlab_live::edge::DEFAULT_SESSION_LEASE,
+        ..EdgeConfig::in_front_of(origin)
     }
 }
 
@@ -211,15 +223,55 @@ pub fn metric(m: &str, name: &str) -> f64 {
 }
 
 /// A ring file of `addrs` (ids in order) with K = `k`, 8 virtual nodes and `secret`.
-pub fn ring_file(addrs: &[SocketAddr], k: u32, secret: &str) -> cdnlab_live::dht::ring::RingFile {
+pub fn ring_file(addrs: &[SocketAddr], k: u32, secret: &str) -> RingFile {
     let edges: Vec<String> = addrs
         .iter()
         .enumerate()
         .map(|(i, a)| format!(r#"{{"id": {i}, "addr": "{a}"}}"#))
         .collect();
-    cdnlab_live::dht::ring::RingFile::parse(&format!(
+    RingFile::parse(&format!(
         r#"{{"secret": "{secret}", "k": {k}, "vnodes": 8, "edges": [{}]}}"#,
         edges.join(",")
     ))
     .unwrap()
+}
+
+/// An edge `id` of `ring` in front of `origin`, with windows and repair rounds of 200 ms and
+/// c_high 20 (tests change what they need).
+pub fn dht_config(ring: &RingFile, id: u32, origin: SocketAddr) -> DhtConfig {
+    DhtConfig {
+        ring: ring.clone(),
+        id,
+        origin,
+        window: Duration::from_millis(200),
+        c_high: 20.0,
+        gamma: 0.75,
+        rgr_period: Duration::from_millis(200),
+        timeout: Duration::from_secs(2),
+        seed: 1,
+        limits: cdnlab_live::serve::Limits::default(),
+        capacity: 1 << 20,
+    }
+}
+
+/// Starts every edge of `ring`, each with [`dht_config`] changed by `set`.
+pub async fn dht_edges(
+    ring: &RingFile,
+    origin: SocketAddr,
+    set: impl Fn(&mut DhtConfig),
+) -> Vec<DhtEdge> {
+    let mut v = Vec::new();
+    for id in 0..ring.edges.len() as u32 {
+        let mut c = dht_config(ring, id, origin);
+        set(&mut c);
+        v.push(dht::start(c).await.unwrap());
+    }
+    v
+}
+
+/// Stops `servers` in order.
+pub async fn stop_all(servers: impl IntoIterator<Item = cdnlab_live::serve::Running>) {
+    for s in servers {
+        s.stop().await;
+    }
 }
