@@ -57,7 +57,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 REPLAY_COLUMNS = list(_native.replay_columns())
 
 #: Columns of :func:`reproduce`, in order: the keys of a claim in claims.json.
-CLAIM_COLUMNS = ["id", "paper", "kind", "claim", "measured", "in_words", "expected", "pass", "note"]
+CLAIM_COLUMNS = [
+    "id", "paper", "kind", "claim", "measured", "in_words", "expected", "pass", "note", "rules",
+]
 
 
 def _pandas():

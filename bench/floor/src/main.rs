@@ -8,23 +8,8 @@
 
 use std::time::Instant;
 
-#[inline]
-fn fmix(id: u64) -> u64 {
-    let mut h = id;
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^= h >> 33;
-    h
-}
-#[inline]
-fn prefetch<T>(x: &T) {
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
-    }
-}
+// The hash and the prefetch of cdnlab's own id map, so that the floors hash as it does.
+use cdnlab::idmap::{mix64 as fmix, prefetch};
 
 const NIL: u32 = u32::MAX;
 const VACANT: u32 = u32::MAX - 1;

@@ -22,7 +22,7 @@ use cdnlab::workload::Request;
 use cdnlab_lab::Error as LabError;
 use cdnlab_lab::reproduce::{self as lab_reproduce, ReproducePlan};
 use cdnlab_lab::trace::replay::{self as lab_replay, ReplayPlan};
-use cdnlab_lab::trace::{Format, TraceInput};
+use cdnlab_lab::trace::{self as lab_trace, CsvColumns, Format, TraceInput};
 use cdnlab_lab::{runner, scenario, stop};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

@@ -10,7 +10,7 @@ const EMPTY: u64 = u64::MAX;
 
 /// murmur3's fmix64: cheap, and every input bit reaches every output bit.
 #[inline]
-fn mix64(id: u64) -> u64 {
+pub fn mix64(id: u64) -> u64 {
     let mut h = id;
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);

@@ -59,7 +59,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         .transpose()?;
     let sampled = a.sample.is_some() || a.sample_size.is_some();
     let m = mrc(&MrcPlan {
-        input: a.input.input(),
+        input: a.input.input()?,
         sizes,
         sample: a.sample,
         sample_size: a.sample_size,

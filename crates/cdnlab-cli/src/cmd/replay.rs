@@ -8,7 +8,7 @@ use cdnlab_lab::Result;
 use cdnlab_lab::trace::replay::{
     REPLAY_COLUMNS, ReplayPlan, Replayed, draw_mrc, parse_policies, parse_sizes, replay,
 };
-use cdnlab_lab::trace::{Format, TraceInput};
+use cdnlab_lab::trace::{CsvColumns, Format, TraceInput, csv_delimiter};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -42,17 +42,19 @@ pub struct TraceArgs {
 }
 
 impl TraceArgs {
-    pub fn input(&self) -> TraceInput {
-        TraceInput {
+    pub fn input(&self) -> Result<TraceInput> {
+        Ok(TraceInput {
             path: self.trace.clone(),
             format: self.format,
-            csv_id: self.csv_id,
-            csv_size: self.csv_size,
-            csv_time: self.csv_time,
-            csv_header: self.csv_header,
-            csv_delimiter: self.csv_delimiter.clone(),
-            csv_id_text: self.csv_id_text,
-        }
+            csv: CsvColumns {
+                id: self.csv_id,
+                size: self.csv_size,
+                time: self.csv_time,
+                header: self.csv_header,
+                delimiter: csv_delimiter(&self.csv_delimiter)?,
+                id_is_text: self.csv_id_text,
+            },
+        })
     }
 }
 
@@ -111,7 +113,7 @@ fn policy_help() -> String {
 pub fn run(a: &ReplayArgs) -> Result<()> {
     // Flags are checked before the plot's path, and the path before the replay, not after it.
     let plan = ReplayPlan {
-        input: a.input.input(),
+        input: a.input.input()?,
         policies: parse_policies(&items(&a.policy))?,
         unit: a.size_unit.parse::<Unit>()?,
         sizes: parse_sizes(&items(&a.size))?,

@@ -36,7 +36,7 @@ pub fn run(a: &TraceStatsArgs) -> Result<()> {
     if !a.no_plot && a.plot_dir.as_os_str().is_empty() {
         return Err(Error::Usage("--plot-dir: give a folder".into()));
     }
-    let input = a.input.input();
+    let input = a.input.input()?;
     let s = trace_stats(&input)?;
     if a.json {
         outln!("{}", to_json(&input, &s));

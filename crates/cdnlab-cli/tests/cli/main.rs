@@ -31,6 +31,14 @@ fn ok(out: Output) -> Output {
     out
 }
 
+/// Runs each (arguments, needles) case in `dir`: each fails with a message containing its
+/// needles (see [`fails_with`]).
+fn refuses(dir: &Path, cases: &[(&[&str], &[&str])]) {
+    for (args, needles) in cases {
+        fails_with(&cdnlab(args, dir), needles);
+    }
+}
+
 /// Asserts failure with a message containing every `needle`, and no panic or backtrace.
 fn fails_with(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -107,23 +115,24 @@ fn read(p: &Path) -> Vec<u8> {
 fn flag_errors() {
     let (d, p) = setup(SCENARIO);
     let s = p.to_str().unwrap();
-    fails_with(
-        &cdnlab(&["run", s, "--shard", "3/2"], d.path()),
-        &["--shard 3/2", "0 to 1"],
-    );
-    fails_with(
-        &cdnlab(&["run", s, "--threads", "0"], d.path()),
-        &["--threads 0"],
+    refuses(
+        d.path(),
+        &[
+            (&["run", s, "--shard", "3/2"], &["--shard 3/2", "0 to 1"]),
+            (&["run", s, "--threads", "0"], &["--threads 0"]),
+        ],
     );
     // An output folder that cannot be created (under a regular file; root ignores permissions).
     std::fs::write(d.path().join("file"), "").unwrap();
-    fails_with(
-        &cdnlab(&["run", s, "--out", "file/sub"], d.path()),
-        &["file/sub"],
-    );
-    fails_with(
-        &cdnlab(&["reproduce", "--only", "nope"], d.path()),
-        &["--only nope", "cache-che"],
+    refuses(
+        d.path(),
+        &[
+            (&["run", s, "--out", "file/sub"], &["file/sub"]),
+            (
+                &["reproduce", "--only", "nope"],
+                &["--only nope", "cache-che"],
+            ),
+        ],
     );
     // clap's own usage errors also exit non-zero without a panic.
     let out = cdnlab(&["cache-replay", "--size", "x", "--trace", "t"], d.path());

@@ -81,48 +81,28 @@ fn provenance(dir: &Path) -> Vec<toml::Value> {
         .unwrap_or_default()
 }
 
-/// SCENARIO with a precision target instead of a fixed count: cells stop at different
-/// replication counts.
-const PRECISE: &str = r#"
-experiment = "lru-che"
-seed = 3
-replications = 30
-[params]
-objects = 500
-warmup = 2000
-requests = 5000
-[grid]
-alpha = [0.6, 1.0]
-cache_size = [5, 50, 200]
-[precision]
-min_replications = 3
-batch = 4
-relative_half_width = { hit_ratio = 0.02 }
-# Cell 5 (alpha 1.0, cache 200) runs all 30 whatever its interval.
-fixed_where = [{ alpha = 1, cache_size = 200 }]
-[[plots]]
-file = "h.svg"
-x = "cache_size"
-y = ["hit_ratio", "che_hit_ratio"]
-series = "alpha"
-log_x = true
-"#;
+/// SCENARIO with a precision target instead of a fixed count (30 at most): cells stop at
+/// different replication counts. Cell 5 (alpha 1.0, cache 200) runs all 30 whatever its
+/// interval.
+fn precise() -> String {
+    SCENARIO
+        .replace("replications = 3\n", "replications = 30\n")
+        .replace(
+            "[[plots]]",
+            "[precision]\nmin_replications = 3\nbatch = 4\n\
+         relative_half_width = { hit_ratio = 0.02 }\n\
+         fixed_where = [{ alpha = 1, cache_size = 200 }]\n[[plots]]",
+        )
+}
 
 /// Sequential stopping: each cell stops at the first batch boundary (3, 7, 11, ..., 30) where
 /// the target holds, or at 30 with target_met = false, and the rows are identical with 1 and 2
 /// threads, across shards and after a resume.
 #[test]
 fn precision_targets_stop_alike_across_threads_shards_and_resume() {
-    let (d, p) = setup(PRECISE);
+    let (d, p) = setup(&precise());
     let s = p.to_str().unwrap();
-    let ok = |args: &[&str]| {
-        let out = cdnlab(args, d.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let ok = |args: &[&str]| ok(cdnlab(args, d.path()));
     ok(&["run", s, "--out", "t1", "--threads", "1"]);
     ok(&["run", s, "--out", "t2", "--threads", "2"]);
     let one = outputs(&d.path().join("t1"));
@@ -199,14 +179,7 @@ fn precision_targets_stop_alike_across_threads_shards_and_resume() {
 fn sweeps_are_identical_across_threads_shards_and_resume() {
     let (d, p) = setup(SCENARIO);
     let s = p.to_str().unwrap();
-    let ok = |args: &[&str]| {
-        let out = cdnlab(args, d.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let ok = |args: &[&str]| ok(cdnlab(args, d.path()));
     ok(&["run", s, "--out", "t1", "--threads", "1"]);
     ok(&["run", s, "--out", "t2", "--threads", "2"]);
     let one = outputs(&d.path().join("t1"));
@@ -525,23 +498,22 @@ fn plot_redraws_a_finished_run() {
         results,
         "plot must not rewrite results"
     );
-    fails_with(
-        &cdnlab(
-            &["plot", "r", "--x", "requests", "--y", "hit_ratio"],
-            d.path(),
-        ),
-        &["requests", "not a grid parameter", "alpha, cache_size"],
-    );
-    fails_with(
-        &cdnlab(&["plot", "r", "--x", "alpha", "--y", "speed"], d.path()),
-        &["unknown metric `speed`", "hit_ratio"],
-    );
-    fails_with(
-        &cdnlab(&["plot", "nowhere"], d.path()),
-        &["no scenario.toml"],
-    );
-    fails_with(
-        &cdnlab(&["plot", "r", "--scale", "20"], d.path()),
-        &["--scale 20", "from 1 to 8"],
+    refuses(
+        d.path(),
+        &[
+            (
+                &["plot", "r", "--x", "requests", "--y", "hit_ratio"],
+                &["requests", "not a grid parameter", "alpha, cache_size"],
+            ),
+            (
+                &["plot", "r", "--x", "alpha", "--y", "speed"],
+                &["unknown metric `speed`", "hit_ratio"],
+            ),
+            (&["plot", "nowhere"], &["no scenario.toml"]),
+            (
+                &["plot", "r", "--scale", "20"],
+                &["--scale 20", "from 1 to 8"],
+            ),
+        ],
     );
 }

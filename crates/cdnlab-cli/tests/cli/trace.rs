@@ -223,34 +223,30 @@ fn replay_many_policies_and_sizes_in_one_run() {
     ));
     assert_eq!(v[0]["working_set_bytes"], 100 * distinct.len() as u64);
     assert_eq!(v[0]["size"], (0.1 * 100.0 * wss) as u64);
-    fails_with(
-        &cdnlab(
-            &["cache-replay", "--trace", "t.bin", "--size", "0.00001"],
-            d.path(),
-        ),
-        &["--size 0.00001", "less than 1", "objects"],
-    );
-    fails_with(
-        &cdnlab(
-            &["cache-replay", "--trace", "t.bin", "--size", "1.5"],
-            d.path(),
-        ),
-        &["--size `1.5`", "whole number"],
-    );
-    fails_with(
-        &cdnlab(
-            &[
-                "cache-replay",
-                "--trace",
-                "t.bin",
-                "--size",
-                "10,20",
-                "--plot",
-                "x.txt",
-            ],
-            d.path(),
-        ),
-        &["--plot x.txt", ".svg or .png"],
+    refuses(
+        d.path(),
+        &[
+            (
+                &["cache-replay", "--trace", "t.bin", "--size", "0.00001"],
+                &["--size 0.00001", "less than 1", "objects"],
+            ),
+            (
+                &["cache-replay", "--trace", "t.bin", "--size", "1.5"],
+                &["--size `1.5`", "whole number"],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin",
+                    "--size",
+                    "10,20",
+                    "--plot",
+                    "x.txt",
+                ],
+                &["--plot x.txt", ".svg or .png"],
+            ),
+        ],
     );
 }
 
@@ -302,50 +298,48 @@ fn compressed_and_mismatched_traces() {
     assert_eq!(want.len(), 4);
     assert_eq!(hits("t.bin.zst", &[]), want);
     assert_eq!(hits("named-plainly.bin", &[]), want);
-    fails_with(
-        &cdnlab(
-            &["cache-replay", "--trace", "cut.zst", "--size", "10"],
-            d.path(),
-        ),
-        &["cut.zst", "zstd", "cut short"],
-    );
-    fails_with(
-        &cdnlab(
-            &["cache-replay", "--trace", "partial.zst", "--size", "10"],
-            d.path(),
-        ),
-        &["partial.zst", "truncated", "1000 bytes", "16 stray"],
+    refuses(
+        d.path(),
+        &[
+            (
+                &["cache-replay", "--trace", "cut.zst", "--size", "10"],
+                &["cut.zst", "zstd", "cut short"],
+            ),
+            (
+                &["cache-replay", "--trace", "partial.zst", "--size", "10"],
+                &["partial.zst", "truncated", "1000 bytes", "16 stray"],
+            ),
+        ],
     );
     // 48 bytes of CSV: a multiple of 24, so only its content tells it is not oracleGeneral.
     let csv = "1,100,5\n2,200,6\n3,300,7\n1,100,8\n2,200,9\n3,300,1\n";
     assert_eq!(csv.len(), 48);
     std::fs::write(d.path().join("t.csv"), csv).unwrap();
-    fails_with(
-        &cdnlab(
-            &["cache-replay", "--trace", "t.csv", "--size", "2"],
-            d.path(),
-        ),
+    refuses(
+        d.path(),
         &[
-            "t.csv",
-            "looks like a text trace",
-            "--format csv",
-            "--format text",
+            (
+                &["cache-replay", "--trace", "t.csv", "--size", "2"],
+                &[
+                    "t.csv",
+                    "looks like a text trace",
+                    "--format csv",
+                    "--format text",
+                ],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin.zst",
+                    "--size",
+                    "2",
+                    "--format",
+                    "csv",
+                ],
+                &["t.bin.zst", "looks binary", "--format oracle-general"],
+            ),
         ],
-    );
-    fails_with(
-        &cdnlab(
-            &[
-                "cache-replay",
-                "--trace",
-                "t.bin.zst",
-                "--size",
-                "2",
-                "--format",
-                "csv",
-            ],
-            d.path(),
-        ),
-        &["t.bin.zst", "looks binary", "--format oracle-general"],
     );
     std::fs::write(d.path().join("ids.txt"), "7\n8\n7\n9\n7\n").unwrap();
     let out = cdnlab(
@@ -466,32 +460,34 @@ fn mrc_equals_lru_replay() {
     let rate = small[0]["final_rate"].as_f64().unwrap();
     assert!(rate > 0.0 && rate < 1.0, "{rate}");
     assert!(small.iter().all(|v| v["exact_miss_ratio"].is_number()));
-    fails_with(
-        &cdnlab(&["mrc", "--trace", "t.bin", "--sample", "0"], d.path()),
-        &["--sample 0", "above 0"],
-    );
-    fails_with(
-        &cdnlab(&["mrc", "--trace", "t.bin", "--sample-size", "0"], d.path()),
-        &["--sample-size 0", "at least 1"],
-    );
-    fails_with(
-        &cdnlab(&["mrc", "--trace", "t.bin", "--exact-too"], d.path()),
-        &["--exact-too", "--sample"],
-    );
-    fails_with(
-        &cdnlab(
-            &[
-                "mrc",
-                "--trace",
-                "t.bin",
-                "--sample",
-                "0.5",
-                "--sample-size",
-                "9",
-            ],
-            d.path(),
-        ),
-        &["--sample"],
+    refuses(
+        d.path(),
+        &[
+            (
+                &["mrc", "--trace", "t.bin", "--sample", "0"],
+                &["--sample 0", "above 0"],
+            ),
+            (
+                &["mrc", "--trace", "t.bin", "--sample-size", "0"],
+                &["--sample-size 0", "at least 1"],
+            ),
+            (
+                &["mrc", "--trace", "t.bin", "--exact-too"],
+                &["--exact-too", "--sample"],
+            ),
+            (
+                &[
+                    "mrc",
+                    "--trace",
+                    "t.bin",
+                    "--sample",
+                    "0.5",
+                    "--sample-size",
+                    "9",
+                ],
+                &["--sample"],
+            ),
+        ],
     );
 }
 

@@ -53,6 +53,8 @@ pub struct Claim {
     /// beside the verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The numbered rules of docs/spec/*.md the claim checks (see `rules.rs`).
+    pub rules: &'static [&'static str],
 }
 
 impl Claim {
@@ -115,6 +117,7 @@ mod cache;
 mod gwtw;
 mod multihash;
 mod report;
+mod rules;
 mod schedule;
 mod stats;
 mod transport;

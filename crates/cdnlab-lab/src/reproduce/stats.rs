@@ -42,7 +42,47 @@ pub(crate) fn claim(
         expected,
         pass,
         note: None,
+        rules: super::rules::rules_of(id),
     }
+}
+
+/// A claim of `paper` that must hold in every run: `bad` are the runs (of `runs`, counted as
+/// `label`) where it did not, listed in `measured` under `key` beside the run count. It passes
+/// when there were runs and none is bad, and its words read "N of M LABEL FAILED".
+pub(crate) fn in_every_run<T: serde::Serialize>(
+    (paper, id, text): (&'static str, &str, &str),
+    expected: &str,
+    (runs, label): (usize, &str),
+    (key, bad): (&str, &[T]),
+    failed: &str,
+) -> Claim {
+    let mut measured = serde_json::Map::new();
+    measured.insert("runs".into(), runs.into());
+    measured.insert(key.into(), serde_json::json!(bad));
+    claim(
+        paper,
+        id,
+        text,
+        measured.into(),
+        expected.into(),
+        runs > 0 && bad.is_empty(),
+    )
+    .says(format!(
+        "{} {failed}",
+        super::words::of(bad.len(), runs, label)
+    ))
+}
+
+/// The row of `rows` whose text parameter `key` is `value` and that has `r`'s values of the
+/// parameters `same`: the other arm of a comparison in `r`'s cell.
+pub(crate) fn twin<'a>(
+    rows: &'a [SummaryRow],
+    r: &SummaryRow,
+    (key, value): (&str, &str),
+    same: &[&str],
+) -> Option<&'a SummaryRow> {
+    rows.iter()
+        .find(|o| text(o, key) == value && same.iter().all(|k| o.params[*k] == r.params[*k]))
 }
 
 /// The value of `name` in every replication of row `r`.

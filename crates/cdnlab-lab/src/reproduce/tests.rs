@@ -173,3 +173,44 @@ fn every_claim_can_fail() {
         }
     }
 }
+
+/// Every claim cites at least one numbered rule, every cited rule is a row of a spec's rule
+/// table in docs/spec, and the table of citations names no claim that does not exist.
+#[test]
+fn every_claim_cites_rules_that_exist() {
+    let spec = |paper: &str| {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../docs/spec/{paper}.md"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let specs: Vec<(&str, String)> = [("GWTW", "gwtw"), ("MH", "multihash"), ("TP", "transport")]
+        .into_iter()
+        .map(|(prefix, paper)| (prefix, spec(paper)))
+        .collect();
+    let mut seen = Vec::new();
+    for rep in registry() {
+        let sc = Scenario::parse(rep.quick.1, Path::new(rep.quick.0)).unwrap();
+        for c in (rep.claims)(&sc, &[]) {
+            assert!(!c.rules.is_empty(), "{} cites no rule (see rules.rs)", c.id);
+            for r in c.rules {
+                let prefix = r.split('-').next().unwrap();
+                let (_, text) = specs
+                    .iter()
+                    .find(|(p, _)| *p == prefix)
+                    .unwrap_or_else(|| panic!("{}: {r} is of no spec", c.id));
+                assert!(
+                    text.contains(&format!("\n| {r} |")),
+                    "{}: {r} is not in its spec's rule table",
+                    c.id
+                );
+            }
+            seen.push(c.id);
+        }
+    }
+    for id in super::rules::claim_ids() {
+        assert!(
+            seen.iter().any(|s| s == id),
+            "rules.rs names {id}, which no reproduction claims"
+        );
+    }
+}

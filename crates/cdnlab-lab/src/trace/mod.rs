@@ -10,31 +10,21 @@ pub mod synthetic;
 
 use crate::error::{Error, Result};
 use cdnlab::workload::Request;
-pub use cdnlab::workload::trace::Format;
-use cdnlab::workload::trace::{self, CsvColumns};
+use cdnlab::workload::trace;
+pub use cdnlab::workload::trace::{CsvColumns, Format};
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Where a trace is and how to read it. The CSV fields are read for `Format::Csv` only (and
-/// `csv_id_text` for `Format::Text` too).
+/// Where a trace is and how to read it.
 #[derive(Debug, Clone)]
 pub struct TraceInput {
     /// The trace file (zstd-compressed or not: told by its first bytes).
     pub path: PathBuf,
     pub format: Format,
-    /// CSV: column of the object id (1-based).
-    pub csv_id: usize,
-    /// CSV: column of the object size in bytes (None: every size is 1).
-    pub csv_size: Option<usize>,
-    /// CSV: column of the timestamp (None: the line number).
-    pub csv_time: Option<usize>,
-    /// CSV: the first line is a header.
-    pub csv_header: bool,
-    /// CSV: field delimiter (one ASCII character).
-    pub csv_delimiter: String,
-    /// CSV and text: ids are text (hashed with FNV-1a 64) rather than integers.
-    pub csv_id_text: bool,
+    /// Where a CSV trace's fields are (read for `Format::Csv`; for `Format::Text` only
+    /// `id_is_text`).
+    pub csv: CsvColumns,
 }
 
 impl TraceInput {
@@ -43,13 +33,18 @@ impl TraceInput {
         TraceInput {
             path: path.into(),
             format: Format::OracleGeneral,
-            csv_id: 1,
-            csv_size: None,
-            csv_time: None,
-            csv_header: false,
-            csv_delimiter: ",".into(),
-            csv_id_text: false,
+            csv: CsvColumns::default(),
         }
+    }
+}
+
+/// The CSV field delimiter given as text (`--csv-delimiter`): one ASCII character.
+pub fn csv_delimiter(text: &str) -> Result<u8> {
+    match text.as_bytes() {
+        [d] if d.is_ascii() => Ok(*d),
+        _ => Err(Error::Usage(format!(
+            "--csv-delimiter `{text}`: one ASCII character is allowed"
+        ))),
     }
 }
 
@@ -273,7 +268,7 @@ pub fn stream(
         }
         Format::Csv | Format::Text if next_access => {
             let t = Instant::now();
-            let reqs = trace::read_csv(src.reader, &text_columns(a)?).map_err(bad)?;
+            let reqs = trace::read_csv(src.reader, &text_columns(a)).map_err(bad)?;
             read_s += t.elapsed().as_secs_f64();
             for chunk in reqs.chunks(CHUNK_RECORDS) {
                 crate::stop::check()?;
@@ -281,7 +276,7 @@ pub fn stream(
             }
         }
         Format::Csv | Format::Text => {
-            let mut rdr = trace::CsvStream::new(src.reader, &text_columns(a)?).map_err(bad)?;
+            let mut rdr = trace::CsvStream::new(src.reader, &text_columns(a)).map_err(bad)?;
             let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
             let mut total = 0;
             loop {
@@ -319,33 +314,14 @@ fn fill(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// The column mapping of a CSV or one-id-a-line trace.
-fn text_columns(a: &TraceInput) -> Result<CsvColumns> {
-    if matches!(a.format, Format::Text) {
+fn text_columns(a: &TraceInput) -> CsvColumns {
+    match a.format {
         // One field a line: a delimiter no id line holds.
-        return Ok(CsvColumns {
-            id: 1,
-            size: None,
-            time: None,
-            header: false,
+        Format::Text => CsvColumns {
             delimiter: b'\t',
-            id_is_text: a.csv_id_text,
-        });
+            id_is_text: a.csv.id_is_text,
+            ..CsvColumns::default()
+        },
+        _ => a.csv.clone(),
     }
-    let delimiter = match a.csv_delimiter.as_bytes() {
-        [d] => *d,
-        _ => {
-            return Err(Error::Usage(format!(
-                "--csv-delimiter `{}`: one ASCII character is allowed",
-                a.csv_delimiter
-            )));
-        }
-    };
-    Ok(CsvColumns {
-        id: a.csv_id,
-        size: a.csv_size,
-        time: a.csv_time,
-        header: a.csv_header,
-        delimiter,
-        id_is_text: a.csv_id_text,
-    })
 }

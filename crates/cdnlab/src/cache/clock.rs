@@ -4,7 +4,7 @@
 //! object with a counter above 0 has it lowered and is moved to the head (a second chance);
 //! the first with 0 is evicted.
 
-use super::slots::{List, Slots};
+use super::slots::{List, Slots, put};
 use super::{Cache, Capacity, slot_cache};
 
 /// CLOCK with `max_freq` levels of reference counter (1: the classic one bit).
@@ -65,10 +65,7 @@ impl Cache for Clock {
             self.evict();
         }
         let s = self.slots.alloc(id, w);
-        if s as usize == self.freq.len() {
-            self.freq.push(0);
-        }
-        self.freq[s as usize] = 0;
+        put(&mut self.freq, s, 0);
         self.slots.push_front(&mut self.list, s);
         false
     }

@@ -28,12 +28,8 @@ impl Cache for Fifo {
         if self.slots.find(id).is_some() {
             return true;
         }
-        let Some(w) = self.cap.admissible(size) else {
-            return false;
-        };
         self.slots
-            .admit_evicting_tail(&mut self.list, id, w, self.cap.amount);
-        false
+            .miss_evicting_tail(&mut self.list, id, size, &self.cap)
     }
     slot_cache!([list]);
 }

@@ -24,7 +24,7 @@
 //! object there), so the two differ; docs/cache.md gives by how much.
 
 use super::ghost::Ghost;
-use super::slots::{List, NIL, Slots};
+use super::slots::{List, NIL, Slots, put};
 use super::{Cache, Capacity, Occupancy, replay_dyn, slot_lookup};
 use crate::idmap::IdIndex;
 
@@ -244,12 +244,8 @@ impl LirsPaper {
 
     fn alloc(&mut self, id: u64, w: u32) -> u32 {
         let s = self.slots.alloc(id, w);
-        if s as usize == self.lir.len() {
-            self.lir.push(false);
-            self.snode.push(NIL);
-        }
-        self.lir[s as usize] = false;
-        self.snode[s as usize] = NIL;
+        put(&mut self.lir, s, false);
+        put(&mut self.snode, s, NIL);
         s
     }
 }
@@ -453,12 +449,8 @@ impl Lirs {
 
     fn s_insert(&mut self, id: u64, w: u32, lir: bool, res: bool) -> u32 {
         let s = self.s.alloc(id, w);
-        if s as usize == self.s_lir.len() {
-            self.s_lir.push(lir);
-            self.s_res.push(res);
-        }
-        self.s_lir[s as usize] = lir;
-        self.s_res[s as usize] = res;
+        put(&mut self.s_lir, s, lir);
+        put(&mut self.s_res, s, res);
         self.s.push_front(&mut self.s_list, s);
         s
     }
@@ -470,10 +462,7 @@ impl Lirs {
             self.q.release(old);
         }
         let s = self.q.alloc(id, w);
-        if s as usize == self.q_res.len() {
-            self.q_res.push(true);
-        }
-        self.q_res[s as usize] = true;
+        put(&mut self.q_res, s, true);
         self.q.push_front(&mut self.q_list, s);
     }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::Capacity;
-use super::slots::Slots;
+use super::slots::{Slots, put};
 
 /// Per object: its priority, the request count when it was last requested, its request count.
 #[derive(Debug, Clone, Copy)]
@@ -66,11 +66,7 @@ impl Ranked {
             vtime: self.clock,
             freq: 1,
         };
-        if s as usize == self.meta.len() {
-            self.meta.push(m);
-        } else {
-            self.meta[s as usize] = m;
-        }
+        put(&mut self.meta, s, m);
         self.used += u64::from(w);
         let k = self.key(s);
         self.order.insert(k);

@@ -12,7 +12,7 @@
 //! promotion to M carries, and in libCacheSim's admission rules (see [`Variant`]).
 
 use super::ghost::Ghost;
-use super::slots::{List, Slots};
+use super::slots::{List, Slots, put};
 use super::{Cache, Capacity, slot_cache};
 
 /// Share of the capacity given to the small queue (the paper's 10%).
@@ -169,10 +169,7 @@ impl Cache for S3Fifo {
             return false; // S3FIFO_insert refuses after the evictions
         }
         let s = self.slots.alloc(id, w);
-        if s as usize == self.freq.len() {
-            self.freq.push(0);
-        }
-        self.freq[s as usize] = 0;
+        put(&mut self.freq, s, 0);
         // libCacheSim: until the first eviction, a miss that finds S full goes to M.
         let to_main = ghost_hit || (lcs && !self.has_evicted && self.small.used >= self.small_cap);
         if to_main {

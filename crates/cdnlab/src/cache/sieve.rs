@@ -2,7 +2,7 @@
 //! the bit; eviction walks the hand from the tail towards the head, clearing set bits, and evicts
 //! the first unvisited object. New objects enter at the head.
 
-use super::slots::{List, NIL, Slots};
+use super::slots::{List, NIL, Slots, put};
 use super::{Cache, Capacity, slot_cache};
 
 /// SIEVE.
@@ -61,10 +61,7 @@ impl Cache for Sieve {
             self.evict();
         }
         let s = self.slots.alloc(id, w);
-        if s as usize == self.visited.len() {
-            self.visited.push(false);
-        }
-        self.visited[s as usize] = false;
+        put(&mut self.visited, s, false);
         self.slots.push_front(&mut self.list, s);
         false
     }

@@ -198,10 +198,20 @@ impl Slots {
         list.used -= u64::from(self.weight(s));
     }
 
-    /// Evicts from the tail of `list` until `w` more units fit in `cap`, then stores `id` at the
-    /// head: the admission of LRU and FIFO.
+    /// The miss of LRU and FIFO: unless `size` is too heavy for `cap`, evicts from the tail of
+    /// `list` until it fits, then stores `id` at the head. False (a miss), for `access` to return.
     #[inline]
-    pub fn admit_evicting_tail(&mut self, list: &mut List, id: u64, w: u32, cap: u64) -> u32 {
+    pub fn miss_evicting_tail(
+        &mut self,
+        list: &mut List,
+        id: u64,
+        size: u32,
+        cap: &Capacity,
+    ) -> bool {
+        let Some(w) = cap.admissible(size) else {
+            return false;
+        };
+        let cap = cap.amount;
         let evicted = list.used + u64::from(w) > cap;
         while list.used + u64::from(w) > cap {
             let t = list.tail;
@@ -219,7 +229,7 @@ impl Slots {
         }
         let s = self.alloc(id, w);
         self.push_front(list, s);
-        s
+        false
     }
 
     /// Heap bytes held by the arrays and the index (capacity, not length).
@@ -233,5 +243,17 @@ impl Slots {
 impl super::HeapBytes for Slots {
     fn heap_bytes(&self) -> usize {
         Slots::heap_bytes(self)
+    }
+}
+
+/// Sets a policy's per-slot value `v[s] = x`, growing `v` when `s` is a new slot ([`Slots::alloc`]
+/// hands slots out densely: a new one is always the next index).
+#[inline]
+pub(crate) fn put<T>(v: &mut Vec<T>, s: u32, x: T) {
+    let s = s as usize;
+    if s == v.len() {
+        v.push(x);
+    } else {
+        v[s] = x;
     }
 }

@@ -6,7 +6,7 @@
 //! heavier than A1in is not admitted.
 
 use super::ghost::Ghost;
-use super::slots::{List, Slots};
+use super::slots::{List, Slots, put};
 use super::{Cache, Capacity, slot_cache};
 
 /// A1in's share of the capacity (`Ain-size-ratio`).
@@ -62,10 +62,7 @@ impl TwoQ {
 
     fn alloc(&mut self, id: u64, w: u32, am: bool) -> u32 {
         let s = self.slots.alloc(id, w);
-        if s as usize == self.in_am.len() {
-            self.in_am.push(am);
-        }
-        self.in_am[s as usize] = am;
+        put(&mut self.in_am, s, am);
         s
     }
 }

@@ -13,7 +13,7 @@
 //! counter after 32 M main-cache hits. As in libCacheSim, an object heavier than the window is
 //! not admitted, so a capacity below 100 objects caches nothing.
 
-use super::slots::{List, Slots};
+use super::slots::{List, Slots, put};
 use super::slru::Segments;
 use super::{Cache, Capacity, slot_cache};
 
@@ -182,10 +182,7 @@ impl Cache for WTinyLfu {
             self.evict();
         }
         let s = self.slots.alloc(id, w);
-        if s as usize == self.seg_of.len() {
-            self.seg_of.push(WINDOW);
-        }
-        self.seg_of[s as usize] = WINDOW;
+        put(&mut self.seg_of, s, WINDOW);
         self.slots.push_front(&mut self.window, s);
         self.sketch.add(id);
         false

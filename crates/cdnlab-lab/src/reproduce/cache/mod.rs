@@ -48,36 +48,37 @@ fn cache_claims(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             )
         })
         .max_by(|a, b| a.0.total_cmp(&b.0));
-    vec![Claim {
-        id: "cache.C1".into(),
-        paper: "cache",
-        kind: super::Kind::Paper,
-        claim: "Simulated LRU hit ratio agrees with the Che approximation in every cell (the \
-                GWTW spec's cross-check of cache and workload)"
-            .into(),
-        measured: serde_json::json!(worst.as_ref().map(|w| serde_json::json!({
-            "worst_gap_over_allowance": w.0, "its_relative_gap": w.1, "alpha": w.2, "cache_size": w.3
-        }))),
-        expected: format!(
-            "|simulated - Che| <= t(0.001 family-wise) x standard error + {CHE_RELATIVE} x Che, in every cell"
+    let in_words = match &worst {
+        Some(w) => format!(
+            "{} cells; the farthest from Che (alpha {}, C = {}): simulated {} against Che {}, a \
+             relative gap of {}%, {} of its allowance",
+            rows.len(),
+            words::sig(w.2, 3),
+            words::sig(w.3, 6),
+            words::ci(&w.4),
+            words::sig(w.5, 5),
+            words::sig(100.0 * w.1, 2),
+            words::sig(w.0, 2)
         ),
-        pass: worst.as_ref().is_some_and(|w| w.0 <= 1.0),
-        note: None,
-        in_words: match &worst {
-            Some(w) => format!(
-                "{} cells; the farthest from Che (alpha {}, C = {}): simulated {} against Che \
-                 {}, a relative gap of {}%, {} of its allowance",
-                rows.len(),
-                words::sig(w.2, 3),
-                words::sig(w.3, 6),
-                words::ci(&w.4),
-                words::sig(w.5, 5),
-                words::sig(100.0 * w.1, 2),
-                words::sig(w.0, 2)
+        None => "no cells were run".into(),
+    };
+    vec![
+        super::claim(
+            "cache",
+            "cache.C1",
+            "Simulated LRU hit ratio agrees with the Che approximation in every cell (the GWTW \
+             spec's cross-check of cache and workload)",
+            serde_json::json!(worst.as_ref().map(|w| serde_json::json!({
+                "worst_gap_over_allowance": w.0, "its_relative_gap": w.1, "alpha": w.2, "cache_size": w.3
+            }))),
+            format!(
+                "|simulated - Che| <= t(0.001 family-wise) x standard error + {CHE_RELATIVE} x Che, \
+                 in every cell"
             ),
-            None => "no cells were run".into(),
-        },
-    }]
+            worst.as_ref().is_some_and(|w| w.0 <= 1.0),
+        )
+        .says(in_words),
+    ]
 }
 
 #[cfg(test)]

@@ -9,11 +9,7 @@ pub(super) fn baselines(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let mut cells = 0;
     let mut gwtw_runs = 0;
     for g in only(rows, |r| text(r, "policy") == "gwtw") {
-        let Some(o) = rows.iter().find(|o| {
-            text(o, "policy") == "oracle"
-                && text(o, "model") == text(g, "model")
-                && num(o, "servers") == num(g, "servers")
-        }) else {
+        let Some(o) = twin(rows, g, ("policy", "oracle"), &["model", "servers"]) else {
             continue;
         };
         cells += 1;
@@ -108,17 +104,17 @@ pub(super) fn e2(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     });
     let better = matches!((log_fit, lin_fit), (Some(a), Some(b)) if a.chi2 < b.chi2);
     vec![
-        claim(
-            "gwtw.C1",
-            "With k >= 2 the system converges to the optimal state, in every run and at every n",
-            json!({"runs": runs_total, "runs_not_converged": not_converged}),
-            "every run of k = 2 and k = 3 converged".into(),
-            runs_total > 0 && not_converged.is_empty(),
-        )
-        .says(format!(
-            "{} failed to converge",
-            words::of(not_converged.len(), runs_total, "runs of k = 2 and 3")
-        )),
+        in_every_run(
+            (
+                "gwtw",
+                "gwtw.C1",
+                "With k >= 2 the system converges to the optimal state, in every run and at every n",
+            ),
+            "every run of k = 2 and k = 3 converged",
+            (runs_total, "runs of k = 2 and 3"),
+            ("runs_not_converged", &not_converged),
+            "failed to converge",
+        ),
         claim(
             "gwtw.C1-quick",
             "Convergence is quick: its time grows like log n (k = 2)",

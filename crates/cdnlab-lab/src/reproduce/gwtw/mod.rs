@@ -3,8 +3,8 @@
 //! not reproduce is reported as failing, with the mechanism in the notes.
 
 use super::{
-    Claim, Reproduction, critical, fit_json, metric, monotone, monotone_json, num, runs, se,
-    summary, text, trend, values_of, words,
+    Claim, Reproduction, critical, fit_json, in_every_run, metric, monotone, monotone_json, num,
+    runs, se, summary, text, trend, twin, values_of, words,
 };
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;

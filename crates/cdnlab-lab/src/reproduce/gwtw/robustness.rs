@@ -450,17 +450,15 @@ pub(super) fn e8(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let multi = only(rows, |r| num(r, "k") >= 2.0);
     let bad = runs_below_one(sc, &multi, "converged", &["k", "servers"]);
     let total: usize = multi.iter().map(|r| r.metrics[0].n).sum();
-    vec![
-        claim(
+    vec![in_every_run(
+        (
+            "gwtw",
             "gwtw.C1-video",
             "In the video model k = 2 and 3 converge to the optimal state (every user at r_max)",
-            json!({"runs": total, "runs_not_converged": bad}),
-            "every run with k >= 2 converged".into(),
-            total > 0 && bad.is_empty(),
-        )
-        .says(format!(
-            "{} failed to converge",
-            words::of(bad.len(), total, "runs of k = 2 and 3")
-        )),
-    ]
+        ),
+        "every run with k >= 2 converged",
+        (total, "runs of k = 2 and 3"),
+        ("runs_not_converged", &bad),
+        "failed to converge",
+    )]
 }

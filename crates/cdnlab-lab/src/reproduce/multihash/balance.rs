@@ -8,11 +8,7 @@ pub(super) fn x3(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     // same (alpha, vnodes) cell; every multi-hash run below every single-hash run.
     let mut cells = Vec::new();
     for r in rows.iter().filter(|r| text(r, "policy") == "multihash") {
-        let Some(single) = rows.iter().find(|s| {
-            text(s, "policy") == "single-hash"
-                && num(s, "alpha") == num(r, "alpha")
-                && num(s, "vnodes") == num(r, "vnodes")
-        }) else {
+        let Some(single) = twin(rows, r, ("policy", "single-hash"), &["alpha", "vnodes"]) else {
             continue;
         };
         let worst_mh = runs(sc, r, "max_mean").iter().copied().fold(0.0, f64::max);
@@ -332,19 +328,19 @@ pub(super) fn x4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 "not every run-window".to_string()
             }
         )),
-        claim(
-            "mh.invariants",
-            "Without failures the used indices of every file stay a prefix 1..n_f and the home \
-             copy is never removed, through replication (CREATE_IF_ABSENT at the smallest unused \
-             index) and top-only de-replication",
-            json!({"runs": total, "runs_broken_growth_horizon_rep_prefix_home": broken}),
-            "in every run and every window: no file with a gap, none without index 1".into(),
-            total > 0 && broken.is_empty(),
-        )
-        .says(format!(
-            "{} broke an invariant in some window",
-            words::of(broken.len(), total, "runs")
-        )),
+        in_every_run(
+            (
+                "multihash",
+                "mh.invariants",
+                "Without failures the used indices of every file stay a prefix 1..n_f and the home \
+                 copy is never removed, through replication (CREATE_IF_ABSENT at the smallest \
+                 unused index) and top-only de-replication",
+            ),
+            "in every run and every window: no file with a gap, none without index 1",
+            (total, "runs"),
+            ("runs_broken_growth_horizon_rep_prefix_home", &broken),
+            "broke an invariant in some window",
+        ),
         claim(
             "mh.flash-growth",
             "Doubling and jump replicate a flash crowd within a few windows; one replica per window lags, adding exactly one per window",

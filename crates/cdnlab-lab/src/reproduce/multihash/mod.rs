@@ -2,7 +2,7 @@
 //! experiments X1-X6). Every pass/fail is computed from the run's summary against the spec's
 //! formulas, with the tolerance stated in the claim.
 
-use super::{Claim, Reproduction, metric, num, runs, se, text, words};
+use super::{Claim, Reproduction, in_every_run, metric, num, runs, se, text, twin, words};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use cdnlab::dht::analysis;

@@ -242,20 +242,19 @@ pub(super) fn x6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 8
             )
         )),
-        claim(
-            "mh.x6-repair",
-            "A round of random gap removal costs one probe per replica above the home, plus \
-             one message per refill",
-            json!({"runs": n_runs, "runs_off_nodes_rep_measured_formula": repair_off}),
+        in_every_run(
+            (
+                "multihash",
+                "mh.x6-repair",
+                "A round of random gap removal costs one probe per replica above the home, plus \
+                 one message per refill",
+            ),
             "in every run, the messages per round equal the replicas above index 1 at each \
-             round's start plus the refills, over the rounds"
-                .into(),
-            n_runs > 0 && repair_off.is_empty(),
-        )
-        .says(format!(
-            "{} off the count",
-            words::of(repair_off.len(), n_runs, "runs")
-        )),
+             round's start plus the refills, over the rounds",
+            (n_runs, "runs"),
+            ("runs_off_nodes_rep_measured_formula", &repair_off),
+            "off the count",
+        ),
         claim(
             "mh.create-once",
             "Concurrent replication attempts at one index create one replica: CREATE_IF_ABSENT \

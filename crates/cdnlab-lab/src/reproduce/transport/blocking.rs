@@ -207,11 +207,7 @@ pub(super) fn hop_bounds(sc: &Scenario, rows: &[SummaryRow]) -> Claim {
             outside.push((profile.to_string(), rho, metric(sc, o, "hops"), mu));
         }
         cells.push((profile.to_string(), rho, metric(sc, o, "hops"), a, mu));
-        if let Some(w) = rows.iter().find(|r| {
-            text(r, "policy") == "northwest"
-                && text(r, "profile") == profile
-                && num(r, "rho") == rho
-        }) {
+        if let Some(w) = twin(rows, o, ("policy", "northwest"), &["profile", "rho"]) {
             let (mw, sw) = mean_se(runs(sc, w, "hops"));
             if mw <= mu + c * (sw * sw + su * su).sqrt() {
                 nw_near.push((profile.to_string(), rho, mw, mu));

@@ -1,7 +1,7 @@
 //! Reproductions of optimal server allocation for streaming (spec `docs/spec/transport.md`,
 //! experiments T1-T5). Every pass/fail is computed from the run's summary.
 
-use super::{Claim, Reproduction, metric, num, runs, se, summary, text, words};
+use super::{Claim, Reproduction, metric, num, runs, se, summary, text, twin, words};
 use crate::runner::SummaryRow;
 use crate::scenario::Scenario;
 use serde_json::json;
