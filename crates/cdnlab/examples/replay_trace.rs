@@ -19,12 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let sampler = Sampler::new(Law::Zipf { alpha: 0.8 }, 100_000)?;
             let mut rng = cdnlab::rng::stream(42, 0, 0);
             let mut reqs: Vec<Request> = (0..1_000_000)
-                .map(|t| Request {
-                    time: t,
-                    id: sampler.sample(&mut rng) as u64,
-                    size: 1,
-                    next_access: -1,
-                })
+                .map(|t| Request::new(t, sampler.sample(&mut rng) as u64, 1))
                 .collect();
             trace::fill_next_access(&mut reqs);
             reqs

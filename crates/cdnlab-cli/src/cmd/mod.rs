@@ -28,6 +28,14 @@ pub fn named<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T> {
     .try_map(|s| T::parse_name(&s))
 }
 
+/// `--threads`, shared by the commands that run work in parallel.
+#[derive(Debug, clap::Args)]
+pub struct Threads {
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long = "threads", value_name = "THREADS", value_parser = parse_threads)]
+    pub count: Option<usize>,
+}
+
 /// Parses `--threads`: a whole number, at least 1.
 pub fn parse_threads(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {

@@ -1,6 +1,6 @@
 //! `cdnlab cache-replay`: the flags of a trace replay, and its table, JSON or CSV.
 
-use super::{items, named, parse_threads};
+use super::{Threads, items, named};
 use crate::say::outln;
 use cdnlab::Named;
 use cdnlab::cache::{Policy, Unit};
@@ -82,9 +82,8 @@ pub struct ReplayArgs {
     /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size).
     #[arg(long, default_value = "objects")]
     pub size_unit: String,
-    /// Worker threads (default: one per core). Results do not depend on it.
-    #[arg(long, value_parser = parse_threads)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: Threads,
     /// Print one JSON object per (policy, size), one a line, instead of text.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -117,7 +116,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         policies: parse_policies(&items(&a.policy))?,
         unit: a.size_unit.parse::<Unit>()?,
         sizes: parse_sizes(&items(&a.size))?,
-        threads: a.threads,
+        threads: a.threads.count,
     };
     let plot = if plan.sizes.len() >= 2 && !a.no_plot {
         let path = a

@@ -1,7 +1,7 @@
 //! `cdnlab reproduce`: the flags of the reproduction run (every registered experiment, its
 //! claims and the report), and `--list`.
 
-use super::parse_threads;
+use super::Threads;
 use crate::say::outln;
 use cdnlab_lab::Result;
 use cdnlab_lab::reproduce::{ReproducePlan, registry, reproduce};
@@ -27,9 +27,8 @@ pub struct ReproduceArgs {
     /// another scale (that report is replaced; the cells of both stay and are reused).
     #[arg(long)]
     pub replace: bool,
-    /// Worker threads (default: one per core). Results do not depend on it.
-    #[arg(long, value_parser = parse_threads)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: Threads,
     /// Run only the experiments with these ids (repeatable); see --list.
     #[arg(long)]
     pub only: Vec<String>,
@@ -60,7 +59,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         full: a.full,
         out: a.out.clone(),
         replace: a.replace,
-        threads: a.threads,
+        threads: a.threads.count,
         only: a.only.clone(),
         shard: a.shard.as_deref().map(Shard::parse).transpose()?,
         merge: a.merge.clone(),

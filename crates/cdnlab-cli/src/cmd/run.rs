@@ -1,7 +1,7 @@
 //! `cdnlab run`, `cdnlab merge` and `cdnlab plot`: the flags of a scenario sweep, of merging its
 //! shards and of re-drawing its figures.
 
-use super::{named, parse_threads};
+use super::{Threads, named};
 use crate::say::outln;
 use cdnlab_lab::Result;
 use cdnlab_lab::plot::Format;
@@ -18,9 +18,8 @@ pub struct RunArgs {
     /// Output folder (default: out/NAME, NAME from the scenario).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads (default: one per core). Results do not depend on it.
-    #[arg(long, value_parser = parse_threads)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: Threads,
     /// Run only shard I of N (0 <= I < N): the cells whose index is I modulo N. Combine shard
     /// folders with `cdnlab merge`.
     #[arg(long)]
@@ -41,7 +40,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&sc.resolved.name));
-    let o = runner::run_scenario(&sc, &out, shard, a.threads, a.resume, true)?;
+    let o = runner::run_scenario(&sc, &out, shard, a.threads.count, a.resume, true)?;
     runner::check_failures(&o)
 }
 

@@ -61,12 +61,11 @@ pub fn gen_trace(a: &GenTracePlan) -> Result<()> {
     let mut reqs: Vec<Request> = (0..a.requests)
         .map(|i| {
             let id = sampler.sample(&mut rng);
-            Request {
-                time: i as u64,
-                id: id as u64,
-                size: sizes.get(id).copied().unwrap_or(a.size),
-                next_access: -1,
-            }
+            Request::new(
+                i as u64,
+                id as u64,
+                sizes.get(id).copied().unwrap_or(a.size),
+            )
         })
         .collect();
     trace::fill_next_access(&mut reqs);

@@ -8,15 +8,10 @@ pub(super) async fn install(
     h: HeaderMap,
     q: Result<Query<Install>, QueryRejection>,
 ) -> Response {
-    if !s.authorised(&h) {
-        return crate::serve::secret_required();
-    }
-    let Ok(Query(q)) = q else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "population=NAME&limit=STREAMS expected\n",
-        )
-            .into_response();
+    let q = match crate::serve::internal_query(s.authorised(&h), q, "population=NAME&limit=STREAMS")
+    {
+        Ok(q) => q,
+        Err(refused) => return refused,
     };
     if q.population.is_empty() || q.population.len() > 64 {
         return (StatusCode::BAD_REQUEST, "population: 1 to 64 characters\n").into_response();

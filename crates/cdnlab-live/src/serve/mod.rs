@@ -57,6 +57,27 @@ pub fn same_secret(want: &[u8], given: &[u8]) -> bool {
     given.len() == want.len() && given.iter().zip(want).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
 }
 
+/// An internal endpoint's query: 401 without the secret (`authorised` false), 400 with
+/// `expected` (the query's shape) when it does not parse; otherwise the query.
+#[allow(clippy::result_large_err)] // the Err is the response to send, once per refusal
+pub fn internal_query<T>(
+    authorised: bool,
+    q: Result<axum::extract::Query<T>, axum::extract::rejection::QueryRejection>,
+    expected: &str,
+) -> Result<T, axum::response::Response> {
+    use axum::response::IntoResponse;
+    if !authorised {
+        return Err(secret_required());
+    }
+    q.map(|axum::extract::Query(q)| q).map_err(|_| {
+        (
+            axum::http::StatusCode::BAD_REQUEST,
+            format!("{expected} expected\n"),
+        )
+            .into_response()
+    })
+}
+
 /// The answer to an internal endpoint's request without the secret: 401.
 pub fn secret_required() -> axum::response::Response {
     use axum::response::IntoResponse;

@@ -334,15 +334,10 @@ pub(super) async fn edge_out(
     h: axum::http::HeaderMap,
     q: Result<Query<EdgeOut>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
-    if !crate::serve::has_secret(&h, &s.cfg.topology.secret) {
-        return crate::serve::secret_required();
-    }
-    let Ok(Query(q)) = q else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "name=EDGE&out=true|false expected\n",
-        )
-            .into_response();
+    let authorised = crate::serve::has_secret(&h, &s.cfg.topology.secret);
+    let q = match crate::serve::internal_query(authorised, q, "name=EDGE&out=true|false") {
+        Ok(q) => q,
+        Err(refused) => return refused,
     };
     if set_out(&s, &q.name, q.out) {
         StatusCode::NO_CONTENT.into_response()

@@ -15,3 +15,46 @@ fn topology_and_plan() {
     let (x, _) = solve(&t, &[30, 10], DEFAULT_MIN_SHARE, None).unwrap();
     assert_eq!(x, [10, 20, 0, 10]);
 }
+
+/// A bad topology file is refused with what is wrong in it.
+#[test]
+fn bad_topologies_say_what_is_wrong() {
+    for (text, needle) in [
+        ("{}", "missing field"),
+        (&GOOD.replace("0123456789abcdef", "short"), "secret"),
+        (
+            &GOOD.replace("[\"B\", \"C\"]", "[\"B\", \"Z\"]"),
+            "unknown metro \"Z\"",
+        ),
+        (
+            &GOOD.replace("\"name\": \"c\"", "\"name\": \"a\""),
+            "server \"a\"",
+        ),
+        (
+            &GOOD.replace("\"capacity\": 30", "\"capacity\": 0"),
+            "capacity 0",
+        ),
+        (
+            &GOOD.replace("\"demand\": 10", "\"demand\": -1"),
+            "demand -1",
+        ),
+        (
+            &GOOD.replace("\"name\": \"pc\"", "\"name\": \"p c\""),
+            "population \"p c\"",
+        ),
+        (
+            &GOOD.replace(", [\"B\", \"C\"]", ""),
+            "population pa: server c is not reachable",
+        ),
+        (
+            &GOOD.replace(
+                "\"metros\": [\"A\", \"B\", \"C\"]",
+                "\"metros\": [\"A\", \"A\", \"C\"]",
+            ),
+            "metro \"A\"",
+        ),
+    ] {
+        let e = Topology::parse(text).unwrap_err().to_string();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+}

@@ -62,9 +62,8 @@ const METRICS: &[MetricSpec] = &[
 fn check(p: &Params) -> Result<(), Error> {
     let (n, c) = (p.int("objects"), p.int("cache_size"));
     if c >= n {
-        return Err(Error::param(
+        return Err(p.refuse(
             "cache_size",
-            c,
             format!("below objects ({n}): a cache holding everything always hits"),
         ));
     }
@@ -92,12 +91,7 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
             sampler.fill(rng, chunk);
             left -= chunk.len() as u64;
             reqs.clear();
-            reqs.extend(chunk.iter().map(|&id| Request {
-                time: 0,
-                id,
-                size: 1,
-                next_access: -1,
-            }));
+            reqs.extend(chunk.iter().map(|&id| Request::new(0, id, 1)));
             hits += cache.replay(&reqs);
         }
         hits

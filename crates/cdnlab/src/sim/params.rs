@@ -296,6 +296,12 @@ impl Params {
             .unwrap_or_else(|| panic!("parameter `{name}` was not declared"))
     }
 
+    /// The error that parameter `name`, at its value here, is not allowed: `allowed` says what
+    /// is (for the checks that involve several parameters).
+    pub fn refuse(&self, name: &str, allowed: impl Into<String>) -> Error {
+        Error::param(name, self.get(name), allowed)
+    }
+
     /// An integer parameter.
     pub fn int(&self, name: &str) -> i64 {
         match self.get(name) {

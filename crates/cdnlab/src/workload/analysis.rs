@@ -256,15 +256,6 @@ pub fn fit_zipf(counts: &[u64]) -> Option<ZipfFit> {
 mod tests {
     use super::*;
 
-    fn req(time: u64, id: u64, size: u32) -> Request {
-        Request {
-            time,
-            id,
-            size,
-            next_access: -1,
-        }
-    }
-
     #[test]
     fn counts_by_hand() {
         let mut t = TraceStats::new();
@@ -277,7 +268,7 @@ mod tests {
             (9, 1, 10),
             (9, 2, 20),
         ] {
-            t.add(&req(time, id, size));
+            t.add(&Request::new(time, id, size));
         }
         let s = t.summary().unwrap();
         assert_eq!((s.requests, s.objects), (6, 3));
@@ -328,7 +319,7 @@ mod tests {
             let mut rng = crate::rng::stream(3, 0, 0);
             let mut t = TraceStats::new();
             for i in 0..1_000_000 {
-                t.add(&req(i, sampler.sample(&mut rng) as u64, 1));
+                t.add(&Request::new(i, sampler.sample(&mut rng) as u64, 1));
             }
             let s = t.summary().unwrap();
             (s.zipf.unwrap().alpha, s.zipf_head.unwrap().alpha)

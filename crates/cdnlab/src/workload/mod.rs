@@ -25,3 +25,15 @@ pub struct Request {
     /// Index of the next request for the same object, or -1 if there is none.
     pub next_access: i64,
 }
+
+impl Request {
+    /// A request whose next access is not known yet ([`trace::fill_next_access`] sets it).
+    pub fn new(time: u64, id: u64, size: u32) -> Self {
+        Request {
+            time,
+            id,
+            size,
+            next_access: -1,
+        }
+    }
+}

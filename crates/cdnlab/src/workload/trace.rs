@@ -291,12 +291,7 @@ impl<R: Read> CsvStream<R> {
             None => self.index,
             Some(c) => number("time", c)?,
         };
-        Ok(Request {
-            time,
-            id,
-            size,
-            next_access: -1,
-        })
+        Ok(Request::new(time, id, size))
     }
 }
 
@@ -305,18 +300,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn req(time: u64, id: u64, size: u32) -> Request {
-        Request {
-            time,
-            id,
-            size,
-            next_access: -1,
-        }
-    }
-
     #[test]
     fn oracle_general_roundtrip_and_layout() {
-        let mut reqs = vec![req(1, 7, 100), req(2, 9, 5), req(3, 7, 100)];
+        let mut reqs = vec![
+            Request::new(1, 7, 100),
+            Request::new(2, 9, 5),
+            Request::new(3, 7, 100),
+        ];
         fill_next_access(&mut reqs);
         assert_eq!(
             reqs.iter().map(|r| r.next_access).collect::<Vec<_>>(),
@@ -335,7 +325,7 @@ mod tests {
     #[test]
     fn oracle_general_refusals() {
         assert_eq!(parse_oracle_general(&[], false), Err(TraceError::Empty));
-        let good = encode_oracle_general(&[req(0, 1, 1), req(1, 2, 0)]);
+        let good = encode_oracle_general(&[Request::new(0, 1, 1), Request::new(1, 2, 0)]);
         assert!(matches!(
             parse_oracle_general(&good[..30], false),
             Err(TraceError::Truncated {
@@ -369,7 +359,7 @@ mod tests {
 
     #[test]
     fn chunked_decoding_names_global_records() {
-        let mut reqs: Vec<Request> = (0..10).map(|i| req(i, i % 3, 1)).collect();
+        let mut reqs: Vec<Request> = (0..10).map(|i| Request::new(i, i % 3, 1)).collect();
         fill_next_access(&mut reqs);
         let mut bytes = encode_oracle_general(&reqs);
         let mut buf = Vec::new();
@@ -454,7 +444,7 @@ mod tests {
         #[test]
         fn oracle_general_roundtrips(ids in proptest::collection::vec((0u64..50, 1u32..1000), 1..100)) {
             let mut reqs: Vec<Request> = ids.iter().enumerate()
-                .map(|(i, &(id, size))| req(i as u64, id, size)).collect();
+                .map(|(i, &(id, size))| Request::new(i as u64, id, size)).collect();
             fill_next_access(&mut reqs);
             prop_assert_eq!(parse_oracle_general(&encode_oracle_general(&reqs), true).unwrap(), reqs);
         }

@@ -100,12 +100,7 @@ fn check_against_models(
 fn with_next_access(reqs: &[(u64, u32)]) -> Vec<crate::workload::Request> {
     let mut out: Vec<crate::workload::Request> = reqs
         .iter()
-        .map(|&(id, size)| crate::workload::Request {
-            time: 0,
-            id,
-            size,
-            next_access: -1,
-        })
+        .map(|&(id, size)| crate::workload::Request::new(0, id, size))
         .collect();
     crate::workload::trace::fill_next_access(&mut out);
     out
@@ -260,12 +255,7 @@ fn clock_counter_bits() {
 fn replay_counts_hits() {
     let reqs: Vec<crate::workload::Request> = [1u64, 2, 1, 3, 1, 2]
         .iter()
-        .map(|&id| crate::workload::Request {
-            time: 0,
-            id,
-            size: 1,
-            next_access: -1,
-        })
+        .map(|&id| crate::workload::Request::new(0, id, 1))
         .collect();
     // LRU of 2: 1m 2m 1h 3m(evicts 2) 1h 2m.
     let mut c = Policy::Lru.build(Capacity::objects(2).unwrap());

@@ -73,11 +73,7 @@ fn regime(name: &str) -> (u32, u32) {
 fn check(p: &Params) -> Result<(), Error> {
     let (k, _) = regime(p.text("regime"));
     if p.int("servers") < i64::from(k) {
-        return Err(Error::param(
-            "servers",
-            p.int("servers"),
-            format!("at least k = {k}"),
-        ));
+        return Err(p.refuse("servers", format!("at least k = {k}")));
     }
     Ok(())
 }

@@ -100,9 +100,8 @@ fn check(p: &Params) -> Result<(), Error> {
         return Err(Error::param("n", n, format!("at most k ({k})")));
     }
     if p.text("gaps") == "single" && p.int("gap") >= n {
-        return Err(Error::param(
+        return Err(p.refuse(
             "gap",
-            p.int("gap"),
             format!(
                 "from 1 to n - 1 ({}): a gap lies below the top replica",
                 n - 1
@@ -110,11 +109,7 @@ fn check(p: &Params) -> Result<(), Error> {
         ));
     }
     if p.text("gaps") == "random" && p.int("gap_count") >= n {
-        return Err(Error::param(
-            "gap_count",
-            p.int("gap_count"),
-            format!("below n ({n}): the top replica stays"),
-        ));
+        return Err(p.refuse("gap_count", format!("below n ({n}): the top replica stays")));
     }
     Ok(())
 }

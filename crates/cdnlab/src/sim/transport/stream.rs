@@ -229,26 +229,17 @@ fn check(p: &Params) -> Result<(), Error> {
     if p.float("reserve") < 1.0
         && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
     {
-        return Err(Error::param(
-            "reserve",
-            p.float("reserve"),
-            "1 unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
-        ));
+        return Err(p.refuse("reserve", "1 unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)"));
     }
     if p.text("choice") != "residual"
         && (p.text("protocol") != "cp1" || ["nearest", "sharing"].contains(&p.text("policy")))
     {
-        return Err(Error::param(
-            "choice",
-            p.text("choice"),
-            "residual unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)",
-        ));
+        return Err(p.refuse("choice", "residual unless the protocol is cp1 and the policy has thresholds (optimal, northwest, vogel)"));
     }
     if p.float("shift_at") > 0.0 && (p.text("profile") != "r1" || p.text("topology") != "reference")
     {
-        return Err(Error::param(
+        return Err(p.refuse(
             "profile",
-            p.text("profile"),
             "r1 on the reference topology when shift_at > 0 (the spec's shift starts from R1)",
         ));
     }
