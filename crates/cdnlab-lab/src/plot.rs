@@ -33,6 +33,22 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
+impl Chart {
+    /// A chart of shares (a miss ratio, a CDF: y in [0, 1]) against a log x axis, such as the
+    /// trace commands draw.
+    pub fn shares(title: String, x_label: &str, y_label: &str, series: Vec<Series>) -> Self {
+        Chart {
+            title,
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            log_x: true,
+            y_bounds: Some((0.0, 1.0)),
+            series,
+            ..Chart::default()
+        }
+    }
+}
+
 const W: f64 = 760.0;
 const H: f64 = 480.0;
 const LEFT: f64 = 75.0;
@@ -345,19 +361,15 @@ pub fn svg(c: &Chart) -> String {
     s
 }
 
-/// Which files a plot is written as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Svg,
-    Png,
-    Both,
+cdnlab::registry! {
+    /// Which files a plot is written as.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Format: "plot format" {
+        Svg => "svg": "an SVG only",
+        Png => "png": "a PNG only",
+        Both => "both": "an SVG and the PNG beside it",
+    }
 }
-
-cdnlab::registry!(Format, "plot format", [
-    Format::Svg => "svg": "an SVG only",
-    Format::Png => "png": "a PNG only",
-    Format::Both => "both": "an SVG and the PNG beside it",
-]);
 
 /// Checks a `--plot FILE` flag before any work: it must end in .svg or .png (both are written);
 /// its folder is created. Returns the SVG's path.

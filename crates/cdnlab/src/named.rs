@@ -45,10 +45,26 @@ pub trait Named: Copy + 'static {
 }
 
 /// Declares an enum's [`Named`] registry and its `FromStr`, from one list of
-/// `Variant => "name"` (or `Variant => "name": "what it is"`) in registry order.
+/// `Variant => "name"` (or `Variant => "name": "what it is"`) in registry order; given the
+/// enum itself (`pub enum Name: "what" { ... }`), declares the enum too, so that each member's
+/// variant, name and line are written once.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! registry {
+    // The enum and its registry in one: `pub enum Name: "what it is called" { Variant =>
+    // "name": "one line", ... }`, the variants in registry order, each with its doc comment.
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $ty:ident: $what:literal {
+            $($(#[$vmeta:meta])* $v:ident => $n:literal $(: $about:literal)?),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $ty {
+            $($(#[$vmeta])* $v),+
+        }
+        $crate::registry!($ty, $what, [$($ty::$v => $n $(: $about)?),+]);
+    };
     ($ty:ty, $what:literal, [$($v:path => $n:literal $(: $about:literal)?),+ $(,)?]) => {
         impl $crate::named::Named for $ty {
             const WHAT: &'static str = $what;

@@ -188,15 +188,12 @@ pub fn draw(m: &Mrc, svg_path: &Path) -> Result<Vec<PathBuf>> {
             dash: 1,
         });
     }
-    let chart = Chart {
-        title: "LRU miss-ratio curve".into(),
-        x_label: "cache size (objects)".into(),
-        y_label: "miss ratio".into(),
-        log_x: true,
-        y_bounds: Some((0.0, 1.0)),
+    let chart = Chart::shares(
+        "LRU miss-ratio curve".into(),
+        "cache size (objects)",
+        "miss ratio",
         series,
-        ..Chart::default()
-    };
+    );
     crate::plot::write_chart(&chart, svg_path, crate::plot::Format::Both, 2.0)
 }
 

@@ -361,34 +361,30 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
 /// Draws the miss-ratio curve of a replay: one line per policy, miss ratio against the capacity
 /// (log axis), as an SVG at `svg_path` and the PNG beside it; returns the files written.
 pub fn draw_mrc(a: &ReplayPlan, r: &Replayed, svg_path: &Path) -> Result<Vec<PathBuf>> {
-    let chart = Chart {
-        title: format!(
-            "Miss-ratio curve: {}",
-            a.input.path.file_name().map_or_else(
-                || a.input.path.display().to_string(),
-                |f| f.to_string_lossy().into_owned()
-            )
-        ),
-        x_label: format!("cache size ({})", r.unit.name()),
-        y_label: "miss ratio".into(),
-        log_x: true,
-        log_y: false,
-        y_bounds: Some((0.0, 1.0)),
-        series: r
-            .policies
-            .iter()
-            .map(|p| Series {
-                label: p.name().into(),
-                points: r
-                    .rows
-                    .iter()
-                    .filter(|o| o.policy == *p)
-                    .map(|o| (o.size as f64, o.miss_ratio, f64::NAN))
-                    .collect(),
-                dash: 0,
-            })
-            .collect(),
-    };
+    let name = a.input.path.file_name().map_or_else(
+        || a.input.path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    let series = r
+        .policies
+        .iter()
+        .map(|p| Series {
+            label: p.name().into(),
+            points: r
+                .rows
+                .iter()
+                .filter(|o| o.policy == *p)
+                .map(|o| (o.size as f64, o.miss_ratio, f64::NAN))
+                .collect(),
+            dash: 0,
+        })
+        .collect();
+    let chart = Chart::shares(
+        format!("Miss-ratio curve: {name}"),
+        &format!("cache size ({})", r.unit.name()),
+        "miss ratio",
+        series,
+    );
     crate::plot::write_chart(&chart, svg_path, crate::plot::Format::Both, 2.0)
 }
 

@@ -187,15 +187,12 @@ pub fn draw(s: &Summary, dir: &Path) -> Result<Vec<String>> {
     )?;
     if !series.is_empty() {
         save(
-            Chart {
-                title: "Reuse and inter-arrival (CDF)".into(),
-                x_label: "requests, or trace time units".into(),
-                y_label: "share at or below".into(),
-                log_x: true,
-                y_bounds: Some((0.0, 1.0)),
+            Chart::shares(
+                "Reuse and inter-arrival (CDF)".into(),
+                "requests, or trace time units",
+                "share at or below",
                 series,
-                ..Chart::default()
-            },
+            ),
             "reuse.svg",
         )?;
     }

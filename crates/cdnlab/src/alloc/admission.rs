@@ -20,22 +20,18 @@ use super::{Allocation, Problem, initial};
 use crate::Error;
 use std::cmp::Reverse;
 
-/// How thresholds are computed from the demand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// The optimal Transportation Problem solution (S0).
-    Optimal,
-    /// The north-west corner rule (S3, feasible, not optimal).
-    Northwest,
-    /// Vogel's approximation (S3).
-    Vogel,
+crate::registry! {
+    /// How thresholds are computed from the demand.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Method: "allocation method" {
+        /// The optimal Transportation Problem solution (S0).
+        Optimal => "optimal": "the optimum (network simplex)",
+        /// The north-west corner rule (S3, feasible, not optimal).
+        Northwest => "northwest": "the north-west corner rule (feasible, ignores costs)",
+        /// Vogel's approximation (S3).
+        Vogel => "vogel": "Vogel's approximation method (feasible, usually near the optimum)",
+    }
 }
-
-crate::registry!(Method, "allocation method", [
-    Method::Optimal => "optimal": "the optimum (network simplex)",
-    Method::Northwest => "northwest": "the north-west corner rule (feasible, ignores costs)",
-    Method::Vogel => "vogel": "Vogel's approximation method (feasible, usually near the optimum)",
-]);
 
 /// An allocation computed by [`allocate`].
 #[derive(Debug, Clone)]
@@ -145,23 +141,19 @@ pub fn under_threshold<T: PartialOrd>(streams: T, threshold: T) -> bool {
     streams < threshold
 }
 
-/// CP-1's pick within a cluster, among the servers under their threshold with room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    /// The most free threshold slots, T_ij - n_ij (the spec's "largest residual share" read
-    /// as slots; it prefers the big share, usually the nearby server).
-    Residual,
-    /// The largest free fraction (T_ij - n_ij) / T_ij (equalises utilisation).
-    Fraction,
-    /// The nearest (a control that ignores balance).
-    Nearest,
+crate::registry! {
+    /// CP-1's pick within a cluster, among the servers under their threshold with room.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Choice: "CP-1 choice" {
+        /// The most free threshold slots, T_ij - n_ij (the spec's "largest residual share" read
+        /// as slots; it prefers the big share, usually the nearby server).
+        Residual => "residual",
+        /// The largest free fraction (T_ij - n_ij) / T_ij (equalises utilisation).
+        Fraction => "fraction",
+        /// The nearest (a control that ignores balance).
+        Nearest => "nearest",
+    }
 }
-
-crate::registry!(Choice, "CP-1 choice", [
-    Choice::Residual => "residual",
-    Choice::Fraction => "fraction",
-    Choice::Nearest => "nearest",
-]);
 
 /// How a CP-1 stream was admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

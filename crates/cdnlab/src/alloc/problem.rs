@@ -14,19 +14,16 @@ pub const MAX_VALUE: i64 = 1 << 31;
 /// Most supplies plus demands (dummy included): keeps the solver's potentials below 2^58.
 pub const MAX_NODES: usize = 1 << 26;
 
-/// How an instance whose supplies and demands differ in total is made balanced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Balance {
-    /// Scale the demands to the total supply (largest remainders, so they stay integers).
-    Scale,
-    /// Add a dummy supply row or demand column of cost 0 that takes the difference.
-    Dummy,
+crate::registry! {
+    /// How an instance whose supplies and demands differ in total is made balanced.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Balance: "balance rule" {
+        /// Scale the demands to the total supply (largest remainders, so they stay integers).
+        Scale => "scale": "scale the demands to the total supply (largest remainders)",
+        /// Add a dummy supply row or demand column of cost 0 that takes the difference.
+        Dummy => "dummy": "add a dummy row or column of cost 0",
+    }
 }
-
-crate::registry!(Balance, "balance rule", [
-    Balance::Scale => "scale": "scale the demands to the total supply (largest remainders)",
-    Balance::Dummy => "dummy": "add a dummy row or column of cost 0",
-]);
 
 /// A balanced, validated instance.
 #[derive(Debug, Clone, PartialEq, Eq)]

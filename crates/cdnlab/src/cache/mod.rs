@@ -38,14 +38,14 @@ pub mod wtinylfu;
 use crate::Error;
 use crate::workload::Request;
 
-/// What a capacity counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Objects,
-    Bytes,
+crate::registry! {
+    /// What a capacity counts.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Unit: "size unit" {
+        Objects => "objects",
+        Bytes => "bytes",
+    }
 }
-
-crate::registry!(Unit, "size unit", [Unit::Objects => "objects", Unit::Bytes => "bytes"]);
 
 /// A cache capacity: `amount` objects or bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,23 +23,19 @@
 use super::analysis;
 use super::search::{self, Step, UnusedSearch};
 
-/// How many replicas an overload adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Growth {
-    /// One per window (the smallest unused index).
-    One,
-    /// Doubling: n + 1 ..= 2n (every overloaded replica asks for the same indices, and the
-    /// arbiters create each once).
-    Double,
-    /// Straight to ceil(lambda_hat / c_high), lambda_hat = observed rate x n.
-    Jump,
+crate::registry! {
+    /// How many replicas an overload adds.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Growth: "growth rule" {
+        /// One per window (the smallest unused index).
+        One => "one",
+        /// Doubling: n + 1 ..= 2n (every overloaded replica asks for the same indices, and the
+        /// arbiters create each once).
+        Double => "double",
+        /// Straight to ceil(lambda_hat / c_high), lambda_hat = observed rate x n.
+        Jump => "jump",
+    }
 }
-
-crate::registry!(Growth, "growth rule", [
-    Growth::One => "one",
-    Growth::Double => "double",
-    Growth::Jump => "jump",
-]);
 
 /// The parameters of the window-end rule.
 #[derive(Debug, Clone, Copy, PartialEq)]

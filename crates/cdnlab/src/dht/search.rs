@@ -7,23 +7,19 @@
 use crate::rng::Rng;
 use rand::RngExt;
 
-/// How a request looks for a replica.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
-    /// hi := K; repeat: i uniform in [1, hi]; hit -> serve; miss -> hi := i - 1.
-    Rbs,
-    /// Binary search for the highest used index n (assuming a prefix), then a uniform pick in
-    /// [1, n].
-    BinaryThenPick,
-    /// Knows n_f: a uniform pick in [1, n_f] (one probe).
-    Oracle,
+crate::registry! {
+    /// How a request looks for a replica.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Strategy: "search strategy" {
+        /// hi := K; repeat: i uniform in [1, hi]; hit -> serve; miss -> hi := i - 1.
+        Rbs => "rbs",
+        /// Binary search for the highest used index n (assuming a prefix), then a uniform pick in
+        /// [1, n].
+        BinaryThenPick => "binary",
+        /// Knows n_f: a uniform pick in [1, n_f] (one probe).
+        Oracle => "oracle",
+    }
 }
-
-crate::registry!(Strategy, "search strategy", [
-    Strategy::Rbs => "rbs",
-    Strategy::BinaryThenPick => "binary",
-    Strategy::Oracle => "oracle",
-]);
 
 /// The outcome of one lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

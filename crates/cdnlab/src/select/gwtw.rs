@@ -22,32 +22,36 @@ use smallvec::SmallVec;
 /// Two means closer than this are a tie; a window this close to the best has no shortfall.
 pub const EPS: f64 = 1e-9;
 
-/// Where TRIAL requests go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Probe {
-    /// Every request to every candidate (trial traffic loads all of them).
-    All,
-    /// Each request to the next candidate in turn.
-    RoundRobin,
+crate::registry! {
+    /// Where TRIAL requests go.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Probe: "probe rule" {
+        /// Every request to every candidate (trial traffic loads all of them).
+        All => "all",
+        /// Each request to the next candidate in turn.
+        RoundRobin => "round-robin",
+    }
 }
 
-/// When a settled client measures again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retrial {
-    /// When its window shows less than the best value, with probability q per observation.
-    OnShortfall,
-    /// Never (a baseline).
-    Never,
-    /// E9, cdnlab's variant (not the paper's): on a shortfall (with probability q per
-    /// observation, as the paper's rule) the client moves to another of its candidates, picked
-    /// uniformly, and measures it with a fresh window, instead of a trial that probes every
-    /// candidate. Only the first trial sends probes. With c = 1 the paper's trial traffic always
-    /// disturbs a resident in a component with as many users as servers, and the disturbed
-    /// resident's own trial disturbs the next one (the livelock); blind moves make the clients
-    /// a random walk over assignments whose only resting states are the optimal ones (a
-    /// cuckoo-hashing random walk). Used with the web model's `exclude_rewarm`, so that a miss
-    /// left by someone's move does not count.
-    Move,
+crate::registry! {
+    /// When a settled client measures again.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Retrial: "re-trial rule" {
+        /// When its window shows less than the best value, with probability q per observation.
+        OnShortfall => "on-shortfall",
+        /// Never (a baseline).
+        Never => "never",
+        /// E9, cdnlab's variant (not the paper's): on a shortfall (with probability q per
+        /// observation, as the paper's rule) the client moves to another of its candidates, picked
+        /// uniformly, and measures it with a fresh window, instead of a trial that probes every
+        /// candidate. Only the first trial sends probes. With c = 1 the paper's trial traffic always
+        /// disturbs a resident in a component with as many users as servers, and the disturbed
+        /// resident's own trial disturbs the next one (the livelock); blind moves make the clients
+        /// a random walk over assignments whose only resting states are the optimal ones (a
+        /// cuckoo-hashing random walk). Used with the web model's `exclude_rewarm`, so that a miss
+        /// left by someone's move does not count.
+        Move => "move",
+    }
 }
 
 /// GWTW parameters shared by all clients of a run.
@@ -81,13 +85,6 @@ impl Default for GwtwConfig {
         }
     }
 }
-
-crate::registry!(Probe, "probe rule", [Probe::All => "all", Probe::RoundRobin => "round-robin"]);
-crate::registry!(Retrial, "re-trial rule", [
-    Retrial::OnShortfall => "on-shortfall",
-    Retrial::Never => "never",
-    Retrial::Move => "move",
-]);
 
 impl GwtwConfig {
     /// Checks the ranges.

@@ -23,19 +23,16 @@ pub mod window;
 
 use crate::rng::Rng;
 
-/// What a client measures of a server, and so what "best" means (GWTW-R6, GWTW-R7): the cache
-/// hit rate (web) or the delivered bit rate (video). One registry for the simulator's `model`
-/// parameter, the live users' `--model` and the Python package.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    Web,
-    Video,
+crate::registry! {
+    /// What a client measures of a server, and so what "best" means (GWTW-R6, GWTW-R7): the cache
+    /// hit rate (web) or the delivered bit rate (video). One registry for the simulator's `model`
+    /// parameter, the live users' `--model` and the Python package.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Service: "service model" {
+        Web => "web": "hit rate: a request's value is 1 on a cache hit, 0 on a miss",
+        Video => "video": "bit rate: a stream's value is the rate it is delivered at",
+    }
 }
-
-crate::registry!(Service, "service model", [
-    Service::Web => "web": "hit rate: a request's value is 1 on a cache hit, 0 on a miss",
-    Service::Video => "video": "bit rate: a stream's value is the rate it is delivered at",
-]);
 
 /// How loaded each server is now, for selectors that balance load per request.
 pub trait Load {

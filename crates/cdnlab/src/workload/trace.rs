@@ -12,22 +12,18 @@ use super::Request;
 use std::collections::HashMap;
 use std::io::Read;
 
-/// Trace file formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    OracleGeneral,
-    Csv,
-    Text,
+crate::registry! {
+    /// Trace file formats.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Format: "trace format" {
+        OracleGeneral => "oracle-general":
+            "libCacheSim oracleGeneral binary: 24-byte records (u32 time, u64 id, u32 size, i64 next-access), little endian",
+        Csv => "csv":
+            "text, one request a line; columns chosen with --csv-id, --csv-size, --csv-time",
+        Text => "text":
+            "text, one object id a line (every size 1; --csv-id-text for ids that are not numbers)",
+    }
 }
-
-crate::registry!(Format, "trace format", [
-    Format::OracleGeneral => "oracle-general":
-        "libCacheSim oracleGeneral binary: 24-byte records (u32 time, u64 id, u32 size, i64 next-access), little endian",
-    Format::Csv => "csv":
-        "text, one request a line; columns chosen with --csv-id, --csv-size, --csv-time",
-    Format::Text => "text":
-        "text, one object id a line (every size 1; --csv-id-text for ids that are not numbers)",
-]);
 
 /// Bytes per oracleGeneral record.
 pub const ORACLE_GENERAL_RECORD: usize = 24;

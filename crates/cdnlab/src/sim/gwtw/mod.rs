@@ -27,23 +27,19 @@ use crate::select::window::{HitWindow, ValueWindow, Window};
 use crate::select::{Event, Load, Selector, matching};
 use rand::RngExt;
 
-/// How users choose servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserPolicy {
-    /// GWTW with k candidates (k = 1: a random server kept forever).
-    Gwtw,
-    /// Per-request power of two choices on the servers' in-slot load.
-    P2c,
-    /// The assignment of a maximum b-matching over k random candidates (the optimum when one
-    /// exists); users it cannot place keep a random candidate.
-    Oracle,
+crate::registry! {
+    /// How users choose servers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum UserPolicy: "user policy" {
+        /// GWTW with k candidates (k = 1: a random server kept forever).
+        Gwtw => "gwtw",
+        /// Per-request power of two choices on the servers' in-slot load.
+        P2c => "p2c",
+        /// The assignment of a maximum b-matching over k random candidates (the optimum when one
+        /// exists); users it cannot place keep a random candidate.
+        Oracle => "oracle",
+    }
 }
-
-crate::registry!(UserPolicy, "user policy", [
-    UserPolicy::Gwtw => "gwtw",
-    UserPolicy::P2c => "p2c",
-    UserPolicy::Oracle => "oracle",
-]);
 
 /// The service a server gives.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -41,49 +41,38 @@ const AHEAD: usize = 8;
 /// Requests whose files are drawn at a time (16 KiB of them: they stay in the cache until served).
 const CHUNK: u64 = 4096;
 
-/// Where a request goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlacementPolicy {
-    /// Replicas at h_1..h_K, found by a [`Strategy`]; replication on overload.
-    MultiHash,
-    /// Consistent hashing, one copy at h_1(f), no replication.
-    SingleHash,
-    /// Consistent hashing with bounded loads (factor `balance`).
-    BoundedLoad,
-    Rendezvous,
-    Maglev,
+crate::registry! {
+    /// Where a request goes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum PlacementPolicy: "DHT placement policy" {
+        /// Replicas at h_1..h_K, found by a [`Strategy`]; replication on overload.
+        MultiHash => "multihash",
+        /// Consistent hashing, one copy at h_1(f), no replication.
+        SingleHash => "single-hash",
+        /// Consistent hashing with bounded loads (factor `balance`).
+        BoundedLoad => "bounded-load",
+        Rendezvous => "rendezvous",
+        Maglev => "maglev",
+    }
 }
 
-/// How gaps are found and filled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Repair {
-    None,
-    /// Random gap removal: each replica i > 1 probes a uniform j in [1, i - 1] per round and
-    /// refills it if missing.
-    Rgr,
-    /// Each replica i > 1 probes j = i - 1.
-    Neighbour,
-    /// Requests report the missing indices below the top they probe; refilled at window end.
-    Request,
-    /// As RGR, but the top replica moves into the gap instead of a new copy.
-    Migrate,
-}
-
-crate::registry!(PlacementPolicy, "DHT placement policy", [
-    PlacementPolicy::MultiHash => "multihash",
-    PlacementPolicy::SingleHash => "single-hash",
-    PlacementPolicy::BoundedLoad => "bounded-load",
-    PlacementPolicy::Rendezvous => "rendezvous",
-    PlacementPolicy::Maglev => "maglev",
-]);
 // `none` is listed last: the scenario default is RGR.
-crate::registry!(Repair, "repair rule", [
-    Repair::Rgr => "rgr",
-    Repair::Neighbour => "neighbour",
-    Repair::Request => "request",
-    Repair::Migrate => "migrate",
-    Repair::None => "none",
-]);
+crate::registry! {
+    /// How gaps are found and filled.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Repair: "repair rule" {
+        /// Random gap removal: each replica i > 1 probes a uniform j in [1, i - 1] per round and
+        /// refills it if missing.
+        Rgr => "rgr",
+        /// Each replica i > 1 probes j = i - 1.
+        Neighbour => "neighbour",
+        /// Requests report the missing indices below the top they probe; refilled at window end.
+        Request => "request",
+        /// As RGR, but the top replica moves into the gap instead of a new copy.
+        Migrate => "migrate",
+        None => "none",
+    }
+}
 
 /// One run's configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -23,28 +23,22 @@ use crate::sim::params::{MetricSpec, ParamSpec, Params};
 use dary_heap::{PeekMut, QuaternaryHeap as BinaryHeap};
 use std::cmp::Reverse;
 
-/// How requests are placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AllocationPolicy {
-    /// S0: thresholds from the optimal Transportation Problem solution.
-    Optimal,
-    /// S1: the nearest server only, no thresholds, no overflow.
-    Nearest,
-    /// S3: thresholds from a feasible non-optimal allocation (north-west corner).
-    Northwest,
-    /// S3: thresholds from Vogel's approximation.
-    Vogel,
-    /// S4: any server with room, nearest first (full sharing).
-    Sharing,
+crate::registry! {
+    /// How requests are placed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum AllocationPolicy: "allocation policy" {
+        /// S0: thresholds from the optimal Transportation Problem solution.
+        Optimal => "optimal",
+        /// S1: the nearest server only, no thresholds, no overflow.
+        Nearest => "nearest",
+        /// S3: thresholds from a feasible non-optimal allocation (north-west corner).
+        Northwest => "northwest",
+        /// S3: thresholds from Vogel's approximation.
+        Vogel => "vogel",
+        /// S4: any server with room, nearest first (full sharing).
+        Sharing => "sharing",
+    }
 }
-
-crate::registry!(AllocationPolicy, "allocation policy", [
-    AllocationPolicy::Optimal => "optimal",
-    AllocationPolicy::Nearest => "nearest",
-    AllocationPolicy::Northwest => "northwest",
-    AllocationPolicy::Vogel => "vogel",
-    AllocationPolicy::Sharing => "sharing",
-]);
 
 /// The experiment.
 pub struct StreamExperiment;
