@@ -386,6 +386,19 @@ pub fn plot_target(path: &Path) -> Result<PathBuf> {
     Ok(path.with_extension("svg"))
 }
 
+/// A miss-ratio curve: miss ratio against the cache size in `unit` (log axis), one series a
+/// line, as an SVG at `svg_path` and the PNG beside it (twice the size); returns the files
+/// written.
+pub fn write_mrc(
+    title: String,
+    unit: &str,
+    series: Vec<Series>,
+    svg_path: &Path,
+) -> Result<Vec<PathBuf>> {
+    let chart = Chart::shares(title, &format!("cache size ({unit})"), "miss ratio", series);
+    write_chart(&chart, svg_path, Format::Both, 2.0)
+}
+
 /// Writes `chart` to `svg_path` and/or the PNG beside it (same stem; at `scale` x 760 x 480
 /// px), each atomically; returns the files written. Every command that draws goes through
 /// here.

@@ -3,7 +3,7 @@
 
 use super::{TraceInput, spare_core, stream};
 use crate::error::{Error, Result};
-use crate::plot::{Chart, Series};
+use crate::plot::Series;
 use cdnlab::cache::mrc::{Shards, ShardsFixed, StackDistances};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -188,13 +188,7 @@ pub fn draw(m: &Mrc, svg_path: &Path) -> Result<Vec<PathBuf>> {
             dash: 1,
         });
     }
-    let chart = Chart::shares(
-        "LRU miss-ratio curve".into(),
-        "cache size (objects)",
-        "miss ratio",
-        series,
-    );
-    crate::plot::write_chart(&chart, svg_path, crate::plot::Format::Both, 2.0)
+    crate::plot::write_mrc("LRU miss-ratio curve".into(), "objects", series, svg_path)
 }
 
 #[cfg(test)]

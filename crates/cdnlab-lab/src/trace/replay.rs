@@ -10,7 +10,7 @@
 
 use super::{TraceInput, spare_core, stream};
 use crate::error::{Error, Result};
-use crate::plot::{Chart, Series};
+use crate::plot::Series;
 use cdnlab::Named;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use serde::Serialize;
@@ -379,13 +379,12 @@ pub fn draw_mrc(a: &ReplayPlan, r: &Replayed, svg_path: &Path) -> Result<Vec<Pat
             dash: 0,
         })
         .collect();
-    let chart = Chart::shares(
+    crate::plot::write_mrc(
         format!("Miss-ratio curve: {name}"),
-        &format!("cache size ({})", r.unit.name()),
-        "miss ratio",
+        r.unit.name(),
         series,
-    );
-    crate::plot::write_chart(&chart, svg_path, crate::plot::Format::Both, 2.0)
+        svg_path,
+    )
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! room is made.
 
 use super::slots::Slots;
-use super::{Cache, Capacity, Occupancy, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, Occupancy, make_room, replay_dyn, slot_lookup};
 use crate::workload::Request;
 
 /// Offline optimal (MIN).
@@ -121,12 +121,7 @@ impl Belady {
             }
             return true;
         }
-        let Some(w) = self.cap.admissible(size) else {
-            return false;
-        };
-        while self.used + u64::from(w) > self.cap.amount {
-            self.evict();
-        }
+        let w = make_room!(self, size, self.used, self.evict());
         let s = self.slots.alloc(id, w);
         if s as usize == self.next.len() {
             self.next.push(next);

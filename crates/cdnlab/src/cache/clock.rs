@@ -5,7 +5,7 @@
 //! the first with 0 is evicted.
 
 use super::slots::{List, Slots, put};
-use super::{Cache, Capacity, slot_cache};
+use super::{Cache, Capacity, make_room, slot_cache};
 
 /// CLOCK with `max_freq` levels of reference counter (1: the classic one bit).
 #[derive(Debug, Clone)]
@@ -58,12 +58,7 @@ impl Cache for Clock {
             }
             return true;
         }
-        let Some(w) = self.cap.admissible(size) else {
-            return false;
-        };
-        while self.list.used + u64::from(w) > self.cap.amount {
-            self.evict();
-        }
+        let w = make_room!(self, size, self.list.used, self.evict());
         let s = self.slots.alloc(id, w);
         put(&mut self.freq, s, 0);
         self.slots.push_front(&mut self.list, s);

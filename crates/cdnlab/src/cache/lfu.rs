@@ -3,7 +3,7 @@
 //! O(log n) per request.
 
 use super::slots::Slots;
-use super::{Cache, Capacity, Occupancy, replay_dyn, slot_lookup};
+use super::{Cache, Capacity, Occupancy, make_room, replay_dyn, slot_lookup};
 
 /// Least frequently used.
 #[derive(Debug, Clone)]
@@ -98,12 +98,7 @@ impl Cache for Lfu {
             self.sift_down(self.pos[i] as usize);
             return true;
         }
-        let Some(w) = self.cap.admissible(size) else {
-            return false;
-        };
-        while self.used + u64::from(w) > self.cap.amount {
-            self.evict_min();
-        }
+        let w = make_room!(self, size, self.used, self.evict_min());
         let s = self.slots.alloc(id, w);
         let i = s as usize;
         if i == self.freq.len() {

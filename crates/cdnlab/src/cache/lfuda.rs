@@ -11,7 +11,7 @@
 //! measured difference.
 
 use super::rank::Ranked;
-use super::{Cache, Capacity, slot_cache};
+use super::{Cache, Capacity, make_room, slot_cache};
 
 /// LFU with dynamic aging.
 #[derive(Debug, Clone)]
@@ -38,12 +38,7 @@ impl Cache for Lfuda {
             self.rank.hit(s, |freq| l + f64::from(freq));
             return true;
         }
-        let Some(w) = self.cap.admissible(size) else {
-            return false;
-        };
-        while self.rank.used + u64::from(w) > self.cap.amount {
-            self.rank.evict();
-        }
+        let w = make_room!(self, size, self.rank.used, self.rank.evict());
         let l = self.rank.inflation;
         self.rank.insert(id, w, l + 1.0);
         false

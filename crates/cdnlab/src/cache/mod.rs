@@ -241,6 +241,22 @@ impl Resident for slots::List {
     }
 }
 
+/// The start of a miss: returns false (a miss, nothing stored) from `access` when `size` is
+/// heavier than the whole capacity, else evicts with `$evict` while the `$used` units and the
+/// new object's would pass the capacity, and evaluates to the object's weight.
+macro_rules! make_room {
+    ($self:ident, $size:expr, $used:expr, $evict:expr) => {{
+        let Some(w) = $self.cap.admissible($size) else {
+            return false;
+        };
+        while $used + u64::from(w) > $self.cap.amount {
+            $evict;
+        }
+        w
+    }};
+}
+pub(crate) use make_room;
+
 /// Everything but `access` for a policy whose cached objects are exactly its slots, kept in the
 /// resident groups named ([`Resident`]; the slots are `self.slots`): the accounting
 /// ([`Cache::occupancy`], with the heap bytes of the slots and of the other fields named),

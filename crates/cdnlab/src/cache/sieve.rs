@@ -3,7 +3,7 @@
 //! the first unvisited object. New objects enter at the head.
 
 use super::slots::{List, NIL, Slots, put};
-use super::{Cache, Capacity, slot_cache};
+use super::{Cache, Capacity, make_room, slot_cache};
 
 /// SIEVE.
 #[derive(Debug, Clone)]
@@ -54,12 +54,7 @@ impl Cache for Sieve {
             self.visited[s as usize] = true;
             return true;
         }
-        let Some(w) = self.cap.admissible(size) else {
-            return false;
-        };
-        while self.list.used + u64::from(w) > self.cap.amount {
-            self.evict();
-        }
+        let w = make_room!(self, size, self.list.used, self.evict());
         let s = self.slots.alloc(id, w);
         put(&mut self.visited, s, false);
         self.slots.push_front(&mut self.list, s);
