@@ -41,21 +41,13 @@ async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
     let target = edges[0].server.addr;
     let (mut misdirected, mut served) = (0, 0);
     for f in 0..300u64 {
-        let r = c
-            .get(format!("http://{target}/replica/{f}/1"))
-            .send()
-            .await
-            .unwrap();
+        let r = get_with(&c, format!("http://{target}/replica/{f}/1")).await;
         match r.status().as_u16() {
             421 => misdirected += 1,
             200 => served += 1,
             s => panic!("file {f}: status {s}"),
         }
-        let r = c
-            .get(format!("http://{target}/replica/{f}/2"))
-            .send()
-            .await
-            .unwrap();
+        let r = get_with(&c, format!("http://{target}/replica/{f}/2")).await;
         assert_eq!(r.status().as_u16(), 404, "file {f}, index 2");
     }
     // Edge 0 owns about a third of the home positions.
@@ -96,11 +88,7 @@ async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
     // files whose home copy was evicted meanwhile.
     for f in 0..300u64 {
         let entry = edges[f as usize % 3].server.addr;
-        let r = c
-            .get(format!("http://{entry}/content/{f}"))
-            .send()
-            .await
-            .unwrap();
+        let r = get_with(&c, format!("http://{entry}/content/{f}")).await;
         assert_eq!(r.status().as_u16(), 200, "file {f}");
         assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(f), "file {f}");
     }
@@ -109,11 +97,7 @@ async fn a_replica_scan_fills_nothing_and_home_copies_stay_within_capacity() {
         let m = promtool_check(e.server.addr).await;
         assert!(m.contains("cdnlab_dht_capacity_bytes 40000"), "{m}");
     }
-    let r = c
-        .get(format!("http://{}/content/0", edges[1].server.addr))
-        .send()
-        .await
-        .unwrap();
+    let r = get_with(&c, format!("http://{}/content/0", edges[1].server.addr)).await;
     assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(0));
     stop_all(edges.into_iter().map(|e| e.server).chain([o.server])).await;
 }
@@ -148,8 +132,7 @@ async fn abandoned_misses_leave_no_in_flight_entry() {
     }
     assert!(m.contains("cdnlab_origin_fetches_in_flight "), "{m}");
     assert_eq!(gauge(&m), 0.0, "{m}");
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// The smaller findings on HTTP semantics: 400 for an HTTP/1.1 request without a `Host` or
@@ -252,8 +235,7 @@ async fn http_semantics_hosts_ranges_validators_and_age() {
     assert_eq!(r.headers()["cache-status"], "cdnlab; hit");
     let age: u64 = r.headers()["age"].to_str().unwrap().parse().unwrap();
     assert!(age >= 1, "{age}");
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// Finding 2: clients that ask for large objects and never read kept their connections (and
@@ -297,8 +279,7 @@ async fn clients_that_never_read_are_cut_off_at_the_send_timeout() {
         assert!(read.is_ok(), "the server still holds the connection");
         assert!(got.len() < 8 << 20, "{} bytes: the whole body", got.len());
     }
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// Finding 3 at test scale (`bench/abuse.sh` runs 2,000): with 256 connection slots, one
@@ -324,11 +305,7 @@ async fn a_connection_flood_from_one_address_leaves_others_served() {
     let mut took = Vec::new();
     for id in 0..100u64 {
         let t = std::time::Instant::now();
-        let r = c
-            .get(format!("http://{}/content/{}", e.server.addr, id % 20))
-            .send()
-            .await
-            .unwrap();
+        let r = get_with(&c, format!("http://{}/content/{}", e.server.addr, id % 20)).await;
         assert_eq!(r.status().as_u16(), 200);
         r.bytes().await.unwrap();
         took.push(t.elapsed());
@@ -350,6 +327,5 @@ async fn a_connection_flood_from_one_address_leaves_others_served() {
     }
     assert_eq!(refused(&m), 336.0, "{m}");
     drop(held);
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }

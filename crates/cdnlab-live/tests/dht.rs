@@ -303,11 +303,7 @@ async fn a_leaving_replica_answers_redirects_already_sent() {
     edges[owner].window_leave(&[(11, 3)]);
     assert!(!edges[owner].replicas().contains(&(11, 3)));
     assert_eq!(status("/internal/has/11/3").await, 404);
-    let r = c
-        .get(format!("http://{a}/replica/11/3"))
-        .send()
-        .await
-        .unwrap();
+    let r = get_with(&c, format!("http://{a}/replica/11/3")).await;
     assert_eq!(r.status().as_u16(), 200, "a redirect sent before it left");
     assert_eq!(r.bytes().await.unwrap(), catalogue().bytes(11));
     // Gone once it left longer ago than the timeout.

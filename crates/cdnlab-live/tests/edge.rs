@@ -22,8 +22,7 @@ async fn miss_then_hit_with_cache_status() {
         (code, cs.as_str()),
         (404, "cdnlab; fwd=miss; fwd-status=404")
     );
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// Concurrent misses for one object make one origin fetch; the others are answered from it.
@@ -46,8 +45,7 @@ async fn concurrent_misses_are_coalesced() {
     let stored = statuses.iter().filter(|s| s.ends_with("stored")).count();
     let collapsed = statuses.iter().filter(|s| s.ends_with("collapsed")).count();
     assert_eq!((stored, collapsed), (1, 19), "{statuses:?}");
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// Origin errors become 502 with the origin's status in Cache-Status, and are not cached: once
@@ -93,8 +91,7 @@ async fn slow_origin_times_out() {
     );
     assert!(took < Duration::from_secs(2), "{took:?}");
     assert!(!e.holds(1));
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// A small cache evicts; what it reports holding is exactly what hits.
@@ -119,8 +116,7 @@ async fn eviction_keeps_bytes_and_policy_in_step() {
     let m = promtool_check(e.server.addr).await;
     assert!(m.contains("cdnlab_cache_capacity_bytes 20000"), "{m}");
     promtool_check(o.server.addr).await;
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// An edge restarted on the same address comes back with a cold cache: misses, then hits.
@@ -142,8 +138,7 @@ async fn restarted_edge_starts_cold() {
     assert_eq!(body, catalogue().bytes(9));
     assert_eq!(get(addr, "/content/9").await.1, "cdnlab; hit");
     assert_eq!(o.requests(), 2);
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// With a bandwidth, concurrent downloads share it: 8 objects of 200 kB at 1 MB/s take about
@@ -175,8 +170,7 @@ async fn shaping_limits_the_total_rate() {
     let took = t.elapsed().as_secs_f64();
     // 1.6 MB at 1 MB/s, less the burst saved up (0.1 s worth).
     assert!((1.3..5.0).contains(&took), "{took}");
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// Per-population admission: a population streams up to its installed threshold; the next
@@ -223,11 +217,7 @@ async fn admission_thresholds_refuse_above_the_share() {
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let r = c
-        .get(format!("http://{addr}/content/3?population=a"))
-        .send()
-        .await
-        .unwrap();
+    let r = get_with(&c, format!("http://{addr}/content/3?population=a")).await;
     assert_eq!(r.status().as_u16(), 503);
     assert_eq!(r.headers().get("retry-after").unwrap(), "1");
     for s in streams {
@@ -251,8 +241,7 @@ async fn admission_thresholds_refuse_above_the_share() {
         shares["a"],
         serde_json::json!({"limit": 2, "active": 0, "admitted": 3, "blocked": 1})
     );
-    e.server.stop().await;
-    o.server.stop().await;
+    stop_all([e.server, o.server]).await;
 }
 
 /// An edge cannot run an offline policy: the error names it and what is allowed.

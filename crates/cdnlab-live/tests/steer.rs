@@ -150,8 +150,7 @@ async fn thresholds_manifests_and_reallocation() {
     assert_eq!(at_c["pc"]["limit"].as_i64(), Some(x[3]), "installed");
     s.server.stop().await;
     ea.server.stop().await;
-    ec.server.stop().await;
-    o.server.stop().await;
+    stop_all([ec.server, o.server]).await;
 }
 
 /// An edge whose reports cannot be read (here the origin, which has no admission endpoint) is
@@ -168,8 +167,7 @@ async fn unreadable_reports_are_counted() {
     assert!(errors("cdnlab_steer_install_errors_total") >= 1.0, "{m}");
     assert_eq!(get(s.server.addr, "/steering/pa").await.0, 200);
     s.server.stop().await;
-    ea.server.stop().await;
-    o.server.stop().await;
+    stop_all([ea.server, o.server]).await;
 }
 
 /// Finding 4 of the hardening issue: under a flood from one population, a re-solve gave
@@ -230,8 +228,7 @@ async fn a_flood_from_one_population_leaves_the_others_served() {
     assert_eq!(code, 200, "pa served at {first} ({x:?})");
     s.server.stop().await;
     ea.server.stop().await;
-    ec.server.stop().await;
-    o.server.stop().await;
+    stop_all([ec.server, o.server]).await;
 }
 
 /// A fake edge on loopback that answers every request with `response` (raw HTTP).

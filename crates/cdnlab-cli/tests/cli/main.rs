@@ -21,6 +21,11 @@ fn cdnlab(args: &[&str], dir: &Path) -> Output {
         .expect("run cdnlab")
 }
 
+/// The items of a JSON array (panics if `v` is not one).
+fn items(v: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    v.as_array().expect("a JSON array").iter()
+}
+
 /// Asserts success (showing standard error if not) and hands the output on.
 fn ok(out: Output) -> Output {
     assert!(

@@ -82,10 +82,7 @@ fn reproduce_quick_writes_report_and_claims() {
         assert!(prov.get(k).is_some(), "provenance without {k}: {prov}");
     }
     assert_eq!(prov["command"][1], "reproduce");
-    let seeds: Vec<_> = doc["experiments"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let seeds: Vec<_> = items(&doc["experiments"])
         .map(|e| (e["id"].as_str().unwrap(), e["seed"].as_u64().unwrap()))
         .collect();
     assert_eq!(seeds.len(), 2, "{seeds:?}");
@@ -107,10 +104,7 @@ fn reproduce_quick_writes_report_and_claims() {
     assert!(table[3].starts_with("total "), "{err}");
     assert!(err.contains("wall clock "), "{err}");
     // Every cell run, with its seconds: what bench/reproduce.sh turns into expected times.
-    let cells: u64 = doc["experiments"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let cells: u64 = items(&doc["experiments"])
         .map(|e| e["cells"].as_u64().unwrap())
         .sum();
     let timings = String::from_utf8(read(&d.path().join("r/cell-seconds.csv"))).unwrap();

@@ -546,10 +546,7 @@ fn trace_stats_counts_what_the_file_holds() {
     assert_eq!(v["one_hit_objects"], once);
     let head = v["zipf_head"]["alpha"].as_f64().unwrap();
     assert!((head - 1.0).abs() < 0.08, "head alpha {head}");
-    let reuse: u64 = v["reuse_distance_requests"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let reuse: u64 = items(&v["reuse_distance_requests"])
         .map(|b| b["count"].as_u64().unwrap())
         .sum();
     assert_eq!(

@@ -67,6 +67,11 @@ pub async fn slow_origin(latency: Duration) -> Origin {
     .await
 }
 
+/// `GET url` with client `c` (panics if no answer comes).
+pub async fn get_with(c: &reqwest::Client, url: String) -> reqwest::Response {
+    c.get(url).send().await.unwrap()
+}
+
 /// A client that goes straight to loopback (no proxy), with a 5 s timeout.
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()

@@ -47,23 +47,16 @@ pub fn optimum(p: &Problem) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::simplex::{solve, tests::random};
+    use crate::alloc::simplex::solve;
+    use crate::alloc::simplex::tests::{instances, random};
 
     /// The network simplex and LEMON agree on random instances of many shapes, including
     /// degenerate ones (few distinct costs and quantities).
     #[test]
     fn same_optimum_as_lemon() {
-        for seed in 0..40 {
-            for (m, n, c, q) in [
-                (3, 4, 1000, 100),
-                (8, 10, 1000, 100),
-                (15, 12, 5, 3),
-                (60, 40, 50, 20),
-            ] {
-                let p = random(m, n, c, q, seed);
-                let ours = solve(&p).unwrap().allocation.cost;
-                assert_eq!(optimum(&p), Some(ours), "{m}x{n} seed {seed}");
-            }
+        for (what, p) in instances(0..40) {
+            let ours = solve(&p).unwrap().allocation.cost;
+            assert_eq!(optimum(&p), Some(ours), "{what}");
         }
     }
 

@@ -19,25 +19,37 @@ pub(crate) fn random(m: usize, n: usize, max_cost: i64, max_q: i64, seed: u64) -
     Problem::random(&mut rng, m, n, 0..=max_cost, 0..=max_q).unwrap()
 }
 
+/// Random instances of many shapes for `seeds`, with their names: single rows and columns,
+/// square, wide and tall, and degenerate ones (few distinct costs and quantities, zero
+/// supplies, ties in costs).
+pub(crate) fn instances(seeds: std::ops::Range<u64>) -> impl Iterator<Item = (String, Problem)> {
+    const SHAPES: [(usize, usize, i64, i64); 10] = [
+        (1, 1, 5, 3),
+        (1, 7, 9, 4),
+        (6, 1, 9, 4),
+        (5, 5, 3, 2),
+        (3, 4, 1000, 100),
+        (8, 10, 1000, 100),
+        (12, 9, 100, 50),
+        (15, 12, 5, 3),
+        (30, 40, 1000, 100),
+        (60, 40, 50, 20),
+    ];
+    seeds.flat_map(|seed| {
+        SHAPES
+            .iter()
+            .map(move |&(m, n, c, q)| (format!("{m}x{n} seed {seed}"), random(m, n, c, q, seed)))
+    })
+}
+
 /// Every solution carries its own proof of optimality (dual feasibility and equal
 /// objectives), on many shapes, with degenerate instances (zero supplies, ties in costs).
 #[test]
 fn solutions_certify_themselves() {
-    for seed in 0..200 {
-        for (m, n, c, q) in [
-            (1, 1, 5, 3),
-            (1, 7, 9, 4),
-            (6, 1, 9, 4),
-            (5, 5, 3, 2),
-            (12, 9, 100, 50),
-            (30, 40, 1000, 100),
-        ] {
-            let p = random(m, n, c, q, seed);
-            let s = solve(&p).unwrap();
-            s.certify(&p)
-                .unwrap_or_else(|e| panic!("{m}x{n} seed {seed}: {e}"));
-            assert!(s.allocation.flows.len() < m + n);
-        }
+    for (what, p) in instances(0..200) {
+        let s = solve(&p).unwrap();
+        s.certify(&p).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(s.allocation.flows.len() < p.supply.len() + p.demand.len());
     }
 }
 
