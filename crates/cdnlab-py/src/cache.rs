@@ -51,30 +51,18 @@ pub(crate) fn replay<'py>(
     let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
     rows.iter()
         .map(|r| {
-            let d = PyDict::new(py);
-            d.set_item("trace", &r.trace)?;
-            d.set_item("format", r.format)?;
-            d.set_item("policy", r.policy.name())?;
-            d.set_item("size", r.size)?;
-            d.set_item("size_fraction", r.size_fraction)?;
-            d.set_item("size_unit", r.size_unit)?;
-            d.set_item("requests", r.requests)?;
-            d.set_item("hits", r.hits)?;
-            d.set_item("misses", r.misses)?;
-            d.set_item("miss_ratio", r.miss_ratio)?;
-            d.set_item("read_seconds", r.read_seconds)?;
-            d.set_item("sim_seconds", r.sim_seconds)?;
-            d.set_item("mreq_per_s", r.mreq_per_s)?;
-            d.set_item("cached_objects", r.cached_objects)?;
-            d.set_item("cache_heap_bytes", r.cache_heap_bytes)?;
-            d.set_item(
-                "heap_bytes_per_cached_object",
-                r.heap_bytes_per_cached_object,
-            )?;
-            d.set_item("working_set_objects", r.working_set_objects)?;
-            d.set_item("working_set_bytes", r.working_set_bytes)?;
-            d.set_item("peak_rss_bytes", r.peak_rss_bytes)?;
-            Ok(d)
+            // The keys of REPLAY_COLUMNS, in order.
+            Ok(dict!(py,
+                "trace" => &r.trace, "format" => r.format, "policy" => r.policy.name(),
+                "size" => r.size, "size_fraction" => r.size_fraction, "size_unit" => r.size_unit,
+                "requests" => r.requests, "hits" => r.hits, "misses" => r.misses,
+                "miss_ratio" => r.miss_ratio, "read_seconds" => r.read_seconds,
+                "sim_seconds" => r.sim_seconds, "mreq_per_s" => r.mreq_per_s,
+                "cached_objects" => r.cached_objects, "cache_heap_bytes" => r.cache_heap_bytes,
+                "heap_bytes_per_cached_object" => r.heap_bytes_per_cached_object,
+                "working_set_objects" => r.working_set_objects,
+                "working_set_bytes" => r.working_set_bytes, "peak_rss_bytes" => r.peak_rss_bytes,
+            ))
         })
         .collect()
 }

@@ -13,32 +13,21 @@ pub(crate) fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                 .params()
                 .iter()
                 .map(|p| {
-                    let d = PyDict::new(py);
-                    d.set_item("name", p.name)?;
-                    d.set_item("help", p.help)?;
-                    d.set_item("unit", p.unit)?;
-                    d.set_item("allowed", p.kind.allowed())?;
-                    d.set_item("default", p.default.to_string())?;
-                    Ok(d)
+                    Ok(
+                        dict!(py, "name" => p.name, "help" => p.help, "unit" => p.unit,
+                        "allowed" => p.kind.allowed(), "default" => p.default.to_string()),
+                    )
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             let metrics = e
                 .metrics()
                 .iter()
-                .map(|m| {
-                    let d = PyDict::new(py);
-                    d.set_item("name", m.name)?;
-                    d.set_item("help", m.help)?;
-                    d.set_item("unit", m.unit)?;
-                    Ok(d)
-                })
+                .map(|m| Ok(dict!(py, "name" => m.name, "help" => m.help, "unit" => m.unit)))
                 .collect::<PyResult<Vec<_>>>()?;
-            let d = PyDict::new(py);
-            d.set_item("name", e.name())?;
-            d.set_item("about", e.about())?;
-            d.set_item("params", params)?;
-            d.set_item("metrics", metrics)?;
-            Ok(d)
+            Ok(
+                dict!(py, "name" => e.name(), "about" => e.about(), "params" => params,
+                "metrics" => metrics),
+            )
         })
         .collect()
 }
