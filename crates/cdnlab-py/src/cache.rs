@@ -52,7 +52,7 @@ pub(crate) fn replay<'py>(
     rows.iter()
         .map(|r| {
             // The keys of REPLAY_COLUMNS, in order.
-            Ok(dict!(py,
+            dict!(py,
                 "trace" => &r.trace, "format" => r.format, "policy" => r.policy.name(),
                 "size" => r.size, "size_fraction" => r.size_fraction, "size_unit" => r.size_unit,
                 "requests" => r.requests, "hits" => r.hits, "misses" => r.misses,
@@ -62,7 +62,7 @@ pub(crate) fn replay<'py>(
                 "heap_bytes_per_cached_object" => r.heap_bytes_per_cached_object,
                 "working_set_objects" => r.working_set_objects,
                 "working_set_bytes" => r.working_set_bytes, "peak_rss_bytes" => r.peak_rss_bytes,
-            ))
+            )
         })
         .collect()
 }

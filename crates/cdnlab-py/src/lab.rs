@@ -13,21 +13,17 @@ pub(crate) fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                 .params()
                 .iter()
                 .map(|p| {
-                    Ok(
-                        dict!(py, "name" => p.name, "help" => p.help, "unit" => p.unit,
-                        "allowed" => p.kind.allowed(), "default" => p.default.to_string()),
-                    )
+                    dict!(py, "name" => p.name, "help" => p.help, "unit" => p.unit,
+                        "allowed" => p.kind.allowed(), "default" => p.default.to_string())
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             let metrics = e
                 .metrics()
                 .iter()
-                .map(|m| Ok(dict!(py, "name" => m.name, "help" => m.help, "unit" => m.unit)))
+                .map(|m| dict!(py, "name" => m.name, "help" => m.help, "unit" => m.unit))
                 .collect::<PyResult<Vec<_>>>()?;
-            Ok(
-                dict!(py, "name" => e.name(), "about" => e.about(), "params" => params,
-                "metrics" => metrics),
-            )
+            dict!(py, "name" => e.name(), "about" => e.about(), "params" => params,
+                "metrics" => metrics)
         })
         .collect()
 }

@@ -122,12 +122,12 @@ pub(crate) fn items(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
     items.iter().map(|i| Ok(i.str()?.to_string())).collect()
 }
 
-/// A dict of `"key" => value` pairs (in that order); `?` on a failed insertion.
+/// `Ok` with a dict of `"key" => value` pairs (in that order), or the first insertion's error.
 macro_rules! dict {
     ($py:expr, $($key:literal => $value:expr),+ $(,)?) => {{
         let d = PyDict::new($py);
         $(d.set_item($key, $value)?;)+
-        d
+        Ok(d)
     }};
 }
 
