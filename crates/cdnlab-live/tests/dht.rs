@@ -4,6 +4,7 @@
 mod common;
 use cdnlab_live::dht::ring::RingFile;
 use cdnlab_live::dht::{self, DhtEdge};
+use cdnlab_live::origin::Origin;
 use cdnlab_live::serve::SECRET;
 use common::*;
 use std::collections::BTreeMap;
@@ -22,6 +23,18 @@ async fn start_all(ring: &RingFile, origin: SocketAddr) -> Vec<Option<DhtEdge>> 
         .into_iter()
         .map(Some)
         .collect()
+}
+
+/// Stops the ring's edges that are up, then the origin.
+async fn stop_ring(edges: Vec<Option<DhtEdge>>, o: Origin) {
+    stop_all(
+        edges
+            .into_iter()
+            .flatten()
+            .map(|e| e.server)
+            .chain([o.server]),
+    )
+    .await;
 }
 
 /// Replica indices of file `f` held across the edges (edge by index).
@@ -193,14 +206,7 @@ async fn a_hot_file_replicates_and_shrinks_back() {
     assert!(total(|c| &c.dereplications) >= 2);
     let lookups = total(|c| &c.lookups);
     assert!(lookups >= 600);
-    stop_all(
-        edges
-            .into_iter()
-            .flatten()
-            .map(|e| e.server)
-            .chain([o.server]),
-    )
-    .await;
+    stop_ring(edges, o).await;
 }
 
 /// Concurrent CREATE_IF_ABSENT calls for one replica make one replica and one origin fetch;
@@ -259,14 +265,7 @@ async fn create_if_absent_is_idempotent_and_guarded() {
         );
     }
     assert_eq!(indices(&edges, 11).len(), 1, "nothing else created");
-    stop_all(
-        edges
-            .into_iter()
-            .flatten()
-            .map(|e| e.server)
-            .chain([o.server]),
-    )
-    .await;
+    stop_ring(edges, o).await;
 }
 
 /// A replica that leaves stops being advertised at once (`has` says no), but a client already
@@ -401,14 +400,7 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
         .sum();
     assert!(handed >= 1);
     assert_eq!(lost.load(Relaxed), 0, "served {}", served.load(Relaxed));
-    stop_all(
-        edges
-            .into_iter()
-            .flatten()
-            .map(|e| e.server)
-            .chain([o.server]),
-    )
-    .await;
+    stop_ring(edges, o).await;
 }
 
 /// The live edges and the simulator take the same window-end decisions from the same replicas
