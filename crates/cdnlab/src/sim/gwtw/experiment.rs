@@ -160,6 +160,12 @@ const METRICS: &[MetricSpec] = &[
         "re-trials per user over the run",
     ),
     MetricSpec::new(
+        "retrials_within_capacity",
+        "share",
+        "of the re-trials, those of users whose server held at most its capacity of settled \
+         users: shortfalls caused by trial probes or re-warm misses, not by sharing",
+    ),
+    MetricSpec::new(
         "warmup_slot",
         "slots",
         "first slot whose mean served value reached 90% of the best",
@@ -235,6 +241,7 @@ impl Outcome {
             self.mean_value,
             self.wrong_settle_rate,
             self.retrials_per_user,
+            self.retrials_within_capacity,
             f64::from(self.warmup_slot),
             f64::from(self.max_load),
             self.requests as f64,

@@ -256,6 +256,10 @@ pub struct Population<W> {
     pub settles: u64,
     pub wrong_settles: u64,
     pub retrials: u64,
+    /// Re-trials (and E9 moves) of users whose server held no more settled users than its
+    /// capacity: the shortfall came from other traffic there (trial probes, re-warm misses),
+    /// not from sharing it beyond capacity.
+    pub retrials_within_capacity: u64,
     /// Whether every user can ever be settled (false with P2C users).
     settleable: bool,
 }
@@ -271,6 +275,7 @@ impl<W: Window> Population<W> {
             settles: 0,
             wrong_settles: 0,
             retrials: 0,
+            retrials_within_capacity: 0,
             settleable: !clients.iter().any(|c| matches!(c, Client::P2c(_))),
             clients,
         };
@@ -344,12 +349,12 @@ impl<W: Window> Population<W> {
                 }
             }
             Event::Retrial(s) => {
+                self.count_retrial(s);
                 self.remove(s);
-                self.retrials += 1;
             }
             Event::Moved(from, to) => {
+                self.count_retrial(from);
                 self.remove(from);
-                self.retrials += 1;
                 self.add(to);
                 self.settles += 1;
                 if self.load[to as usize] > self.capacity[to as usize] {
@@ -358,6 +363,14 @@ impl<W: Window> Population<W> {
             }
         }
         event
+    }
+
+    /// Counts a re-trial (or move) away from `s`, before the user leaves it.
+    fn count_retrial(&mut self, s: u32) {
+        self.retrials += 1;
+        if self.load[s as usize] <= self.capacity[s as usize] {
+            self.retrials_within_capacity += 1;
+        }
     }
 
     /// Whether user u is settled on a server within its capacity.
@@ -444,6 +457,9 @@ pub struct Outcome {
     /// Wrong settles (onto an overloaded server) per settle decision (NaN with none).
     pub wrong_settle_rate: f64,
     pub retrials_per_user: f64,
+    /// Of the re-trials, the share whose server was within its capacity (NaN with none): see
+    /// [`Population::retrials_within_capacity`].
+    pub retrials_within_capacity: f64,
     /// First slot whose mean served value reached 90% of the best (horizon if never).
     pub warmup_slot: u32,
     /// Most settled users on one server at the end.
@@ -538,6 +554,7 @@ pub fn simulate<W: Window>(
         mean_value: per_user.iter().sum::<f64>() / m as f64,
         wrong_settle_rate: pop.wrong_settles as f64 / pop.settles as f64,
         retrials_per_user: pop.retrials as f64 / m as f64,
+        retrials_within_capacity: pop.retrials_within_capacity as f64 / pop.retrials as f64,
         warmup_slot: warmup.unwrap_or(cfg.horizon),
         max_load: pop.load.iter().copied().max().unwrap_or(0),
         requests,

@@ -351,3 +351,40 @@ fn fast_forward_changes_no_outcome() {
         "{cut} of {converged} cut"
     );
 }
+
+/// A re-trial away from a server that holds no more settled users than its capacity counts as
+/// within capacity (its shortfall came from other traffic); one away from an overloaded server
+/// does not. Two servers of capacity 1, two users with both as candidates, tau = 1, q = 1.
+#[test]
+fn retrials_within_capacity_are_told_apart() {
+    let gwtw = GwtwConfig {
+        tau: 1,
+        probe: Probe::All,
+        retrial: Retrial::OnShortfall,
+        q: 1.0,
+        best: 1.0,
+    };
+    let user = || Client::Gwtw(GwtwCore::<HitWindow>::new(&[0, 1], &gwtw).unwrap());
+    let mut pop = Population::new(gwtw, vec![user(), user()], vec![1, 1]);
+    let mut rng = crate::rng::stream(1, 0, 0);
+    // Both settle on server 0 (a hit there, a miss at server 1).
+    for u in 0..2 {
+        assert_eq!(pop.observe(u, 1, Some(1), Some(0.0), &mut rng), Event::None);
+        assert_eq!(
+            pop.observe(u, 0, Some(0), Some(1.0), &mut rng),
+            Event::Settled(0)
+        );
+    }
+    // User 0 misses on the shared, overloaded server: not within capacity.
+    assert_eq!(
+        pop.observe(0, 0, Some(0), Some(0.0), &mut rng),
+        Event::Retrial(0)
+    );
+    assert_eq!((pop.retrials, pop.retrials_within_capacity), (1, 0));
+    // User 1, now alone there, misses too: within capacity.
+    assert_eq!(
+        pop.observe(1, 0, Some(0), Some(0.0), &mut rng),
+        Event::Retrial(0)
+    );
+    assert_eq!((pop.retrials, pop.retrials_within_capacity), (2, 1));
+}
