@@ -29,7 +29,8 @@ impl Cache for Fifo {
             return true;
         }
         self.slots
-            .miss_evicting_tail(&mut self.list, id, size, &self.cap)
+            .miss_evicting_tail(&mut self.list, id, size, &self.cap);
+        false
     }
     slot_cache!([list]);
 }

@@ -33,7 +33,8 @@ impl Cache for Lru {
             return true;
         }
         self.slots
-            .miss_evicting_tail(&mut self.list, id, size, &self.cap)
+            .miss_evicting_tail(&mut self.list, id, size, &self.cap);
+        false
     }
     slot_cache!([list]);
 }

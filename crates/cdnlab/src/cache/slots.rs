@@ -199,17 +199,11 @@ impl Slots {
     }
 
     /// The miss of LRU and FIFO: unless `size` is too heavy for `cap`, evicts from the tail of
-    /// `list` until it fits, then stores `id` at the head. False (a miss), for `access` to return.
+    /// `list` until it fits, then stores `id` at the head.
     #[inline]
-    pub fn miss_evicting_tail(
-        &mut self,
-        list: &mut List,
-        id: u64,
-        size: u32,
-        cap: &Capacity,
-    ) -> bool {
+    pub fn miss_evicting_tail(&mut self, list: &mut List, id: u64, size: u32, cap: &Capacity) {
         let Some(w) = cap.admissible(size) else {
-            return false;
+            return;
         };
         let cap = cap.amount;
         let evicted = list.used + u64::from(w) > cap;
@@ -229,7 +223,6 @@ impl Slots {
         }
         let s = self.alloc(id, w);
         self.push_front(list, s);
-        false
     }
 
     /// Heap bytes held by the arrays and the index (capacity, not length).
