@@ -31,6 +31,8 @@ pub struct Chart {
     /// range rather than a padded sliver around it.
     pub y_bounds: Option<(f64, f64)>,
     pub series: Vec<Series>,
+    /// Vertical reference lines (x, label): a threshold, a claimed range's end.
+    pub marks: Vec<(f64, String)>,
 }
 
 impl Chart {
@@ -215,7 +217,11 @@ type Placed = (f64, f64, Option<(f64, f64)>);
 /// Renders the chart as an SVG document.
 pub fn svg(c: &Chart) -> String {
     let pts = || c.series.iter().flat_map(|s| s.points.iter());
-    let xa = Axis::new(pts().map(|p| p.0), c.log_x, None);
+    let xa = Axis::new(
+        pts().map(|p| p.0).chain(c.marks.iter().map(|m| m.0)),
+        c.log_x,
+        None,
+    );
     let ya = Axis::new(
         pts().flat_map(|p| {
             let e = if p.2.is_finite() { p.2 } else { 0.0 };
@@ -281,6 +287,24 @@ pub fn svg(c: &Chart) -> String {
         TOP + ph / 2.0,
         esc(&c.y_label)
     );
+    // Marks under the data: a dashed grey line, its label inside the plot near the top (left of
+    // the line in the right half, so it never leaves the plot area), staggered downwards.
+    for (i, (x, label)) in c.marks.iter().enumerate() {
+        if let Some(x) = px(*x).filter(|x| (LEFT..=LEFT + pw).contains(x)) {
+            let (tx, anchor) = if x > LEFT + pw / 2.0 {
+                (x - 4.0, "end")
+            } else {
+                (x + 4.0, "start")
+            };
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#555" stroke-dasharray="5 4"/><text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="11" fill="#333">{}</text>"##,
+                TOP + ph,
+                TOP + 14.0 + 14.0 * i as f64,
+                esc(label)
+            );
+        }
+    }
     let n = c.series.len() as f64;
     // Colour and marker by the series' place in the chart, so no two look alike.
     let style = |i: usize, ser: &Series| {
@@ -302,8 +326,11 @@ pub fn svg(c: &Chart) -> String {
                 .iter()
                 .filter_map(|&(x, y, e)| {
                     let (x, yy) = (px(x)?, py(y)?);
+                    // Bars end at the plot's edges: a share's bar never crosses the frame
+                    // into the title or the axis labels.
+                    let inside = |v: f64| v.clamp(TOP, TOP + ph);
                     let bar = (e.is_finite() && e > 0.0)
-                        .then(|| Some((py(y - e)?, py(y + e)?)))
+                        .then(|| Some((inside(py(y - e)?), inside(py(y + e)?))))
                         .flatten();
                     Some((x + dx, yy, bar))
                 })
@@ -442,6 +469,7 @@ mod tests {
                 points: vec![(1e-5, 0.1, 0.01), (1e-4, 0.5, f64::NAN), (1e-3, 0.9, 0.02)],
                 dash: 1,
             }],
+            marks: Vec::new(),
         };
         let out = svg(&c);
         assert!(out.starts_with("<svg") && out.ends_with("</svg>\n"));
@@ -459,6 +487,42 @@ mod tests {
             labels.iter().all(|l| l.starts_with("10<tspan")),
             "every tick as 10^k: {labels:?}"
         );
+    }
+
+    #[test]
+    fn error_bars_stay_inside_the_plot_area() {
+        // A share near 1 with a wide interval: its bar would run through the title.
+        let c = Chart {
+            title: "t".into(),
+            y_bounds: Some((0.0, 1.0)),
+            series: vec![Series {
+                label: "s".into(),
+                points: vec![(1.0, 0.95, 0.4), (2.0, 0.05, 0.4), (3.0, 0.5, 0.1)],
+                dash: 0,
+            }],
+            ..Chart::default()
+        };
+        let out = svg(&c);
+        let bars: Vec<(f64, f64)> = out
+            .lines()
+            .filter(|l| l.starts_with("<path d=\"M") && l.contains(" M") && !l.contains("fill"))
+            .map(|l| {
+                let ys: Vec<f64> = l
+                    .split(['M', 'L', ' ', '"'])
+                    .filter_map(|p| p.split_once(',').and_then(|(_, y)| y.parse().ok()))
+                    .collect();
+                let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (lo, hi)
+            })
+            .collect();
+        assert_eq!(bars.len(), 3, "{out}");
+        for (lo, hi) in bars {
+            assert!(
+                lo >= TOP - 1e-9 && hi <= H - BOTTOM + 1e-9,
+                "bar {lo}..{hi}"
+            );
+        }
     }
 
     fn x_tick_labels(out: &str) -> Vec<String> {

@@ -567,6 +567,7 @@ pub fn plot_dir(a: &PlotPlan) -> Result<Vec<PathBuf>> {
             log_y: a.log_y,
             y_label: a.y_label.clone(),
             filter,
+            marks: Vec::new(),
         };
         crate::scenario::check_plot(&p, &sc.resolved, sc.experiment).map_err(Error::Usage)?;
         plots = vec![p];
@@ -698,6 +699,7 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
         log_x: p.log_x,
         log_y: p.log_y,
         series,
+        marks: p.marks.iter().map(|m| (m.x, m.label.clone())).collect(),
     }
 }
 

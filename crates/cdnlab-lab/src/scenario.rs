@@ -106,6 +106,18 @@ pub struct PlotSpec {
     /// Values for the other grid parameters, when the grid has more than x and series.
     #[serde(default, rename = "where")]
     pub filter: BTreeMap<String, toml::Value>,
+    /// Vertical reference lines at x values (a threshold, the end of a claimed range), each
+    /// `{ x = 0.5, label = "threshold" }`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<Mark>,
+}
+
+/// A vertical reference line of a plot.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
 }
 
 impl PlotSpec {
@@ -572,6 +584,19 @@ pub(crate) fn check_plot(
                 p.file
             ));
         }
+    }
+    if let Some(m) = p
+        .marks
+        .iter()
+        .find(|m| !m.x.is_finite() || (p.log_x && m.x <= 0.0))
+    {
+        return Err(format!(
+            "plot `{}`: mark `{}` at x = {}: allowed a finite number{}",
+            p.file,
+            m.label,
+            m.x,
+            if p.log_x { " above 0 (log x axis)" } else { "" }
+        ));
     }
     let named = p.file.ends_with(".svg") || p.file.ends_with(".png");
     if !named || p.file.len() <= 4 || p.file.contains(['/', '\\']) {

@@ -9,6 +9,20 @@ const RULES: &[(&str, &[&str])] = &[
     ("gwtw.C1-time", &["GWTW-R1", "GWTW-R3", "GWTW-R4"]),
     ("gwtw.C1", &["GWTW-R1", "GWTW-R3", "GWTW-R4", "GWTW-R8"]),
     ("gwtw.C1-quick", &["GWTW-R3", "GWTW-R4"]),
+    (
+        "gwtw.C1-load",
+        &["GWTW-R3", "GWTW-R4", "GWTW-R6", "GWTW-R8"],
+    ),
+    (
+        "gwtw.C1-load-c1",
+        &["GWTW-R3", "GWTW-R4", "GWTW-R6", "GWTW-R8"],
+    ),
+    ("gwtw.C1-whp", &["GWTW-R3", "GWTW-R4", "GWTW-R8"]),
+    (
+        "gwtw.C1-break",
+        &["GWTW-R2", "GWTW-R3", "GWTW-R4", "GWTW-R6", "GWTW-R8"],
+    ),
+    ("gwtw.E9-load", &["GWTW-R2", "GWTW-R4"]),
     ("gwtw.C3", &["GWTW-R2", "GWTW-R3"]),
     ("gwtw.C3-slower", &["GWTW-R2", "GWTW-R3"]),
     ("gwtw.C3-failure", &["GWTW-R2", "GWTW-R4", "GWTW-R8"]),

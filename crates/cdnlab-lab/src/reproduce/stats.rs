@@ -262,3 +262,47 @@ fn metric_index(sc: &Scenario, name: &str) -> usize {
         .position(|m| m.name == name)
         .expect("registered metric")
 }
+
+/// One-sided Fisher exact test that the share of successes in b (`b` = (successes, trials)) is
+/// higher than in a: P[X >= b.0] for X hypergeometric with a's and b's trials and successes
+/// pooled (conditioning on the margins). 1 when there is nothing to compare.
+pub(crate) fn fisher_greater(a: (u64, u64), b: (u64, u64)) -> f64 {
+    use statrs::distribution::{DiscreteCDF, Hypergeometric};
+    let (total, successes) = (a.1 + b.1, a.0 + b.0);
+    if b.0 == 0 || total == 0 {
+        return 1.0;
+    }
+    Hypergeometric::new(total, successes, b.1).map_or(1.0, |h| h.sf(b.0 - 1))
+}
+
+/// The runs of row `r` with an optimal state (`feasible` = 1), and how many of those converged:
+/// a run without one cannot converge (GWTW-R8), so it is counted apart, never as a failure.
+pub(crate) fn converged_of_feasible(sc: &Scenario, r: &SummaryRow) -> (u64, u64) {
+    let feasible = runs(sc, r, "feasible");
+    let converged = runs(sc, r, "converged");
+    let with = feasible.iter().filter(|f| **f == 1.0).count() as u64;
+    let done = feasible
+        .iter()
+        .zip(converged)
+        .filter(|(f, c)| **f == 1.0 && **c == 1.0)
+        .count() as u64;
+    (done, with)
+}
+
+/// The median slot of convergence over all runs of row `r`, runs that never converged censored
+/// at the horizon (the Kaplan-Meier median: the first slot by which at least half converged):
+/// None when more than half are censored (the median is then beyond the horizon).
+pub(crate) fn censored_median(sc: &Scenario, r: &SummaryRow) -> Option<f64> {
+    let mut slots: Vec<f64> = runs(sc, r, "convergence_slot")
+        .iter()
+        .zip(runs(sc, r, "converged"))
+        .map(|(s, c)| if *c == 1.0 { *s } else { f64::INFINITY })
+        .collect();
+    if slots.is_empty() {
+        return None;
+    }
+    slots.sort_by(f64::total_cmp);
+    // The lower median: it is a converged slot exactly when fewer than half are censored.
+    let m = slots[(slots.len() - 1) / 2];
+    m.is_finite().then_some(m)
+}

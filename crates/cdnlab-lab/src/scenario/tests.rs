@@ -188,6 +188,27 @@ fn plot_x_must_be_numeric() {
     assert!(check_plot(&s.resolved.plots[0], &s.resolved, s.experiment).is_ok());
 }
 
+#[test]
+fn plot_marks_are_drawn_and_checked() {
+    let with = |marks: &str| format!("{GOOD}log_x = true\nmarks = {marks}\n");
+    let s = Scenario::parse(
+        &with(r#"[{ x = 50, label = "knee" }]"#),
+        Path::new("s.toml"),
+    )
+    .unwrap();
+    let chart = crate::runner::chart(&s, &s.resolved.plots[0], &[]);
+    assert_eq!(chart.marks, vec![(50.0, "knee".to_string())]);
+    let svg = crate::plot::svg(&chart);
+    assert!(svg.contains(">knee</text>") && svg.contains("stroke-dasharray=\"5 4\""));
+    let e = err(&with(r#"[{ x = 0, label = "zero" }]"#));
+    assert!(
+        e.contains("mark `zero` at x = 0") && e.contains("above 0"),
+        "{e}"
+    );
+    let e = err(&with(r#"[{ x = 1 }]"#));
+    assert!(e.contains("label"), "{e}");
+}
+
 proptest! {
     /// Fuzz the loader: arbitrary text and random single-byte corruptions of a valid file give
     /// a result or an error, never a panic.

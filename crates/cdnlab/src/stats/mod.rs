@@ -278,6 +278,24 @@ pub fn binomial_cdf(n: u64, p: f64, k: u64) -> f64 {
     sum.min(1.0)
 }
 
+/// The Wilson score interval for a proportion: `successes` of `n` yes/no outcomes at the normal
+/// quantile `z` (1.96 for 95%). Unlike mean +- t se it stays within [0, 1] and is not empty at
+/// 0 or n successes (Wilson 1927; Brown, Cai and DasGupta 2001 recommend it for small n).
+/// `(NaN, NaN)` for n = 0.
+pub fn wilson(successes: u64, n: u64, z: f64) -> (f64, f64) {
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let (n, p) = (n as f64, successes as f64 / n as f64);
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    // At 0 or n successes the bound is exactly 0 or 1; rounding would leave 1 - 1e-16.
+    let lo = if successes == 0 { 0.0 } else { centre - half };
+    let hi = if p == 1.0 { 1.0 } else { centre + half };
+    (lo.max(0.0), hi.min(1.0))
+}
+
 /// P[X <= k] for X ~ Poisson(mean).
 pub fn poisson_cdf(mean: f64, k: u64) -> f64 {
     // Terms in log space: e^-mean underflows for means above about 745.
@@ -296,6 +314,21 @@ pub fn poisson_cdf(mean: f64, k: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wilson_matches_published_values_and_stays_in_0_1() {
+        // Newcombe (1998), Table I: 81 of 263 -> 0.2553 to 0.3662; 0 of 10 -> 0 to 0.2775.
+        let (lo, hi) = wilson(81, 263, 1.959964);
+        assert!(
+            (lo - 0.2553).abs() < 1e-4 && (hi - 0.3662).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = wilson(0, 10, 1.959964);
+        assert!(lo == 0.0 && (hi - 0.2775).abs() < 1e-4, "{lo} {hi}");
+        let (lo, hi) = wilson(10, 10, 1.959964);
+        assert!((lo - 0.7225).abs() < 1e-4 && hi == 1.0, "{lo} {hi}");
+        assert!(wilson(0, 0, 1.96).0.is_nan());
+    }
 
     #[test]
     fn sequential_boundaries() {

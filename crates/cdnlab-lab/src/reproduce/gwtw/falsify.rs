@@ -154,6 +154,49 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             ),
         ]
     }
+    /// C1 across load as measured: every run converges up to lambda / c = 0.7; c = 1, k = 2
+    /// livelocks; at 0.8 stalls get rarer with n; at 0.85 the paper's rule stalls (false
+    /// shortfalls) and exclude_rewarm mostly converges.
+    fn load_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let (c, k) = (capacity(r), k(r));
+        let x = num(r, "load") / c as f64;
+        let e9 = r.params.get("exclude_rewarm") == Some(&cdnlab::sim::Value::Bool(true));
+        let feasible = f64::from(u8::from(x < threshold(k, c)));
+        let p = if c == 1 && k == 2.0 {
+            0.7
+        } else if x <= 0.7 + 1e-9 {
+            1.0
+        } else if (x - 0.8).abs() < 1e-9 {
+            1.0 - 50.0 / num(r, "servers")
+        } else if (x - 0.85).abs() < 1e-9 && !e9 {
+            0.1
+        } else if e9 {
+            0.85
+        } else {
+            0.3
+        };
+        let converged = feasible * bern(rng, p);
+        let slot = if converged == 1.0 {
+            normal(rng, 300.0 + 2000.0 * x, 100.0)
+        } else {
+            num(r, "horizon")
+        };
+        vec![
+            ("feasible", feasible),
+            ("converged", converged),
+            ("convergence_slot", slot),
+            (
+                "retrials_within_capacity",
+                normal(rng, 0.99, 0.004).min(1.0),
+            ),
+        ]
+    }
+    fn rule_e9(r: &SummaryRow) -> bool {
+        r.params.get("exclude_rewarm") == Some(&cdnlab::sim::Value::Bool(true))
+    }
+    fn near_load(r: &SummaryRow, x: f64) -> bool {
+        (num(r, "load") / capacity(r) as f64 - x).abs() < 1e-9
+    }
     fn all_converge(_: &SummaryRow, _: u64, _: &mut Rng) -> V {
         converged_all()
     }
@@ -261,6 +304,46 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 |r, rep| rep == 1 && capacity(r) == 2 && k(r) == 3.0 && num(r, "load") == 1.8,
                 &[("feasible", Is(0.0))],
             ),
+        F::new("gwtw-load-c2", "gwtw.C1-load", load_right).doctor(
+            "one run with an optimum stalls at lambda / c = 0.6 (k = 3)",
+            |r, rep| rep == 3 && k(r) == 3.0 && near_load(r, 0.6),
+            &[("feasible", Is(1.0)), ("converged", Is(0.0))],
+        ),
+        F::new("gwtw-load-c1", "gwtw.C1-load-c1", load_right).doctor(
+            "one run with an optimum stalls at lambda / c = 0.6 (k = 3)",
+            |r, rep| rep == 3 && k(r) == 3.0 && near_load(r, 0.6),
+            &[("feasible", Is(1.0)), ("converged", Is(0.0))],
+        ),
+        F::new("gwtw-load-n", "gwtw.C1-whp", load_right)
+            .doctor(
+                "stalls as often at every n (half the runs)",
+                |r, _| !rule_e9(r) && near_load(r, 0.8),
+                &[("converged", Draw(|_, rng| bern(rng, 0.5)))],
+            )
+            .doctor(
+                "60% converge at every n from the second on",
+                |r, _| !rule_e9(r) && near_load(r, 0.8) && num(r, "servers") > 100.0,
+                &[("converged", Draw(|_, rng| bern(rng, 0.6)))],
+            ),
+        F::new("gwtw-load-n", "gwtw.C1-break", load_right)
+            .doctor(
+                "converges w.h.p. at 0.85 as at 0.8",
+                |r, _| !rule_e9(r) && near_load(r, 0.85),
+                &[("converged", Draw(|_, rng| bern(rng, 0.95)))],
+            )
+            .doctor(
+                "stalls from genuine overload (re-trials from servers above capacity)",
+                |r, _| !rule_e9(r) && near_load(r, 0.85),
+                &[(
+                    "retrials_within_capacity",
+                    Draw(|_, rng| normal(rng, 0.3, 0.05)),
+                )],
+            ),
+        F::new("gwtw-load-n", "gwtw.E9-load", load_right).doctor(
+            "exclude_rewarm changes nothing",
+            |r, _| rule_e9(r) && near_load(r, 0.85),
+            &[("converged", Draw(|_, rng| bern(rng, 0.1)))],
+        ),
         F::new("gwtw-orient", "gwtw.orient", orient_right)
             .doctor(
                 "thresholds 4% lower than the spec's",

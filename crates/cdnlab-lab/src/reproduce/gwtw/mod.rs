@@ -144,6 +144,55 @@ pub fn registry() -> Vec<Reproduction> {
             claims: e5,
         },
         Reproduction {
+            id: "gwtw-load-c2",
+            paper: "gwtw",
+            title: "GWTW C1 across load, c = 2: where every run converges",
+            quick: scenario!("gwtw-load-c2.toml"),
+            full: scenario!("gwtw-load-c2-full.toml"),
+            notes: "The paper's rule (PROBE_ALL trials, re-trial on any counted miss with \
+                    probability q) from lambda / c = 0.3 to just below the k = 2 threshold \
+                    0.897, at one n. Runs that do not converge count as the horizon in the \
+                    slot plot; claims.json gives each cell's runs censored at the horizon and \
+                    its Kaplan-Meier median. Every run converges up to 0.7; from 0.8 runs with \
+                    an optimum stall, and at 0.85 almost none converges although an optimum \
+                    exists (see <code>gwtw-load-n</code> for why, and how that changes with \
+                    n).",
+            claims: load_c2,
+        },
+        Reproduction {
+            id: "gwtw-load-c1",
+            paper: "gwtw",
+            title: "GWTW C1 across load, c = 1: where every run converges",
+            quick: scenario!("gwtw-load-c1.toml"),
+            full: scenario!("gwtw-load-c1-full.toml"),
+            notes: "As <code>gwtw-load-c2</code> with c = 1 (an LRU of 20 items, catalogues \
+                    of 20). k = 2 (threshold 0.5) livelocks at every load, as E5 shows; k = 3 \
+                    (threshold 0.918) converges in every run up to 0.7 and stalls from 0.8.",
+            claims: load_c1,
+        },
+        Reproduction {
+            id: "gwtw-load-n",
+            paper: "gwtw",
+            title: "GWTW C1 near the threshold against n: with high probability, and where it breaks",
+            quick: scenario!("gwtw-load-n.toml"),
+            full: scenario!("gwtw-load-n-full.toml"),
+            notes: "c = 2, k = 2 at lambda / c = 0.8 and 0.85 (threshold 0.897), with the \
+                    paper's rule and with E9's <code>exclude_rewarm</code>. The paper's \
+                    \"w.h.p.\" is read as at least 90% of the runs with an optimum. At 0.8 the \
+                    stalls become rarer as n grows: w.h.p. holds asymptotically. At 0.85 they \
+                    do not: the paper's rule livelocks at every n. The re-trials that keep it \
+                    there are false shortfalls: 99% are made by users whose server holds no \
+                    more than c users, whose items were evicted by other users' trial probes \
+                    (each trial requests at every candidate and inserts into caches that are \
+                    full near the threshold) or who then miss while re-warming. Each re-trial \
+                    starts a trial that disturbs more residents: a feedback that settles \
+                    into a steady state of trials above a load between 0.8 and 0.85. \
+                    Round-robin probing stalls too (docs/gwtw.md), so it is not PROBE_ALL's \
+                    doing alone; counting only repeated misses (<code>exclude_rewarm</code>) \
+                    damps the feedback and most runs converge.",
+            claims: load_n,
+        },
+        Reproduction {
             id: "gwtw-orient",
             paper: "gwtw",
             title: "GWTW: where an optimal state exists (orientability thresholds)",
@@ -259,9 +308,11 @@ pub fn registry() -> Vec<Reproduction> {
 }
 
 mod convergence;
+mod load;
 mod robustness;
 
 use convergence::*;
+use load::*;
 use robustness::*;
 
 #[cfg(test)]
