@@ -67,6 +67,8 @@ fn cell(sc: &Scenario, r: &SummaryRow) -> serde_json::Value {
         "converged": done, "converged_share_wilson95": [lo, hi],
         "censored_at_horizon": censored, "median_slot": censored_median(sc, r),
         "retrials_within_capacity": defined_mean(sc, r, "retrials_within_capacity"),
+        "retrials_probed": defined_mean(sc, r, "retrials_probed"),
+        "in_trial_at_end": defined_mean(sc, r, "in_trial"),
     })
 }
 
@@ -178,6 +180,12 @@ pub(super) fn load_n(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let each = |v: &[&SummaryRow], name: &str| {
+        v.iter()
+            .map(|r| words::sig(defined_mean(sc, r, name), 3))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     // C1-whp: the share rises from the smallest n to the largest, and at the largest "at least
     // WHP converge" is not rejected.
     let whp = match (near.first(), near.last()) {
@@ -258,13 +266,13 @@ pub(super) fn load_n(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             breaks,
         )
         .says(format!(
-            "converged of the runs with an optimum: {}; re-trials within capacity: {}",
+            "converged of the runs with an optimum: {}; re-trials within capacity: {} (shown, \
+             not judged: of those, made while a trial probed the server: {}; users in a trial \
+             at the end: {})",
             in_words(&broken),
-            judged
-                .iter()
-                .map(|j| words::sig(j.2, 3))
-                .collect::<Vec<_>>()
-                .join(", ")
+            each(&broken, "retrials_within_capacity"),
+            each(&broken, "retrials_probed"),
+            each(&broken, "in_trial"),
         ))
         .finding(),
         claim(

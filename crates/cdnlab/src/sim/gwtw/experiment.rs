@@ -166,6 +166,17 @@ const METRICS: &[MetricSpec] = &[
          users: shortfalls caused by trial probes or re-warm misses, not by sharing",
     ),
     MetricSpec::new(
+        "retrials_probed",
+        "share",
+        "of the re-trials within capacity, those made while a user in a trial had that server \
+         among its candidates (its requests there can evict the resident's items)",
+    ),
+    MetricSpec::new(
+        "in_trial",
+        "fraction",
+        "users in a trial at the end (a livelock keeps a steady share in trial)",
+    ),
+    MetricSpec::new(
         "warmup_slot",
         "slots",
         "first slot whose mean served value reached 90% of the best",
@@ -242,6 +253,8 @@ impl Outcome {
             self.wrong_settle_rate,
             self.retrials_per_user,
             self.retrials_within_capacity,
+            self.retrials_probed,
+            self.in_trial,
             f64::from(self.warmup_slot),
             f64::from(self.max_load),
             self.requests as f64,

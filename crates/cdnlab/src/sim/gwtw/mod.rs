@@ -260,12 +260,18 @@ pub struct Population<W> {
     /// capacity: the shortfall came from other traffic there (trial probes, re-warm misses),
     /// not from sharing it beyond capacity.
     pub retrials_within_capacity: u64,
+    /// Of those, the re-trials made while some user in a trial had the server among its
+    /// candidates: a trial's requests go there and can evict the resident's items.
+    pub retrials_probed: u64,
+    /// Users in a trial with server s among their candidates, per server.
+    probing: Vec<u32>,
     /// Whether every user can ever be settled (false with P2C users).
     settleable: bool,
 }
 
 impl<W: Window> Population<W> {
     fn new(gwtw: GwtwConfig, clients: Vec<Client<W>>, capacity: Vec<u32>) -> Self {
+        let n = capacity.len();
         let mut p = Population {
             gwtw,
             load: vec![0; capacity.len()],
@@ -276,6 +282,8 @@ impl<W: Window> Population<W> {
             wrong_settles: 0,
             retrials: 0,
             retrials_within_capacity: 0,
+            retrials_probed: 0,
+            probing: vec![0; n],
             settleable: !clients.iter().any(|c| matches!(c, Client::P2c(_))),
             clients,
         };
@@ -283,8 +291,30 @@ impl<W: Window> Population<W> {
             if let Some(s) = p.clients[u].settled() {
                 p.add(s);
             }
+            p.trial(u, true);
         }
         p
+    }
+
+    /// User u has entered (`true`) or left a trial: its candidates gain or lose a prober.
+    /// Nothing for users not in a trial (k = 1, P2C, settled GWTW users).
+    fn trial(&mut self, u: usize, entered: bool) {
+        if let Client::Gwtw(g) = &self.clients[u]
+            && (g.in_trial() || !entered)
+        {
+            for s in g.candidates() {
+                let n = &mut self.probing[s as usize];
+                *n = if entered { *n + 1 } else { *n - 1 };
+            }
+        }
+    }
+
+    /// Users in a trial now.
+    pub fn in_trial(&self) -> usize {
+        self.clients
+            .iter()
+            .filter(|c| matches!(c, Client::Gwtw(g) if g.in_trial()))
+            .count()
     }
 
     fn add(&mut self, s: u32) {
@@ -342,6 +372,7 @@ impl<W: Window> Population<W> {
         match event {
             Event::None => {}
             Event::Settled(s) => {
+                self.trial(u, false);
                 self.add(s);
                 self.settles += 1;
                 if self.load[s as usize] > self.capacity[s as usize] {
@@ -351,6 +382,7 @@ impl<W: Window> Population<W> {
             Event::Retrial(s) => {
                 self.count_retrial(s);
                 self.remove(s);
+                self.trial(u, true);
             }
             Event::Moved(from, to) => {
                 self.count_retrial(from);
@@ -370,6 +402,9 @@ impl<W: Window> Population<W> {
         self.retrials += 1;
         if self.load[s as usize] <= self.capacity[s as usize] {
             self.retrials_within_capacity += 1;
+            if self.probing[s as usize] > 0 {
+                self.retrials_probed += 1;
+            }
         }
     }
 
@@ -460,6 +495,11 @@ pub struct Outcome {
     /// Of the re-trials, the share whose server was within its capacity (NaN with none): see
     /// [`Population::retrials_within_capacity`].
     pub retrials_within_capacity: f64,
+    /// Of the re-trials within capacity, the share made while a user in a trial had that
+    /// server among its candidates (NaN with none): see [`Population::retrials_probed`].
+    pub retrials_probed: f64,
+    /// Share of users in a trial at the end: a livelock keeps a steady share of them.
+    pub in_trial: f64,
     /// First slot whose mean served value reached 90% of the best (horizon if never).
     pub warmup_slot: u32,
     /// Most settled users on one server at the end.
@@ -555,6 +595,8 @@ pub fn simulate<W: Window>(
         wrong_settle_rate: pop.wrong_settles as f64 / pop.settles as f64,
         retrials_per_user: pop.retrials as f64 / m as f64,
         retrials_within_capacity: pop.retrials_within_capacity as f64 / pop.retrials as f64,
+        retrials_probed: pop.retrials_probed as f64 / pop.retrials_within_capacity as f64,
+        in_trial: pop.in_trial() as f64 / m as f64,
         warmup_slot: warmup.unwrap_or(cfg.horizon),
         max_load: pop.load.iter().copied().max().unwrap_or(0),
         requests,

@@ -354,7 +354,8 @@ fn fast_forward_changes_no_outcome() {
 
 /// A re-trial away from a server that holds no more settled users than its capacity counts as
 /// within capacity (its shortfall came from other traffic); one away from an overloaded server
-/// does not. Two servers of capacity 1, two users with both as candidates, tau = 1, q = 1.
+/// does not; one made while a user in a trial probes that server counts as probed. Two servers
+/// of capacity 1, two users with both as candidates, tau = 1, q = 1.
 #[test]
 fn retrials_within_capacity_are_told_apart() {
     let gwtw = GwtwConfig {
@@ -387,4 +388,28 @@ fn retrials_within_capacity_are_told_apart() {
         Event::Retrial(0)
     );
     assert_eq!((pop.retrials, pop.retrials_within_capacity), (2, 1));
+    // And user 0, in its trial, had server 0 among its candidates: probed.
+    assert_eq!(pop.retrials_probed, 1);
+    assert_eq!(pop.in_trial(), 2);
+    // Disjoint candidates: a resident's shortfall with no trial user probing its server.
+    let on = |a, b| Client::Gwtw(GwtwCore::<HitWindow>::new(&[a, b], &gwtw).unwrap());
+    let mut pop = Population::new(gwtw, vec![on(0, 1), on(2, 3)], vec![1, 1, 1, 1]);
+    for (u, s) in [(0, 0), (1, 2)] {
+        assert_eq!(
+            pop.observe(u, s + 1, Some(1), Some(0.0), &mut rng),
+            Event::None
+        );
+        assert_eq!(
+            pop.observe(u, s, Some(0), Some(1.0), &mut rng),
+            Event::Settled(s)
+        );
+    }
+    assert_eq!(pop.in_trial(), 0);
+    for (u, s) in [(0, 0), (1, 2)] {
+        assert_eq!(
+            pop.observe(u, s, Some(0), Some(0.0), &mut rng),
+            Event::Retrial(s)
+        );
+    }
+    assert_eq!((pop.retrials_within_capacity, pop.retrials_probed), (2, 0));
 }
