@@ -8,11 +8,11 @@ use crate::error::{Error, Result};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// One line of a chart: points (x, mean, CI half-width; NaN for none).
+/// One line of a chart: points (x, mean, and the ends of its 95% interval; NaN for none).
 #[derive(Debug, Clone)]
 pub struct Series {
     pub label: String,
-    pub points: Vec<(f64, f64, f64)>,
+    pub points: Vec<(f64, f64, f64, f64)>,
     /// Line style index (one per metric): solid, dashed, dotted, ...
     pub dash: usize,
 }
@@ -222,14 +222,7 @@ pub fn svg(c: &Chart) -> String {
         c.log_x,
         None,
     );
-    let ya = Axis::new(
-        pts().flat_map(|p| {
-            let e = if p.2.is_finite() { p.2 } else { 0.0 };
-            [p.1 - e, p.1 + e]
-        }),
-        c.log_y,
-        c.y_bounds,
-    );
+    let ya = Axis::new(pts().flat_map(|p| [p.1, p.2, p.3]), c.log_y, c.y_bounds);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let px = |x: f64| xa.frac(x).map(|f| LEFT + f * pw);
     let py = |y: f64| ya.frac(y).map(|f| TOP + (1.0 - f) * ph);
@@ -324,13 +317,13 @@ pub fn svg(c: &Chart) -> String {
             let dx = (i as f64 - (n - 1.0) / 2.0) * DODGE;
             ser.points
                 .iter()
-                .filter_map(|&(x, y, e)| {
+                .filter_map(|&(x, y, lo, hi)| {
                     let (x, yy) = (px(x)?, py(y)?);
                     // Bars end at the plot's edges: a share's bar never crosses the frame
                     // into the title or the axis labels.
                     let inside = |v: f64| v.clamp(TOP, TOP + ph);
-                    let bar = (e.is_finite() && e > 0.0)
-                        .then(|| Some((inside(py(y - e)?), inside(py(y + e)?))))
+                    let bar = (lo.is_finite() && hi.is_finite() && hi > lo)
+                        .then(|| Some((inside(py(lo)?), inside(py(hi)?))))
                         .flatten();
                     Some((x + dx, yy, bar))
                 })
@@ -466,7 +459,11 @@ mod tests {
             y_bounds: None,
             series: vec![Series {
                 label: "s&1".into(),
-                points: vec![(1e-5, 0.1, 0.01), (1e-4, 0.5, f64::NAN), (1e-3, 0.9, 0.02)],
+                points: vec![
+                    (1e-5, 0.1, 0.09, 0.11),
+                    (1e-4, 0.5, f64::NAN, f64::NAN),
+                    (1e-3, 0.9, 0.88, 0.92),
+                ],
                 dash: 1,
             }],
             marks: Vec::new(),
@@ -497,7 +494,11 @@ mod tests {
             y_bounds: Some((0.0, 1.0)),
             series: vec![Series {
                 label: "s".into(),
-                points: vec![(1.0, 0.95, 0.4), (2.0, 0.05, 0.4), (3.0, 0.5, 0.1)],
+                points: vec![
+                    (1.0, 0.95, 0.55, 1.35),
+                    (2.0, 0.05, -0.35, 0.45),
+                    (3.0, 0.5, 0.4, 0.6),
+                ],
                 dash: 0,
             }],
             ..Chart::default()
@@ -548,7 +549,7 @@ mod tests {
             log_x: true,
             series: vec![Series {
                 label: "s".into(),
-                points: xs.iter().map(|&x| (x, 1.0, f64::NAN)).collect(),
+                points: xs.iter().map(|&x| (x, 1.0, f64::NAN, f64::NAN)).collect(),
                 dash: 0,
             }],
             ..Chart::default()
@@ -585,7 +586,7 @@ mod tests {
         let series: Vec<Series> = (0..9)
             .map(|i| Series {
                 label: format!("s{i}"),
-                points: vec![(1.0, 0.5, 0.1), (2.0, 0.7, 0.1)],
+                points: vec![(1.0, 0.5, 0.4, 0.6), (2.0, 0.7, 0.6, 0.8)],
                 dash: 0,
             })
             .collect();
@@ -663,7 +664,7 @@ mod png_tests {
             y_label: "y".into(),
             series: vec![Series {
                 label: "s".into(),
-                points: vec![(1.0, 1.0, 0.1), (2.0, 2.0, 0.1)],
+                points: vec![(1.0, 1.0, 0.9, 1.1), (2.0, 2.0, 1.9, 2.1)],
                 dash: 0,
             }],
             ..Chart::default()

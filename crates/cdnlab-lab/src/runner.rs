@@ -20,7 +20,7 @@ use crate::files::{self, write_atomic};
 use crate::plot::{self, Format, write_chart};
 use crate::scenario::{Cell, Scenario, same, to_value};
 use crate::{progress, provenance};
-use cdnlab::sim::Value;
+use cdnlab::sim::{Experiment, Value};
 use cdnlab::stats::Summary;
 use indicatif::{ParallelProgressIterator, ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -351,12 +351,22 @@ pub struct SummaryRow {
 }
 
 impl SummaryRow {
-    /// Summarises per-replication columns (one per metric).
-    pub fn new(cell: u64, params: BTreeMap<String, Value>, runs: Vec<Vec<f64>>) -> SummaryRow {
+    /// Summarises per-replication columns (one per metric of `exp`, in its order), each with
+    /// the interval its unit calls for ([`cdnlab::sim::MetricSpec::scale`]).
+    pub fn new(
+        exp: &dyn Experiment,
+        cell: u64,
+        params: BTreeMap<String, Value>,
+        runs: Vec<Vec<f64>>,
+    ) -> SummaryRow {
         SummaryRow {
             cell,
             params,
-            metrics: runs.iter().map(|c| Summary::of(c)).collect(),
+            metrics: runs
+                .iter()
+                .zip(exp.metrics())
+                .map(|(c, m)| Summary::on(c, m.scale()))
+                .collect(),
             runs,
             target_met: None,
         }
@@ -364,8 +374,9 @@ impl SummaryRow {
 }
 
 /// The header of `summary.csv`: cell, parameters (sorted), `runs` (replications summarised),
-/// with a precision target `target_met` (true or false), then per metric `_mean`, `_sd` and
-/// `_ci95`.
+/// with a precision target `target_met` (true or false), then per metric `_mean`, `_sd`,
+/// `_ci95` (the Student-t half-width) and `_lo`, `_hi` (the 95% interval of the metric's scale:
+/// Wilson for yes/no outcomes, clipped to [0, 1] for fractions).
 fn summary_header(sc: &Scenario) -> Vec<String> {
     let head = header(sc);
     let metrics = sc.experiment.metric_names();
@@ -376,7 +387,7 @@ fn summary_header(sc: &Scenario) -> Vec<String> {
         sh.push("target_met".into());
     }
     for m in metrics {
-        sh.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
+        sh.extend(["mean", "sd", "ci95", "lo", "hi"].map(|x| format!("{m}_{x}")));
     }
     sh
 }
@@ -426,7 +437,12 @@ fn read_cells(sc: &Scenario, out: &Path) -> Result<(Vec<Vec<String>>, Vec<Summar
             }
             results.push(rec.iter().map(String::from).collect());
         }
-        let mut row = SummaryRow::new(cell.index, cell.params.values().clone(), cols);
+        let mut row = SummaryRow::new(
+            sc.experiment,
+            cell.index,
+            cell.params.values().clone(),
+            cols,
+        );
         // Recomputed from the rows (the rule's decision is a function of them).
         row.target_met = sc
             .sequential()
@@ -453,7 +469,7 @@ fn write_outputs(
             row.push(met.to_string());
         }
         for s in &r.metrics {
-            row.extend([s.mean.to_string(), s.sd.to_string(), s.ci95.to_string()]);
+            row.extend([s.mean, s.sd, s.ci95, s.lo, s.hi].map(|x| x.to_string()));
         }
         row
     });
@@ -652,13 +668,16 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
                 .iter()
                 .position(|x| x == m)
                 .expect("validated metric");
-            let mut points: Vec<(f64, f64, f64)> = keep
+            let mut points: Vec<(f64, f64, f64, f64)> = keep
                 .iter()
                 .filter(|r| match (sv, &p.series) {
                     (Some(v), Some(s)) => same(&r.params[s], v),
                     _ => true,
                 })
-                .map(|r| (num(&r.params[&p.x]), r.metrics[mi].mean, r.metrics[mi].ci95))
+                .map(|r| {
+                    let s = &r.metrics[mi];
+                    (num(&r.params[&p.x]), s.mean, s.lo, s.hi)
+                })
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let label = match (sv, &p.series) {

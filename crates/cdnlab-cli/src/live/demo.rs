@@ -225,7 +225,7 @@ pub(super) async fn run_demo(a: &DemoArgs) -> Result<()> {
                 points: out
                     .timeline
                     .iter()
-                    .map(|s| (s.t, s.at_best, f64::NAN))
+                    .map(|s| (s.t, s.at_best, f64::NAN, f64::NAN))
                     .collect(),
                 dash: 0,
             })
@@ -299,7 +299,11 @@ pub(super) async fn run_dht_demo(a: &DemoArgs) -> Result<()> {
     )?;
     let line = |label: &str, dash, f: &dyn Fn(&demo_dht::DhtSample) -> f64| Series {
         label: label.into(),
-        points: out.timeline.iter().map(|s| (s.t, f(s), f64::NAN)).collect(),
+        points: out
+            .timeline
+            .iter()
+            .map(|s| (s.t, f(s), f64::NAN, f64::NAN))
+            .collect(),
         dash,
     };
     let replicas = Chart {
@@ -402,7 +406,7 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
                     .per_population
                     .iter()
                     .enumerate()
-                    .map(|(i, &b)| ((i + 1) as f64, b, f64::NAN))
+                    .map(|(i, &b)| ((i + 1) as f64, b, f64::NAN, f64::NAN))
                     .collect(),
                 dash: 0,
             })
@@ -428,7 +432,11 @@ pub(super) async fn run_steering_demo(a: &DemoArgs) -> Result<()> {
                     r.policy.trim_start_matches("shift, "),
                     r.final_third
                 ),
-                points: r.timeline.iter().map(|&(t, b)| (t, b, f64::NAN)).collect(),
+                points: r
+                    .timeline
+                    .iter()
+                    .map(|&(t, b)| (t, b, f64::NAN, f64::NAN))
+                    .collect(),
                 dash: 0,
             })
             .collect(),
@@ -544,7 +552,7 @@ fn players_outputs(a: &DemoArgs, out: &demo_players::PlayersDemoResult) -> Resul
                     .timeline
                     .iter()
                     .enumerate()
-                    .map(|(t, row)| (2.0 * t as f64, row[j] as f64, f64::NAN))
+                    .map(|(t, row)| (2.0 * t as f64, row[j] as f64, f64::NAN, f64::NAN))
                     .collect(),
                 dash: 0,
             })

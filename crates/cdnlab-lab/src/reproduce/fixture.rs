@@ -126,7 +126,12 @@ pub fn synth(
     sc.cells
         .iter()
         .map(|cell| {
-            let probe = SummaryRow::new(cell.index, cell.params.values().clone(), Vec::new());
+            let probe = SummaryRow::new(
+                sc.experiment,
+                cell.index,
+                cell.params.values().clone(),
+                Vec::new(),
+            );
             let mut cols = vec![Vec::new(); names.len()];
             for rep in 0..sc.resolved.replications {
                 let mut rng = cdnlab::rng::from_seed(cdnlab::rng::stream_seed(99, cell.index, rep));
@@ -138,7 +143,12 @@ pub fn synth(
                     assert!(names.contains(name), "model sets unknown metric {name}");
                 }
             }
-            SummaryRow::new(cell.index, cell.params.values().clone(), cols)
+            SummaryRow::new(
+                sc.experiment,
+                cell.index,
+                cell.params.values().clone(),
+                cols,
+            )
         })
         .collect()
 }

@@ -79,9 +79,20 @@ pub fn pm(mean: f64, half: f64) -> String {
     }
 }
 
-/// A mean with its 95% half-width from a summary.
+/// A mean with its 95% interval from a summary: `mean ± half` when the interval is the t
+/// interval, else `mean (95%: lo to hi)` (Wilson's for yes/no outcomes, or one clipped to
+/// [0, 1]), so no interval is read as leaving the values the metric can take.
 pub fn ci(s: &cdnlab::stats::Summary) -> String {
-    pm(s.mean, s.ci95)
+    let symmetric = |end: f64| (end - s.ci95).abs() <= 1e-12 * s.ci95.abs().max(1.0);
+    if !s.lo.is_finite() || (symmetric(s.mean - s.lo) && symmetric(s.hi - s.mean)) {
+        return pm(s.mean, s.ci95);
+    }
+    format!(
+        "{} (95%: {} to {})",
+        sig(s.mean, 3),
+        sig(s.lo, 2),
+        sig(s.hi, 2)
+    )
 }
 
 /// "none of the 400 runs" / "3 of 400 runs".
@@ -221,6 +232,18 @@ mod tests {
         assert_eq!(sig(0.0, 3), "0");
         assert_eq!(sig(f64::INFINITY, 3), "∞");
         assert_eq!(sig(2.0, 3), "2");
+    }
+
+    #[test]
+    fn intervals_read_as_their_shape() {
+        use cdnlab::stats::{Scale, Summary};
+        let runs = [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        assert_eq!(ci(&Summary::of(&runs)), "0.2 ± 0.3");
+        assert_eq!(
+            ci(&Summary::on(&runs, Scale::YesNo)),
+            "0.2 (95%: 0.057 to 0.51)"
+        );
+        assert_eq!(ci(&Summary::on(&[3.0, 5.0], Scale::Free)), "4 ± 13");
     }
 
     #[test]

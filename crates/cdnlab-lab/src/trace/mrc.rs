@@ -173,7 +173,7 @@ pub fn draw(m: &Mrc, svg_path: &Path) -> Result<Vec<PathBuf>> {
         m.sizes
             .iter()
             .zip(curve)
-            .map(|(&c, &y)| (c as f64, y, f64::NAN))
+            .map(|(&c, &y)| (c as f64, y, f64::NAN, f64::NAN))
             .collect()
     };
     let mut series = vec![Series {

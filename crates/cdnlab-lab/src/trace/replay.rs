@@ -374,7 +374,7 @@ pub fn draw_mrc(a: &ReplayPlan, r: &Replayed, svg_path: &Path) -> Result<Vec<Pat
                 .rows
                 .iter()
                 .filter(|o| o.policy == *p)
-                .map(|o| (o.size as f64, o.miss_ratio, f64::NAN))
+                .map(|o| (o.size as f64, o.miss_ratio, f64::NAN, f64::NAN))
                 .collect(),
             dash: 0,
         })

@@ -54,7 +54,7 @@ fn plotted_ranks(n: usize) -> Vec<usize> {
 }
 
 /// A CDF from a power-of-two histogram: the share at or below each bucket's top.
-fn cdf_points(h: &[u64]) -> Vec<(f64, f64, f64)> {
+fn cdf_points(h: &[u64]) -> Vec<(f64, f64, f64, f64)> {
     let total: u64 = h.iter().sum();
     let mut acc = 0;
     h.iter()
@@ -65,6 +65,7 @@ fn cdf_points(h: &[u64]) -> Vec<(f64, f64, f64)> {
             (
                 (bucket_floor(k) * 2 - 1).max(1) as f64,
                 acc as f64 / total as f64,
+                f64::NAN,
                 f64::NAN,
             )
         })
@@ -87,7 +88,7 @@ pub fn draw(s: &Summary, dir: &Path) -> Result<Vec<String>> {
         label: "trace".into(),
         points: ranks
             .iter()
-            .map(|&r| (r as f64, s.counts_by_rank[r - 1] as f64, f64::NAN))
+            .map(|&r| (r as f64, s.counts_by_rank[r - 1] as f64, f64::NAN, f64::NAN))
             .collect(),
         dash: 0,
     }];
@@ -107,7 +108,12 @@ pub fn draw(s: &Summary, dir: &Path) -> Result<Vec<String>> {
                 .iter()
                 .map(|&r| {
                     let x = (r as f64).ln();
-                    ((r as f64), (my - f.alpha * (x - mx)).exp(), f64::NAN)
+                    (
+                        (r as f64),
+                        (my - f.alpha * (x - mx)).exp(),
+                        f64::NAN,
+                        f64::NAN,
+                    )
                 })
                 .collect(),
             dash,
@@ -148,15 +154,15 @@ pub fn draw(s: &Summary, dir: &Path) -> Result<Vec<String>> {
         let keep = points
             .0
             .last()
-            .is_none_or(|p: &(f64, f64, f64)| f64::from(size) > p.0 * 1.02)
+            .is_none_or(|p: &(f64, f64, f64, f64)| f64::from(size) > p.0 * 1.02)
             || i + 1 == s.sizes.len();
         if keep {
             points
                 .0
-                .push((f64::from(size), o as f64 / objects, f64::NAN));
+                .push((f64::from(size), o as f64 / objects, f64::NAN, f64::NAN));
             points
                 .1
-                .push((f64::from(size), r as f64 / requests, f64::NAN));
+                .push((f64::from(size), r as f64 / requests, f64::NAN, f64::NAN));
         }
     }
     save(

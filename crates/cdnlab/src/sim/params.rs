@@ -98,6 +98,17 @@ impl MetricSpec {
         MetricSpec { name, unit, help }
     }
 
+    /// The shape of its interval: yes/no for "0/1", a share in [0, 1] for "fraction" and
+    /// "share", any number otherwise.
+    pub fn scale(&self) -> crate::stats::Scale {
+        use crate::stats::Scale;
+        match self.unit {
+            "0/1" => Scale::YesNo,
+            "fraction" | "share" => Scale::Share,
+            _ => Scale::Free,
+        }
+    }
+
     /// "name (unit)", the axis label when nothing better is given.
     pub fn label(&self) -> String {
         if self.unit.is_empty() {

@@ -1,6 +1,19 @@
-//! Statistics over replications: mean, standard deviation and Student-t confidence intervals.
+//! Statistics over replications: mean, standard deviation and 95% confidence intervals that fit
+//! the data (Student-t, clipped to [0, 1] for fractions, Wilson for yes/no outcomes).
 
-/// Mean, spread and 95% confidence half-width of a sample.
+/// What values a metric takes per run, which decides the shape of its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Any number: mean +- the Student-t half-width.
+    Free,
+    /// A fraction in [0, 1] (a share of users, a hit ratio): the t interval clipped to [0, 1].
+    Share,
+    /// A yes/no outcome, 1 or 0 (converged, feasible): the Wilson interval of the share of
+    /// yeses, which stays in [0, 1] and is not empty when every run says the same.
+    YesNo,
+}
+
+/// Mean, spread and 95% confidence interval of a sample.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
     pub n: usize,
@@ -8,12 +21,41 @@ pub struct Summary {
     /// Sample standard deviation (n - 1 in the denominator); 0 for one value.
     pub sd: f64,
     /// Half-width of the 95% Student-t interval for the mean; NaN for fewer than two values.
+    /// Precision targets and t tests use it; the interval shown is [`Summary::lo`] to `hi`.
     pub ci95: f64,
+    /// The 95% interval for the mean, of the shape the sample's [`Scale`] calls for: mean +-
+    /// `ci95`, clipped to [0, 1] for a share, Wilson's for yes/no outcomes. NaN when there is
+    /// none (fewer than two values, except yes/no outcomes, whose interval exists from one).
+    pub lo: f64,
+    pub hi: f64,
 }
 
 impl Summary {
-    /// Summarises `xs` (empty gives n = 0 and NaNs). NaN values are kept, so they show.
+    /// Summarises `xs` as free numbers (see [`Summary::on`]).
     pub fn of(xs: &[f64]) -> Summary {
+        Summary::on(xs, Scale::Free)
+    }
+
+    /// Summarises `xs`, values on `scale` (empty gives n = 0 and NaNs). NaN values are kept, so
+    /// they show. Yes/no outcomes that are not all 0 or 1 get the clipped t interval.
+    pub fn on(xs: &[f64], scale: Scale) -> Summary {
+        let mut s = Summary::t(xs);
+        let yes_no = xs.iter().all(|x| *x == 0.0 || *x == 1.0);
+        match scale {
+            Scale::YesNo if yes_no && !xs.is_empty() => {
+                let yes = xs.iter().filter(|x| **x == 1.0).count() as u64;
+                (s.lo, s.hi) = wilson(yes, xs.len() as u64, Z975);
+            }
+            Scale::YesNo | Scale::Share => {
+                (s.lo, s.hi) = (s.lo.clamp(0.0, 1.0), s.hi.clamp(0.0, 1.0));
+            }
+            Scale::Free => {}
+        }
+        s
+    }
+
+    /// The Student-t summary.
+    fn t(xs: &[f64]) -> Summary {
         let n = xs.len();
         if n == 0 {
             return Summary {
@@ -21,6 +63,8 @@ impl Summary {
                 mean: f64::NAN,
                 sd: f64::NAN,
                 ci95: f64::NAN,
+                lo: f64::NAN,
+                hi: f64::NAN,
             };
         }
         let mean = xs.iter().sum::<f64>() / n as f64;
@@ -30,18 +74,26 @@ impl Summary {
                 mean,
                 sd: 0.0,
                 ci95: f64::NAN,
+                lo: f64::NAN,
+                hi: f64::NAN,
             };
         }
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let sd = var.sqrt();
+        let ci95 = t975(n - 1) * sd / (n as f64).sqrt();
         Summary {
             n,
             mean,
             sd,
-            ci95: t975(n - 1) * sd / (n as f64).sqrt(),
+            ci95,
+            lo: mean - ci95,
+            hi: mean + ci95,
         }
     }
 }
+
+/// The two-sided 95% quantile of the standard normal.
+pub const Z975: f64 = 1.959_963_984_540_054;
 
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95%).
 ///
@@ -316,16 +368,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn intervals_take_the_shape_of_the_scale() {
+        // 2 of 10 runs converged: the t interval (0.2 +- 0.30) would go below 0.
+        let runs = [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let free = Summary::of(&runs);
+        assert!(free.lo < 0.0 && (free.hi - free.mean - free.ci95).abs() < 1e-12);
+        let yes_no = Summary::on(&runs, Scale::YesNo);
+        assert_eq!((yes_no.lo, yes_no.hi), wilson(2, 10, Z975));
+        assert_eq!(
+            yes_no.ci95, free.ci95,
+            "precision targets keep the t half-width"
+        );
+        let share = Summary::on(&[0.99, 1.0, 0.97, 1.0], Scale::Share);
+        assert!(share.hi == 1.0 && share.lo > 0.9 && share.lo < share.mean);
+        // Every run alike: Wilson still gives an interval, t gives a point.
+        let all = Summary::on(&[1.0; 10], Scale::YesNo);
+        assert!((all.lo - 0.7225).abs() < 1e-4 && all.hi == 1.0);
+        // Not yes/no after all: the clipped t interval.
+        let odd = Summary::on(&[0.5, 1.0, 0.0], Scale::YesNo);
+        assert!(odd.lo == 0.0 && odd.hi <= 1.0);
+        assert!(Summary::on(&[], Scale::YesNo).lo.is_nan());
+    }
+
+    #[test]
     fn wilson_matches_published_values_and_stays_in_0_1() {
         // Newcombe (1998), Table I: 81 of 263 -> 0.2553 to 0.3662; 0 of 10 -> 0 to 0.2775.
-        let (lo, hi) = wilson(81, 263, 1.959964);
+        let (lo, hi) = wilson(81, 263, Z975);
         assert!(
             (lo - 0.2553).abs() < 1e-4 && (hi - 0.3662).abs() < 1e-4,
             "{lo} {hi}"
         );
-        let (lo, hi) = wilson(0, 10, 1.959964);
+        let (lo, hi) = wilson(0, 10, Z975);
         assert!(lo == 0.0 && (hi - 0.2775).abs() < 1e-4, "{lo} {hi}");
-        let (lo, hi) = wilson(10, 10, 1.959964);
+        let (lo, hi) = wilson(10, 10, Z975);
         assert!((lo - 0.7225).abs() < 1e-4 && hi == 1.0, "{lo} {hi}");
         assert!(wilson(0, 0, 1.96).0.is_nan());
     }
