@@ -10,7 +10,9 @@
 #                                             # other experiments' expected times)
 #
 # Writes OUT/times.txt (the table reproduce prints at the end, with the wall clock) and
-# OUT/cell-seconds.csv; then rebuilds so the next `reproduce` uses the new expected times.
+# OUT/cell-seconds.csv; at paper scale records each claim's verdict in
+# scenarios/verdicts-full.csv (shown beside the quick verdicts in the quick report); then
+# rebuilds so the next `reproduce` uses the new expected times and verdicts.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -37,6 +39,31 @@ sed -n '/^experiment  /,/^wall clock/p' "$OUT/log.txt" > "$OUT/times.txt"
   echo "command: cdnlab reproduce $flag ${only[*]:-}; $((end - start)) s in all"
 } >> "$OUT/times.txt"
 cat "$OUT/times.txt"
+# Paper scale: this run's verdicts replace the same claims' rows of scenarios/verdicts-full.csv,
+# which the quick report shows beside its own verdicts (claims not run keep their old rows).
+if [ "$SCALE" = full ]; then
+python3 - "$OUT/claims.json" "$root/scenarios/verdicts-full.csv" <<'EOF'
+import csv, json, os, sys
+doc = json.load(open(sys.argv[1]))
+prov = doc["provenance"]
+commit, date = prov["commit"][:12], prov["started"][:10]
+fresh = {c["id"]: {"claim": c["id"], "pass": str(c["pass"]).lower(), "measured": c["in_words"],
+                   "commit": commit, "date": date} for c in doc["claims"]}
+table = sys.argv[2]
+try:
+    with open(table) as f:
+        old = [r for r in csv.DictReader(f) if r["claim"] not in fresh]
+except FileNotFoundError:
+    old = []
+rows = sorted(old + list(fresh.values()), key=lambda r: r["claim"])
+with open(table + ".tmp", "w", newline="") as f:
+    w = csv.DictWriter(f, ["claim", "pass", "measured", "commit", "date"], lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+os.replace(table + ".tmp", table)
+print(f"{table}: {len(fresh)} verdicts recorded, {len(rows)} in all", file=sys.stderr)
+EOF
+fi
 # Expected seconds: this run's cells replace the same (scale, experiment) rows.
 python3 - "$root/scenarios/expected-seconds.csv" "$OUT/cell-seconds.csv" <<'EOF'
 import csv, sys

@@ -113,7 +113,7 @@ table{border-collapse:collapse;margin:.8em 0;width:100%}\
 td,th{border:1px solid #ccc;padding:4px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}\
 th{background:#f4f4f4}table.claims td{overflow-wrap:anywhere}table.claims{table-layout:fixed;font-size:.92em}\
 tr.fail td{background:#fdecea}.pass-mark{color:#1a7f37;font-weight:bold}\
-.fail-mark{color:#b3261e;font-weight:bold}small{color:#555}\
+.fail-mark{color:#b3261e;font-weight:bold}small{color:#555}small.differs{color:#b3261e}\
 code{background:#f3f3f3;overflow-wrap:anywhere}\
 details pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8em;max-height:20em;overflow:auto}\
 figure{margin:1.2em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}\
@@ -140,6 +140,31 @@ fn show_value(v: &cdnlab::sim::Value) -> String {
 /// The report's template (minijinja, HTML auto-escaping by our [`esc`]).
 const TEMPLATE: &str = include_str!("report.html");
 
+/// The committed record of the last paper-scale run (`scenarios/verdicts-full.csv`, written by
+/// `bench/reproduce.sh`): claim, pass (true or false), measured in words, commit, date.
+const PAPER_SCALE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../scenarios/verdicts-full.csv"
+));
+
+/// A claim's verdict in the last paper-scale run.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub(super) struct Recorded {
+    pub claim: String,
+    pub pass: bool,
+    pub measured: String,
+    pub commit: String,
+    pub date: String,
+}
+
+/// The record, by claim id (empty if it cannot be read: the report then says there is none).
+pub(super) fn paper_scale() -> Vec<Recorded> {
+    csv::Reader::from_reader(PAPER_SCALE.as_bytes())
+        .deserialize()
+        .filter_map(|r| r.ok())
+        .collect()
+}
+
 /// A claim's row in a claims table.
 #[derive(Serialize)]
 struct ClaimRow<'a> {
@@ -153,11 +178,21 @@ struct ClaimRow<'a> {
     data: String,
     expected: &'a str,
     exp: &'static str,
+    /// In a quick report: the claim's verdict in the last paper-scale run, if it was there,
+    /// and whether it differs from this one.
+    paper_scale: Option<Recorded>,
+    differs: bool,
+    /// In a quick report, a claim the last paper-scale run did not have.
+    unrecorded: bool,
 }
 
 impl<'a> ClaimRow<'a> {
-    fn new(c: &'a Claim, d: &Done) -> Self {
+    fn new(c: &'a Claim, d: &Done, record: Option<&[Recorded]>) -> Self {
+        let paper_scale = record.and_then(|r| r.iter().find(|x| x.claim == c.id).cloned());
         ClaimRow {
+            differs: paper_scale.as_ref().is_some_and(|r| r.pass != c.pass),
+            unrecorded: record.is_some() && paper_scale.is_none(),
+            paper_scale,
             pass: c.pass,
             claim: &c.claim,
             id: &c.id,
@@ -276,6 +311,8 @@ struct ProvenanceView<'a> {
 /// report.html: the tally, the summary by paper, the claims by kind, each experiment's section
 /// and the provenance.
 pub(super) fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) -> Result<String> {
+    // A quick report shows each claim's verdict at paper scale beside its own.
+    let record = (scale == "quick").then(paper_scale);
     let claims: Vec<(&Claim, &Done)> = done
         .iter()
         .flat_map(|d| d.claims.iter().map(move |c| (c, d)))
@@ -326,7 +363,7 @@ pub(super) fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) 
             claims: claims
                 .iter()
                 .filter(|c| c.0.kind == kind)
-                .map(|(c, d)| ClaimRow::new(c, d))
+                .map(|(c, d)| ClaimRow::new(c, d, record.as_deref()))
                 .collect(),
         })
         .filter(|k| !k.claims.is_empty())
@@ -334,7 +371,7 @@ pub(super) fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) 
     let mut figure = 0;
     let experiments = done
         .iter()
-        .map(|d| experiment_section(d, &mut figure))
+        .map(|d| experiment_section(d, &mut figure, record.as_deref()))
         .collect::<Result<Vec<_>>>()?;
     let view = ProvenanceView {
         version: &prov.version,
@@ -349,6 +386,16 @@ pub(super) fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) 
     let seeds: Vec<String> = done
         .iter()
         .map(|d| format!("{} {}", d.rep.id, d.scenario.resolved.seed))
+        .collect();
+    // Claims whose quick verdict differs from the last paper-scale one.
+    let differ: Vec<&str> = claims
+        .iter()
+        .filter(|(c, _)| {
+            record
+                .as_ref()
+                .is_some_and(|r| r.iter().any(|x| x.claim == c.id && x.pass != c.pass))
+        })
+        .map(|(c, _)| c.id.as_str())
         .collect();
     let mut env = minijinja::Environment::new();
     env.set_formatter(|out, _, value| {
@@ -367,6 +414,7 @@ pub(super) fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) 
             t.render(minijinja::context! {
                 scale, style => STYLE, papers, kinds, experiments, prov => view, seeds,
                 tally => tally(&claims.iter().map(|c| c.0).collect::<Vec<_>>()),
+                differ => differ, recorded => record.as_ref().and_then(|r| r.first()).cloned(),
             })
         })
         .map_err(failed)?;
@@ -383,7 +431,11 @@ fn kind_anchor(kind: Kind) -> &'static str {
 
 /// One experiment's section: what it tests, its scale, its parameters, its figures with
 /// captions and its claims. Every figure must exist: the report links it.
-fn experiment_section<'a>(d: &'a Done, figure: &mut usize) -> Result<ExperimentSection<'a>> {
+fn experiment_section<'a>(
+    d: &'a Done,
+    figure: &mut usize,
+    record: Option<&[Recorded]>,
+) -> Result<ExperimentSection<'a>> {
     let r = &d.scenario.resolved;
     let folder = d
         .dir
@@ -480,6 +532,10 @@ fn experiment_section<'a>(d: &'a Done, figure: &mut usize) -> Result<ExperimentS
         params,
         figures,
         cells_table,
-        claims: d.claims.iter().map(|c| ClaimRow::new(c, d)).collect(),
+        claims: d
+            .claims
+            .iter()
+            .map(|c| ClaimRow::new(c, d, record))
+            .collect(),
     })
 }

@@ -214,3 +214,24 @@ fn every_claim_cites_rules_that_exist() {
         );
     }
 }
+
+/// The committed paper-scale record (scenarios/verdicts-full.csv) parses whole, and names only
+/// claims that exist: a renamed or retired claim must leave it (bench/reproduce.sh rewrites it).
+#[test]
+fn paper_scale_record_is_whole_and_current() {
+    let text = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/verdicts-full.csv"
+    ));
+    let record = super::report::paper_scale();
+    assert_eq!(
+        record.len(),
+        text.lines().count() - 1,
+        "a row of verdicts-full.csv does not parse"
+    );
+    let ids: Vec<&str> = super::rules::claim_ids().collect();
+    for r in &record {
+        assert!(ids.contains(&r.claim.as_str()), "{} is no claim", r.claim);
+        assert!(r.commit.len() == 12 && r.date.len() == 10, "{r:?}");
+    }
+}

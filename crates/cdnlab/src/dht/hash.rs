@@ -30,9 +30,14 @@ pub fn position(file: u64, index: u32) -> u64 {
     position_of(file_key(file), index)
 }
 
-/// The ring position of virtual node `vnode` of node `node`.
-pub fn node_position(node: u32, vnode: u32) -> u64 {
-    splitmix64(splitmix64(u64::from(node) ^ NODE_DOMAIN) ^ u64::from(vnode))
+/// The ring position of virtual node `vnode` of node `node` on the ring of `salt`. Salt 0 is
+/// the ring of live deployments and ring files, and its positions are pinned. Another salt is
+/// another, independent ring: the simulator draws one per replication, so that each run is a
+/// new network and not the same one sampled again.
+pub fn node_position(node: u32, vnode: u32, salt: u64) -> u64 {
+    // An odd multiplier keeps salts apart, and salt 0 leaves the domain as it always was.
+    let domain = NODE_DOMAIN ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    splitmix64(splitmix64(u64::from(node) ^ domain) ^ u64::from(vnode))
 }
 
 #[cfg(test)]
@@ -45,7 +50,21 @@ mod tests {
     fn positions_are_stable() {
         assert_eq!(position(0, 1), 0xc48e_2f94_6d5a_3c6f);
         assert_eq!(position(12345, 7), 0xa1f9_9190_944d_8e84);
-        assert_eq!(node_position(3, 0), 0x353c_6536_db26_6b60);
+        assert_eq!(node_position(3, 0, 0), 0x353c_6536_db26_6b60);
+    }
+
+    /// Another salt moves every node, unrelated to where it was.
+    #[test]
+    fn salts_make_other_rings() {
+        let moved = (0..1000)
+            .filter(|&n| node_position(n, 0, 7) != node_position(n, 0, 0))
+            .count();
+        assert_eq!(moved, 1000);
+        let agree = (0..10_000u32)
+            .filter(|&n| (node_position(n, 0, 7) >> 63) == (node_position(n, 0, 0) >> 63))
+            .count() as f64;
+        // Top bits agree half the time: within 5 sd (50).
+        assert!((agree - 5000.0).abs() < 250.0, "{agree}");
     }
 
     /// Positions of many (file, index) pairs fall evenly into 64 arcs (chi-square, 63 degrees

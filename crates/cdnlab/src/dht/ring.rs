@@ -20,6 +20,8 @@ pub struct Ring {
     buckets: Vec<u32>,
     shift: u32,
     vnodes: u32,
+    /// Which ring (see [`node_position`]): 0 for live deployments and ring files.
+    salt: u64,
     /// Per node id ever created: whether it is up.
     alive: Vec<bool>,
     /// This layout's identity, unique in the process (clones share it: same layout), so a
@@ -31,8 +33,14 @@ pub struct Ring {
 static LAYOUTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Ring {
-    /// `nodes` live nodes (ids 0..nodes) with `vnodes` positions each.
+    /// `nodes` live nodes (ids 0..nodes) with `vnodes` positions each, on the ring of live
+    /// deployments (salt 0).
     pub fn new(nodes: u32, vnodes: u32) -> Result<Self, Error> {
+        Ring::salted(nodes, vnodes, 0)
+    }
+
+    /// [`Ring::new`] on the ring of `salt` ([`node_position`]).
+    pub fn salted(nodes: u32, vnodes: u32, salt: u64) -> Result<Self, Error> {
         if nodes == 0 {
             return Err(Error::param("nodes", 0, "at least 1 node"));
         }
@@ -52,6 +60,7 @@ impl Ring {
             buckets: Vec::new(),
             shift: 64,
             vnodes,
+            salt,
             alive: vec![true; nodes as usize],
             layout: 0,
         };
@@ -61,9 +70,10 @@ impl Ring {
 
     fn rebuild(&mut self) {
         self.layout = LAYOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let salt = self.salt;
         let mut pts: Vec<(u64, u32)> = (0..self.alive.len() as u32)
             .filter(|&n| self.alive[n as usize])
-            .flat_map(|n| (0..self.vnodes).map(move |v| (node_position(n, v), n)))
+            .flat_map(|n| (0..self.vnodes).map(move |v| (node_position(n, v, salt), n)))
             .collect();
         pts.sort_unstable();
         self.points = pts.iter().map(|p| p.0).collect();
@@ -253,7 +263,7 @@ mod tests {
     fn owner_naive(r: &Ring, pos: u64) -> u32 {
         let mut pts: Vec<(u64, u32)> = (0..r.nodes())
             .filter(|&n| r.is_alive(n))
-            .flat_map(|n| (0..r.vnodes).map(move |v| (node_position(n, v), n)))
+            .flat_map(|n| (0..r.vnodes).map(move |v| (node_position(n, v, 0), n)))
             .collect();
         pts.sort_unstable();
         pts.iter().find(|p| p.0 >= pos).unwrap_or(&pts[0]).1

@@ -1,6 +1,6 @@
 //! The `multihash` experiment: one run of the DHT CDN per replication.
 
-use super::{Config, Growth, Outcome, PlacementPolicy, Repair};
+use super::{Config, Growth, Outcome, PlacementPolicy, Repair, RingLayout};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
@@ -17,6 +17,11 @@ const PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::int("nodes", 1, 1_000_000, 1000, "CDN nodes N").unit("nodes"),
     ParamSpec::int("vnodes", 1, 1000, 1, "ring positions per node"),
+    ParamSpec::choice(
+        "ring",
+        RingLayout::NAMES,
+        "a new ring per replication (per-run) or the live deployments' ring in every run (fixed)",
+    ),
     ParamSpec::int("files", 1, 100_000_000, 10_000, "files M"),
     ParamSpec::int("k", 1, 1 << 20, 1024, "hash functions K"),
     ParamSpec::float("alpha", 0.0, 10.0, 1.0, "Zipf exponent of file popularity")
@@ -268,6 +273,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
     let cfg = Config {
         nodes: p.int("nodes") as u32,
         vnodes: p.int("vnodes") as u32,
+        ring: p.named("ring")?,
         files: p.int("files") as u32,
         k: p.int("k") as u32,
         alpha: p.float("alpha"),

@@ -58,6 +58,19 @@ crate::registry! {
 
 // `none` is listed last: the scenario default is RGR.
 crate::registry! {
+    /// Which ring a run places nodes on.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum RingLayout: "ring layout" {
+        /// A ring of its own per replication, its salt drawn from the run's seed: each run is
+        /// a new network, so replications are independent samples of the ring too.
+        PerRun => "per-run",
+        /// The ring of live deployments and ring files (salt 0) in every run: one network,
+        /// sampled again (what every run used before 2026-12-03).
+        Fixed => "fixed",
+    }
+}
+
+crate::registry! {
     /// How gaps are found and filled.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Repair: "repair rule" {
@@ -79,6 +92,7 @@ crate::registry! {
 pub struct Config {
     pub nodes: u32,
     pub vnodes: u32,
+    pub ring: RingLayout,
     pub files: u32,
     pub k: u32,
     pub alpha: f64,
@@ -251,7 +265,11 @@ fn run_chunked(
     chunk: u64,
 ) -> Result<Outcome, Error> {
     cfg.validate()?;
-    let ring = Ring::new(cfg.nodes, cfg.vnodes)?;
+    let salt = match cfg.ring {
+        RingLayout::PerRun => rng.random::<u64>(),
+        RingLayout::Fixed => 0,
+    };
+    let ring = Ring::salted(cfg.nodes, cfg.vnodes, salt)?;
     let store = Store::new(cfg.files, &ring);
     let sampler = Sampler::new(Law::Zipf { alpha: cfg.alpha }, cfg.files as usize)?;
     let pmf = Law::Zipf { alpha: cfg.alpha }.pmf(cfg.files as usize)?;

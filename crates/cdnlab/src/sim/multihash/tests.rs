@@ -7,6 +7,7 @@ fn small(growth: Growth) -> Config {
     Config {
         nodes: 100,
         vnodes: 4,
+        ring: RingLayout::PerRun,
         files: 2000,
         k: 256,
         alpha: 1.0,
@@ -28,6 +29,49 @@ fn small(growth: Growth) -> Config {
         horizon: 30,
         measure: 5,
     }
+}
+
+/// Each replication draws its own ring (per-run): two seeds give two networks, one seed the
+/// same one; `fixed` puts every run on the live deployments' ring, whatever the seed.
+#[test]
+fn rings_are_drawn_per_run() {
+    let cfg = Config {
+        vnodes: 1,
+        shrink: false,
+        ..small(Growth::One)
+    };
+    let max_mean = |cfg: &Config, seed| {
+        run(cfg, &mut crate::rng::stream(seed, 0, 0))
+            .unwrap()
+            .max_mean
+    };
+    let drawn: Vec<f64> = (0..4).map(|s| max_mean(&cfg, s)).collect();
+    assert_eq!(
+        drawn[0],
+        max_mean(&cfg, 0),
+        "a run is a function of its seed"
+    );
+    assert!(drawn.windows(2).all(|w| w[0] != w[1]), "{drawn:?}");
+    let fixed = Config {
+        ring: RingLayout::Fixed,
+        policy: PlacementPolicy::SingleHash,
+        ..cfg
+    };
+    // Single-hash on one ring: the same busiest node in every run; the load it carries varies
+    // only with the requests drawn, so max / mean stays within a few percent.
+    let one: Vec<f64> = (0..4).map(|s| max_mean(&fixed, s)).collect();
+    let per_run = Config {
+        ring: RingLayout::PerRun,
+        ..fixed
+    };
+    let many: Vec<f64> = (0..4).map(|s| max_mean(&per_run, s)).collect();
+    let spread = |v: &[f64]| {
+        v.iter().copied().fold(f64::MIN, f64::max) - v.iter().copied().fold(f64::MAX, f64::min)
+    };
+    assert!(
+        spread(&many) > spread(&one),
+        "fixed {one:?}, per run {many:?}"
+    );
 }
 
 /// Without failures the used indices of every file are the prefix 1..n_f after every window,
@@ -114,7 +158,8 @@ proptest::proptest! {
         shrink in proptest::bool::ANY, flash in 1.0f64..5.0,
     ) {
         let cfg = Config {
-            nodes, vnodes, files, k, alpha, load, c_high, gamma: 0.75, shrink, window,
+            nodes, vnodes, ring: RingLayout::PerRun, files, k, alpha, load, c_high, gamma: 0.75,
+            shrink, window,
             growth: [Growth::One, Growth::Double, Growth::Jump][growth],
             strategy: Strategy::ALL[strategy],
             policy: [PlacementPolicy::MultiHash, PlacementPolicy::SingleHash, PlacementPolicy::BoundedLoad,
