@@ -303,6 +303,11 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 "no optimum in one run",
                 |r, rep| rep == 1 && capacity(r) == 2 && k(r) == 3.0 && num(r, "load") == 1.8,
                 &[("feasible", Is(0.0))],
+            )
+            .doctor(
+                "k = 3 collapses at 0.9 only (converges at 0.8)",
+                |r, _| capacity(r) == 2 && k(r) == 3.0 && num(r, "load") == 1.6,
+                &[("converged", Is(1.0))],
             ),
         F::new("gwtw-load-c2", "gwtw.C1-load", load_right).doctor(
             "one run with an optimum stalls at lambda / c = 0.6 (k = 3)",
@@ -363,7 +368,13 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 |r, _| text(r, "regime") == "k2-c1",
                 &[("feasible", Draw(|_, rng| bern(rng, 0.6)))],
             ),
-        F::new("gwtw-e6", "gwtw.C5", e6_right).doctor("85% at hit rate 1", always, LOW_AT_BEST),
+        F::new("gwtw-e6", "gwtw.C5", e6_right)
+            .doctor("85% at hit rate 1", always, LOW_AT_BEST)
+            .doctor(
+                "everyone at hit rate 1 (not about 95%)",
+                always,
+                &[("at_best", Draw(|_, rng| normal(rng, 0.999, 0.001)))],
+            ),
         F::new("gwtw-e6", "gwtw.C5-c1", e6_right).doctor("85% at hit rate 1", always, LOW_AT_BEST),
         F::new("gwtw-e6", "gwtw.E6-sweep", e6_right)
             .doctor(

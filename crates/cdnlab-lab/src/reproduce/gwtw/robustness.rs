@@ -191,14 +191,18 @@ pub(super) fn e9_main(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     .addition()]
 }
 
+/// "About 95%": the shares that round to 95% at a resolution of 5 points.
+const ABOUT_95: (f64, f64) = (0.925, 0.975);
+
 pub(super) fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let at = |cache: f64, load: f64| {
         rows.iter().find(|r| {
             num(r, "cache_size") == cache && num(r, "load") == load && num(r, "partial") == 0.7
         })
     };
-    // "About 95% reach a 100% hit rate": at_best (hit rate 1 over the measured slots) is not
-    // below 0.95 beyond its t-interval.
+    // "About 95% reach a 100% hit rate": at_best (hit rate 1 over the measured slots) is
+    // consistent with about 95%, read as a share that rounds to 95% at a resolution of 5
+    // points, [0.925, 0.975]: its t-interval (0.001) meets that range (docs/claims.md).
     let c5 = |cache: f64, load: f64| {
         at(cache, load).map(|r| {
             let m = metric(sc, r, "at_best");
@@ -207,7 +211,7 @@ pub(super) fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 m,
                 tol,
                 partial_bound(r),
-                m + tol >= 0.95,
+                m + tol >= ABOUT_95.0 && m - tol <= ABOUT_95.1,
                 summary(sc, r, "at_best").ci95,
             )
         })
@@ -297,7 +301,9 @@ pub(super) fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "Partial deployment is robust: with 70% of users on k = 2 (the rest k = 1), about 95% \
              of users reach a 100% hit rate (c = 2, lambda = 1.2)",
             json!(c5_json(c2)),
-            "users at hit rate 1 over the measured slots: mean + t-interval >= 0.95".into(),
+            "users at hit rate 1 over the measured slots: the mean's t-interval (0.001) meets \
+             [0.925, 0.975], the shares that round to 95% at a resolution of 5 points"
+                .into(),
             c2.is_some_and(|c| c.3),
         )
         .says(c5_words(c2)),
@@ -305,7 +311,7 @@ pub(super) fn e6(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             "gwtw.C5-c1",
             "The same with c = 1 at low load (lambda = 0.3)",
             json!(c5_json(c1)),
-            "users at hit rate 1: mean + t-interval >= 0.95".into(),
+            "users at hit rate 1: the mean's t-interval (0.001) meets [0.925, 0.975]".into(),
             c1.is_some_and(|c| c.3),
         )
         .says(c5_words(c1)),
