@@ -56,7 +56,6 @@ crate::registry! {
     }
 }
 
-// `none` is listed last: the scenario default is RGR.
 crate::registry! {
     /// Which ring a run places nodes on.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +69,7 @@ crate::registry! {
     }
 }
 
+// `none` is listed last: the scenario default is RGR.
 crate::registry! {
     /// How gaps are found and filled.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
