@@ -248,6 +248,39 @@ impl Scenario {
             .is_some_and(|p| p.fixed_where.iter().any(|w| matches_where(w, cell)))
     }
 
+    /// The same scenario with every cell's parameters changed by `alter` (re-validated, and
+    /// checked by the experiment as on load), named `NAME+tag` so that its results never mix
+    /// with the unaltered scenario's on `--resume`, with `what` added to its description and
+    /// without figures. Seeds are unchanged, so each altered cell draws what the original drew.
+    pub fn altered(
+        &self,
+        tag: &str,
+        what: &str,
+        alter: impl Fn(&mut BTreeMap<String, Value>),
+    ) -> Result<Scenario> {
+        let exp = self.experiment;
+        let mut cells = Vec::with_capacity(self.cells.len());
+        for c in &self.cells {
+            let mut given = c.params.values().clone();
+            alter(&mut given);
+            let params = Params::resolve(exp.params(), &given)?;
+            exp.check(&params)?;
+            cells.push(Cell {
+                index: c.index,
+                params,
+            });
+        }
+        let mut resolved = self.resolved.clone();
+        resolved.name = format!("{}+{tag}", resolved.name);
+        resolved.description = format!("{} [{tag}: {what}]", resolved.description);
+        resolved.plots.clear();
+        Ok(Scenario {
+            resolved,
+            experiment: exp,
+            cells,
+        })
+    }
+
     /// Loads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario> {
         let text = crate::files::read_text(path)?;

@@ -16,7 +16,7 @@ use cdnlab::alloc::problem::Balance;
 use cdnlab::alloc::simplex::Basis;
 use cdnlab::cache::{Capacity, Policy, Unit};
 use cdnlab::rng::Rng;
-use cdnlab::select::gwtw::{Gwtw as GwtwSelector, GwtwConfig, Probe, Retrial};
+use cdnlab::select::gwtw::{Gwtw as GwtwSelector, GwtwConfig, Pick, Probe, Retrial};
 use cdnlab::select::{Event, NoLoad, Selector};
 use cdnlab::workload::Request;
 use cdnlab_lab::Error as LabError;

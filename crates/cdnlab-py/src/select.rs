@@ -26,6 +26,7 @@ impl Gwtw {
             tau,
             probe: probe.parse::<Probe>().map_err(lib_err)?,
             retrial: retrial.parse::<Retrial>().map_err(lib_err)?,
+            pick: Pick::Winner,
             q,
             best,
         };

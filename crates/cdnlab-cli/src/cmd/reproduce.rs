@@ -4,7 +4,7 @@
 use super::Threads;
 use crate::say::outln;
 use cdnlab_lab::Result;
-use cdnlab_lab::reproduce::{ReproducePlan, registry, reproduce};
+use cdnlab_lab::reproduce::{ReproducePlan, registry, reproduce, wrong};
 use cdnlab_lab::runner::Shard;
 use clap::Args;
 use std::path::PathBuf;
@@ -45,6 +45,12 @@ pub struct ReproduceArgs {
     /// `cdnlab reproduce --merge out/shard-0 out/shard-1 --out out/reproduce`.
     #[arg(long, num_args = 1..)]
     pub merge: Vec<PathBuf>,
+    /// Run the experiments of one wrong model (a paper's rule replaced by a plausible wrong
+    /// one, see --list) and check their claims, which should then fail. Output goes to
+    /// `out/reproduce-wrong-ID` unless --out says otherwise. Example:
+    /// `cdnlab reproduce --wrong gwtw-uniform`.
+    #[arg(long, value_name = "ID")]
+    pub wrong: Option<String>,
 }
 
 /// Runs the command.
@@ -52,6 +58,10 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     if a.list {
         for r in &registry() {
             outln!("{:<14} {:<10} {}", r.id, r.paper, r.title);
+        }
+        outln!("\nwrong models (--wrong ID):");
+        for w in &wrong::all() {
+            outln!("{:<24} {}", w.id, w.what);
         }
         return Ok(());
     }
@@ -63,5 +73,6 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         only: a.only.clone(),
         shard: a.shard.as_deref().map(Shard::parse).transpose()?,
         merge: a.merge.clone(),
+        wrong: a.wrong.clone(),
     })
 }

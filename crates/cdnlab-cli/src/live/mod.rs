@@ -3,7 +3,7 @@
 //! edges and users on loopback for a fixed time per k and writes a summary and a plot.
 
 use cdnlab::select::Service;
-use cdnlab::select::gwtw::{self, GwtwConfig, Probe, Retrial};
+use cdnlab::select::gwtw::{self, GwtwConfig, Pick, Probe, Retrial};
 use cdnlab_lab::{Error, Result};
 use cdnlab_live::client::Measure;
 use cdnlab_live::serve::Limits;
@@ -140,6 +140,7 @@ impl UserArgs {
             tau: self.tau,
             probe: self.probe,
             retrial: self.retrial,
+            pick: Pick::Winner,
             q: self.q,
             best: 1.0,
         }

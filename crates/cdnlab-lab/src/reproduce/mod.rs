@@ -121,6 +121,7 @@ mod rules;
 mod schedule;
 mod stats;
 mod transport;
+pub mod wrong;
 
 use report::{report, tally, time_table};
 use schedule::run_all;
@@ -154,16 +155,35 @@ pub struct ReproducePlan {
     pub shard: Option<Shard>,
     /// Merge the folders of shard runs into `out`, then check the claims and write the report.
     pub merge: Vec<PathBuf>,
+    /// Run the reproductions of this wrong model ([`wrong::all`]) with its rule in place of
+    /// the paper's, and check their claims as usual (they should fail).
+    pub wrong: Option<String>,
 }
 
 impl ReproducePlan {
     /// The experiments chosen, in registry order (every one without `--only`).
     fn selection(&self) -> Vec<&'static str> {
+        let runs = self
+            .wrong
+            .as_deref()
+            .and_then(|w| wrong::find(w).ok())
+            .map(|w| w.runs);
         registry()
             .iter()
             .filter(|r| self.only.is_empty() || self.only.iter().any(|o| o == r.id))
+            .filter(|r| runs.is_none_or(|runs| runs.contains(&r.id)))
             .map(|r| r.id)
             .collect()
+    }
+
+    /// The scale as reports and folders name it: `quick` or `full`, with `+wrong-ID` for a
+    /// wrong model's run.
+    fn scale(&self) -> String {
+        let scale = if self.full { "full" } else { "quick" };
+        match &self.wrong {
+            Some(w) => format!("{scale}+wrong-{w}"),
+            None => scale.to_string(),
+        }
     }
 
     /// The output folder: `--out`, else `out/reproduce` for every experiment and
@@ -172,6 +192,9 @@ impl ReproducePlan {
     pub fn out_dir(&self) -> PathBuf {
         if let Some(out) = &self.out {
             return out.clone();
+        }
+        if let Some(w) = &self.wrong {
+            return PathBuf::from(format!("out/reproduce-wrong-{w}"));
         }
         if self.only.is_empty() {
             return PathBuf::from("out/reproduce");
@@ -260,28 +283,53 @@ pub fn reproduce(a: &ReproducePlan) -> Result<()> {
             ids.join(", ")
         )));
     }
+    let wrong = a.wrong.as_deref().map(wrong::find).transpose()?;
+    if wrong.is_some() && (!a.merge.is_empty() || a.shard.is_some()) {
+        return Err(Error::Usage(
+            "--wrong runs on one machine: leave out --shard and --merge".into(),
+        ));
+    }
+    let selection = a.selection();
+    if selection.is_empty() {
+        return Err(Error::Usage(format!(
+            "--wrong {} runs none of the --only experiments (it runs {})",
+            a.wrong.as_deref().unwrap_or_default(),
+            wrong.as_ref().map_or(String::new(), |w| w.runs.join(", "))
+        )));
+    }
     let shard = a.shard.unwrap_or(Shard::ALL);
     let start = provenance::Start::now();
     let out = a.out_dir();
-    let scale = if a.full { "full" } else { "quick" };
-    check_selection(&out, &a.selection(), scale, a.replace)?;
+    let label = a.scale();
+    let scale = label.as_str();
+    let timing = if a.full { "full" } else { "quick" };
+    check_selection(&out, &selection, scale, a.replace)?;
     files::ensure_dir(&out)?;
     // Every scenario is loaded (and checked) before any work.
+    // A wrong model's run keeps each original scenario for its claims and relabels the rows.
     let mut chosen = Vec::new();
-    for rep in all
-        .into_iter()
-        .filter(|r| a.only.is_empty() || a.only.iter().any(|o| o == r.id))
-    {
+    let mut originals = Vec::new();
+    for rep in all.into_iter().filter(|r| selection.contains(&r.id)) {
         let (path, text) = if a.full { rep.full } else { rep.quick };
         let sc = Scenario::parse(text, Path::new(path))?;
         let dir = out.join(format!("{}-{scale}", rep.id));
-        chosen.push((rep, sc, dir));
+        let run = match &wrong {
+            Some(w) => sc.altered(&format!("wrong-{}", w.id), w.what, w.alter)?,
+            None => Scenario::parse(text, Path::new(path))?,
+        };
+        let mut sc = sc;
+        if wrong.is_some() {
+            // A wrong model's report has claims, not figures (the run draws none).
+            sc.resolved.plots.clear();
+        }
+        originals.push(sc);
+        chosen.push((rep, run, dir));
     }
     let mut failures = Vec::new();
     let (rows, seconds): (Vec<Vec<SummaryRow>>, Vec<f64>) = if a.merge.is_empty() {
         // Re-running into the same folder reuses finished cells: results are a function of
         // the scenario, so they are the same.
-        let (rows, seconds, failed) = run_all(&chosen, a, &out, shard, scale)?;
+        let (rows, seconds, failed) = run_all(&chosen, a, &out, shard, timing)?;
         failures = failed;
         (rows, seconds)
     } else {
@@ -306,7 +354,14 @@ pub fn reproduce(a: &ReproducePlan) -> Result<()> {
         (rows, vec![0.0; n])
     };
     let mut done = Vec::new();
-    for (((rep, sc, dir), rows), seconds) in chosen.into_iter().zip(rows).zip(seconds) {
+    for ((((rep, _, dir), sc), mut rows), seconds) in
+        chosen.into_iter().zip(originals).zip(rows).zip(seconds)
+    {
+        for r in &mut rows {
+            if let Some(c) = sc.cells.iter().find(|c| c.index == r.cell) {
+                r.params = c.params.values().clone();
+            }
+        }
         if shard != Shard::ALL {
             continue; // claims need every cell: after --merge
         }

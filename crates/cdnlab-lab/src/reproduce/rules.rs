@@ -9,6 +9,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("gwtw.C1-time", &["GWTW-R1", "GWTW-R3", "GWTW-R4"]),
     ("gwtw.C1", &["GWTW-R1", "GWTW-R3", "GWTW-R4", "GWTW-R8"]),
     ("gwtw.C1-quick", &["GWTW-R3", "GWTW-R4"]),
+    ("gwtw.C1-winner", &["GWTW-R3"]),
     (
         "gwtw.C1-load",
         &["GWTW-R3", "GWTW-R4", "GWTW-R6", "GWTW-R8"],
@@ -62,8 +63,6 @@ const RULES: &[(&str, &[&str])] = &[
     ("mh.chord-hops", &["MH-R1"]),
     ("mh.x6-probes", &["MH-R3"]),
     ("mh.x6-replication", &["MH-R5"]),
-    ("mh.x6-repair", &["MH-R8"]),
-    ("mh.create-once", &["MH-R5"]),
     ("tp.gap", &["TP-R1", "TP-R2", "TP-R4", "TP-R5"]),
     ("tp.s4-lowest", &["TP-R4"]),
     ("tp.hops", &["TP-R1", "TP-R2"]),

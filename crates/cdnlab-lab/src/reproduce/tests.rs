@@ -235,3 +235,112 @@ fn paper_scale_record_is_whole_and_current() {
         assert!(r.commit.len() == 12 && r.date.len() == 10, "{r:?}");
     }
 }
+
+/// The record of the wrong models' runs (scenarios/wrong-models.csv, written by
+/// bench/wrong_models.sh) shows each claim failing under every wrong model `wrong::REJECTS`
+/// names for it; every claim is in `REJECTS` or in `NOT_YET` (with its reason), not both;
+/// every wrong model runs registered experiments and rejects some claim.
+#[test]
+fn every_claim_rejects_its_wrong_models() {
+    use super::wrong::{NOT_YET, REJECTS, all};
+    let text = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/wrong-models.csv"
+    ));
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let record: Vec<(String, String, String)> = rows
+        .records()
+        .map(|r| {
+            let r = r.expect("wrong-models.csv parses");
+            (r[0].to_string(), r[1].to_string(), r[2].to_string())
+        })
+        .collect();
+    let models = all();
+    let reps: Vec<&str> = registry().iter().map(|r| r.id).collect();
+    for m in &models {
+        assert!(
+            m.runs.iter().all(|r| reps.contains(r)),
+            "{} runs an unknown experiment",
+            m.id
+        );
+        assert!(
+            REJECTS.iter().any(|(_, ms)| ms.contains(&m.id)),
+            "wrong model {} rejects no claim",
+            m.id
+        );
+    }
+    let ids: Vec<&str> = super::rules::claim_ids().collect();
+    for id in &ids {
+        let named = REJECTS.iter().filter(|(c, _)| c == id).count();
+        let not_yet = NOT_YET.iter().filter(|(c, _)| c == id).count();
+        assert_eq!(
+            named + not_yet,
+            1,
+            "claim {id}: name its wrong models in wrong::REJECTS or say why not in NOT_YET"
+        );
+    }
+    for (claim, ms) in REJECTS {
+        assert!(ids.contains(claim), "REJECTS names no claim {claim}");
+        for m in *ms {
+            assert!(
+                models.iter().any(|w| w.id == *m),
+                "{claim}: no wrong model {m}"
+            );
+            let row = record
+                .iter()
+                .find(|r| r.0 == *m && r.1 == *claim)
+                .unwrap_or_else(|| {
+                    panic!("{claim} under {m}: not in wrong-models.csv (bench/wrong_models.sh)")
+                });
+            assert_eq!(row.2, "false", "{claim} passes under the wrong model {m}");
+        }
+    }
+    for (claim, why) in NOT_YET {
+        assert!(ids.contains(claim), "NOT_YET names no claim {claim}");
+        assert!(!why.is_empty());
+    }
+}
+
+/// Wrong models run through the real pipeline here, not only in the record: the simulator
+/// with the rule replaced, the reproduction's own scenario, seeds and claim function. Three
+/// cheap ones, one per paper.
+#[test]
+fn wrong_models_fail_claims_through_the_pipeline() {
+    let dir = std::env::temp_dir().join(format!("cdnlab-wrong-{}", std::process::id()));
+    for (model, only, claim) in [
+        ("gwtw-k1-selects", "gwtw-e7", "gwtw.C2-failure"),
+        ("mh-random-place", "mh-x4", "mh.flash-growth"),
+        ("tp-never-reallocate", "tp-t3", "tp.reallocation"),
+    ] {
+        let out = dir.join(model);
+        reproduce(&ReproducePlan {
+            out: Some(out.clone()),
+            only: vec![only.into()],
+            wrong: Some(model.into()),
+            replace: true,
+            ..ReproducePlan::default()
+        })
+        .unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("claims.json")).unwrap()).unwrap();
+        let c = doc["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == claim)
+            .unwrap_or_else(|| panic!("{model}: no claim {claim}"));
+        assert_eq!(
+            c["pass"], false,
+            "{claim} passes under {model}: {}",
+            c["in_words"]
+        );
+        assert!(
+            doc["experiments"][0]["scale"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("+wrong-{model}")),
+            "the report names the wrong model"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -87,6 +87,8 @@ pub(super) async fn decide(
         gamma: s.cfg.gamma,
         k: s.cfg.ring.k,
         growth: Growth::One,
+        place: Place::Smallest,
+        leave: Leave::Top,
     };
     for &((f, i), count) in counts {
         let mut end = WindowEnd::new(rules, i, count);

@@ -37,6 +37,33 @@ crate::registry! {
     }
 }
 
+crate::registry! {
+    /// Where an overloaded replica's new replicas go.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Place: "placement rule" {
+        /// At the smallest unused index and up (MH-R5: the used indices stay a prefix).
+        Smallest => "smallest",
+        /// A wrong model, not the paper's: the same number of indices from a pseudo-random
+        /// start in u..=k (u the smallest unused index), drawn from a hash of u and the replica's
+        /// count, so the step machine needs no generator. Used indices stop being a
+        /// prefix, which random binary search assumes (docs/claims.md, "Wrong models").
+        Random => "random",
+    }
+}
+
+crate::registry! {
+    /// Which replica may leave when the others could take its load.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Leave: "leave rule" {
+        /// Only the top replica, checked by galloping up (MH-R7).
+        Top => "top",
+        /// A wrong model, not the paper's: any replica above index 1 leaves without checking
+        /// that it is the top, so a middle replica leaves a gap (docs/claims.md, "Wrong
+        /// models").
+        Any => "any",
+    }
+}
+
 /// The parameters of the window-end rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rules {
@@ -49,6 +76,8 @@ pub struct Rules {
     /// The hash functions: indices 1..=k.
     pub k: u32,
     pub growth: Growth,
+    pub place: Place,
+    pub leave: Leave,
 }
 
 impl Rules {
@@ -69,7 +98,16 @@ impl Rules {
                 analysis::steady_replicas(count / self.window * f64::from(n), self.c_high)
             }
         };
-        u..=last.min(self.k).max(u)
+        let range = u..=last.min(self.k).max(u);
+        match self.place {
+            Place::Smallest => range,
+            Place::Random => {
+                let span = range.end() - range.start();
+                let h = xxhash_rust::xxh64::xxh64(&count.to_bits().to_le_bytes(), u64::from(u));
+                let start = u + (h % u64::from(self.k - span - u + 1)) as u32;
+                start..=start + span
+            }
+        }
     }
 }
 
@@ -135,7 +173,7 @@ impl WindowEnd {
             (Stage::Search(UnusedSearch::new(index, rules.k)), false)
         } else if index > 1 && search::top_may_leave(count, index, rules.gamma, threshold) {
             // The top, if nothing is above it; index k has nothing above it by definition.
-            if index == rules.k {
+            if index == rules.k || rules.leave == Leave::Any {
                 (Stage::Finished, true)
             } else {
                 (Stage::Top(1), false)
@@ -229,6 +267,8 @@ mod tests {
             gamma: 0.5,
             k: 8,
             growth: Growth::One,
+            place: Place::Smallest,
+            leave: Leave::Top,
         };
         for count in [0.0, 5.0, 19.0, 20.0, 21.0, 100.0] {
             for i in 1..=8 {
@@ -254,6 +294,8 @@ mod tests {
             gamma: 0.75,
             k: 64,
             growth,
+            place: Place::Smallest,
+            leave: Leave::Top,
         }
     }
 

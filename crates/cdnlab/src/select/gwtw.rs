@@ -34,6 +34,19 @@ crate::registry! {
 }
 
 crate::registry! {
+    /// Which candidate a finished trial settles on.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Pick: "pick rule" {
+        /// The winner: the best mean (GWTW-R3).
+        Winner => "winner",
+        /// A wrong model, not the paper's: a uniformly random candidate, whatever the windows
+        /// show. It keeps every other rule (trials, re-trials), so claims about selection can be
+        /// shown to fail on it through the real simulator (docs/claims.md, "Wrong models").
+        Uniform => "uniform",
+    }
+}
+
+crate::registry! {
     /// When a settled client measures again.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Retrial: "re-trial rule" {
@@ -61,6 +74,7 @@ pub struct GwtwConfig {
     pub tau: usize,
     pub probe: Probe,
     pub retrial: Retrial,
+    pub pick: Pick,
     /// Activation probability of a re-trial, in (0, 1].
     pub q: f64,
     /// The best value a server can give (1 for hit rate, r_max for bit rate).
@@ -80,6 +94,7 @@ impl Default for GwtwConfig {
             tau: DEFAULT_TAU,
             probe: Probe::All,
             retrial: Retrial::OnShortfall,
+            pick: Pick::Winner,
             q: DEFAULT_Q,
             best: 1.0,
         }
@@ -220,7 +235,10 @@ impl<W: Window> GwtwCore<W> {
 
     /// The candidate to settle on: the best mean; on a tie the current one if it is among the
     /// best, else a uniform pick among the best.
-    fn settle(&mut self, rng: &mut Rng) -> u32 {
+    fn settle(&mut self, cfg: &GwtwConfig, rng: &mut Rng) -> u32 {
+        if cfg.pick == Pick::Uniform {
+            return rng.random_range(0..self.cands.len()) as u32;
+        }
         let top = self
             .cands
             .iter()
@@ -260,7 +278,7 @@ impl<W: Window> GwtwCore<W> {
                 self.rr = ((j + 1) % self.cands.len()) as u32;
             }
             if self.cands.iter().all(|c| c.window.is_full()) {
-                let c = self.settle(rng);
+                let c = self.settle(cfg, rng);
                 self.settled = c;
                 self.current = c;
                 return Event::Settled(self.cands[c as usize].server);
@@ -365,6 +383,7 @@ mod tests {
             tau: 3,
             probe,
             retrial,
+            pick: Pick::Winner,
             q: 1.0,
             best: 1.0,
         }

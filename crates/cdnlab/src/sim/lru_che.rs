@@ -3,7 +3,7 @@
 
 use super::params::{MetricSpec, ParamSpec, Params};
 use crate::Error;
-use crate::cache::{Cache, Capacity, che, lru::Lru};
+use crate::cache::{Cache, Capacity, che, fifo::Fifo, lru::Lru};
 use crate::rng::Rng;
 use crate::workload::Request;
 use crate::workload::popularity::{Law, Sampler};
@@ -28,6 +28,11 @@ const PARAMS: &[ParamSpec] = &[
     )
     .unit("objects"),
     ParamSpec::float("alpha", 0.0, 5.0, 0.8, "Zipf exponent (0 = uniform)").unit("Zipf exponent"),
+    ParamSpec::choice(
+        "policy",
+        &["lru", "fifo"],
+        "the simulated cache (fifo: a wrong model for the Che check, which is LRU's)",
+    ),
     ParamSpec::int(
         "warmup",
         0,
@@ -78,12 +83,31 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         alpha: p.float("alpha"),
     };
     let sampler = Sampler::new(law, n)?;
-    let mut cache = Lru::new(Capacity::objects(p.int("cache_size") as u64)?);
-    // Requests are drawn a chunk at a time (the same draws in the same order as one by one)
-    // so that the table and cache lookups of later requests can be prefetched.
+    let cap = Capacity::objects(p.int("cache_size") as u64)?;
+    let (warmup, requests) = (p.int("warmup") as u64, p.int("requests") as u64);
+    let hits = if p.text("policy") == "fifo" {
+        measure(&mut Fifo::new(cap), &sampler, warmup, requests, rng)
+    } else {
+        measure(&mut Lru::new(cap), &sampler, warmup, requests, rng)
+    };
+    let sim = hits as f64 / requests as f64;
+    let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
+    Ok(vec![sim, approx, (sim - approx).abs()])
+}
+
+/// Hits of `cache` over `requests` requests drawn from `sampler`, after `warmup` unmeasured
+/// ones. Requests are drawn a chunk at a time (the same draws in the same order as one by one)
+/// so that the table and cache lookups of later requests can be prefetched.
+fn measure<C: Cache>(
+    cache: &mut C,
+    sampler: &Sampler,
+    warmup: u64,
+    requests: u64,
+    rng: &mut Rng,
+) -> u64 {
     const CHUNK: usize = 4096;
     let (mut ids, mut reqs) = (vec![0u64; CHUNK], Vec::with_capacity(CHUNK));
-    let mut run = |count: u64, cache: &mut Lru, rng: &mut Rng| -> u64 {
+    let mut run = |count: u64, cache: &mut C, rng: &mut Rng| -> u64 {
         let mut hits = 0;
         let mut left = count;
         while left > 0 {
@@ -96,12 +120,8 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         }
         hits
     };
-    run(p.int("warmup") as u64, &mut cache, rng);
-    let requests = p.int("requests") as u64;
-    let hits = run(requests, &mut cache, rng);
-    let sim = hits as f64 / requests as f64;
-    let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
-    Ok(vec![sim, approx, (sim - approx).abs()])
+    run(warmup, cache, rng);
+    run(requests, cache, rng)
 }
 
 crate::sim::experiment! {

@@ -320,21 +320,5 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 Map(|r, _| 0.5 * num(r, "nodes").ln() + 1.5),
             )],
         ),
-        F::new("mh-x6", "mh.x6-repair", x6_right).doctor(
-            "each replica probes every index below it",
-            always,
-            &[("repair_messages_per_round", Map(|_, x| 3.0 * x))],
-        ),
-        F::new("mh-x6", "mh.create-once", x6_right)
-            .doctor(
-                "no arbiter: a concurrent attempt makes a second copy",
-                |r, rep| rep == 2 && r.cell == 0,
-                &[("duplicate_replicas", Is(1.0))],
-            )
-            .doctor(
-                "no concurrent attempts exercised",
-                always,
-                &[("create_refused", Is(0.0))],
-            ),
     ]
 }

@@ -18,11 +18,18 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         // At least the blocking that keeps the carried load rho (1 - B) below 1.
         let opt = (0.3 / (1.0 + (-(rho - 1.1) * 8.0).exp())).max(1.0 - 0.99 / rho);
         let b = match text(r, "policy") {
-            "optimal" | "northwest" => opt,
-            "nearest" => opt + 0.15 * (-(rho - 1.0).powi(2) / 0.08).exp() + 0.02,
-            _ => opt * 0.8,
+            "optimal" | "northwest" => normal(rng, opt, 0.003).max(0.0),
+            "nearest" => normal(
+                rng,
+                opt + 0.15 * (-(rho - 1.0).powi(2) / 0.08).exp() + 0.02,
+                0.003,
+            ),
+            // Full sharing: the pooled Erlang loss system (800 slots).
+            _ => {
+                let e = cdnlab::alloc::erlang::erlang_b(rho * 800.0, 800);
+                normal(rng, e, 0.05 * e)
+            }
         };
-        let b = normal(rng, b, 0.003).max(0.0);
         let u = num(r, "rho") * (1.0 - b);
         let (a, hops) = match text(r, "policy") {
             "optimal" => (0.24, normal(rng, 0.95 * 0.24 / u.max(0.24), 0.001)),
@@ -138,11 +145,17 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 |r, _| policy(r) == "northwest",
                 &[("hops", Is(0.2))],
             ),
-        F::new("tp-t1", "tp.s4-lowest", t1_right).doctor(
-            "full sharing blocks more at high load",
-            |r, _| policy(r) == "sharing" && num(r, "rho") >= 1.2,
-            &[("blocking", Map(|_, x| x + 0.2))],
-        ),
+        F::new("tp-t1", "tp.s4-lowest", t1_right)
+            .doctor(
+                "full sharing blocks more at high load",
+                |r, _| policy(r) == "sharing" && num(r, "rho") >= 1.2,
+                &[("blocking", Map(|_, x| x + 0.2))],
+            )
+            .doctor(
+                "sharing does not pool: 20% above the pooled Erlang-B everywhere",
+                |r, _| policy(r) == "sharing",
+                &[("blocking", Map(|_, x| x * 1.2 + 1e-4))],
+            ),
         F::new("tp-t1-random", "tp.gap-random", t1_right).whole(
             "no gap on random graphs",
             |r, rep, rng| {

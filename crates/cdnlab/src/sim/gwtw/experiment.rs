@@ -5,7 +5,7 @@ use crate::Error;
 use crate::Named;
 use crate::rng::Rng;
 use crate::select::Service;
-use crate::select::gwtw::{self, GwtwConfig, Probe, Retrial};
+use crate::select::gwtw::{self, GwtwConfig, Pick, Probe, Retrial};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
 
 /// The experiment.
@@ -47,6 +47,11 @@ const PARAMS: &[ParamSpec] = &[
         "retrial",
         Retrial::NAMES,
         "when a settled user measures again (move: E9, cdnlab's variant: to another candidate without a trial)",
+    ),
+    ParamSpec::choice(
+        "pick",
+        Pick::NAMES,
+        "which candidate a trial settles on (uniform: a wrong model, for checking claims)",
     ),
     ParamSpec::positive(
         "q",
@@ -223,6 +228,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
             // The parameter's choices are the registry's names, checked on load.
             probe: p.named("probe")?,
             retrial: p.named("retrial")?,
+            pick: p.named("pick")?,
             q: p.float("q"),
             best: if best > 0.0 { best } else { 1.0 },
         },

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cache::che;
-use crate::select::gwtw::{Probe, Retrial};
+use crate::select::gwtw::{Pick, Probe, Retrial};
 use crate::workload::popularity::Law;
 
 fn web(servers: u32, load: f64, k: u32) -> Config {
@@ -16,6 +16,7 @@ fn web(servers: u32, load: f64, k: u32) -> Config {
             tau: 20,
             probe: Probe::All,
             retrial: Retrial::OnShortfall,
+            pick: Pick::Winner,
             q: 0.5,
             best: 1.0,
         },
@@ -362,6 +363,7 @@ fn retrials_within_capacity_are_told_apart() {
         tau: 1,
         probe: Probe::All,
         retrial: Retrial::OnShortfall,
+        pick: Pick::Winner,
         q: 1.0,
         best: 1.0,
     };

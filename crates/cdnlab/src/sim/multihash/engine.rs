@@ -145,6 +145,8 @@ impl Sim<'_> {
             gamma: cfg.gamma,
             k: cfg.k,
             growth: cfg.growth,
+            place: cfg.place,
+            leave: cfg.leave,
         };
         let mut touched = std::mem::take(&mut self.touched);
         let mut scratch = std::mem::take(&mut self.scratch);

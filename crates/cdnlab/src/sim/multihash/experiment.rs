@@ -1,6 +1,6 @@
 //! The `multihash` experiment: one run of the DHT CDN per replication.
 
-use super::{Config, Growth, Outcome, PlacementPolicy, Repair, RingLayout};
+use super::{Config, Growth, Leave, Outcome, Place, PlacementPolicy, Repair, RingLayout};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
@@ -62,6 +62,16 @@ const PARAMS: &[ParamSpec] = &[
         "growth",
         Growth::NAMES,
         "replicas added per overloaded window",
+    ),
+    ParamSpec::choice(
+        "place",
+        Place::NAMES,
+        "where new replicas go (random: a wrong model, for checking claims)",
+    ),
+    ParamSpec::choice(
+        "leave",
+        Leave::NAMES,
+        "which replica may leave (any: a wrong model, for checking claims)",
     ),
     ParamSpec::choice("strategy", Strategy::NAMES, "how a request finds a replica"),
     ParamSpec::float(
@@ -283,6 +293,8 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         shrink: p.values()["shrink"] == crate::sim::Value::Bool(true),
         window: p.float("window"),
         growth: p.named("growth")?,
+        place: p.named("place")?,
+        leave: p.named("leave")?,
         strategy: p.named("strategy")?,
         policy: p.named("policy")?,
         balance: p.float("balance"),

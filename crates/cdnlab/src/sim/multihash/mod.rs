@@ -25,8 +25,8 @@ use crate::dht::analysis;
 use crate::dht::baselines::{self, Maglev, Placement};
 use crate::dht::hash::file_key;
 use crate::dht::repair;
-pub use crate::dht::replication::Growth;
 use crate::dht::replication::{Action, Phase, Rules, WindowEnd};
+pub use crate::dht::replication::{Growth, Leave, Place};
 use crate::dht::ring::Ring;
 use crate::dht::search::{self, Strategy};
 use crate::dht::store::Store;
@@ -107,6 +107,10 @@ pub struct Config {
     /// Window length W in time units.
     pub window: f64,
     pub growth: Growth,
+    /// Where new replicas go and which replica may leave (a wrong model each, besides the
+    /// paper's rules).
+    pub place: Place,
+    pub leave: Leave,
     pub strategy: Strategy,
     pub policy: PlacementPolicy,
     /// Bounded-load factor (1 + epsilon).

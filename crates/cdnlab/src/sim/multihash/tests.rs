@@ -17,6 +17,8 @@ fn small(growth: Growth) -> Config {
         shrink: true,
         window: 100.0,
         growth,
+        place: Place::Smallest,
+        leave: Leave::Top,
         strategy: Strategy::Rbs,
         policy: PlacementPolicy::MultiHash,
         balance: 1.25,
@@ -155,12 +157,13 @@ proptest::proptest! {
         alpha in 0.0f64..3.0, load in 0.01f64..3.0, c_high in 0.01f64..2.0,
         window in 1.0f64..30.0, growth in 0usize..3, strategy in 0usize..3, policy in 0usize..5,
         fail in 0.0f64..=1.0, fail_at in 0u32..5, repair in 0usize..5, horizon in 1u32..6,
-        shrink in proptest::bool::ANY, flash in 1.0f64..5.0,
+        shrink in proptest::bool::ANY, flash in 1.0f64..5.0, place in 0usize..2, leave in 0usize..2,
     ) {
         let cfg = Config {
             nodes, vnodes, ring: RingLayout::PerRun, files, k, alpha, load, c_high, gamma: 0.75,
             shrink, window,
             growth: [Growth::One, Growth::Double, Growth::Jump][growth],
+            place: Place::ALL[place], leave: Leave::ALL[leave],
             strategy: Strategy::ALL[strategy],
             policy: [PlacementPolicy::MultiHash, PlacementPolicy::SingleHash, PlacementPolicy::BoundedLoad,
                      PlacementPolicy::Rendezvous, PlacementPolicy::Maglev][policy],
