@@ -293,11 +293,17 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 Map(|r, _| num(r, "horizon") - num(r, "fail_at")),
             )],
         ),
-        F::new("mh-x6", "mh.chord-hops", x6_right).doctor(
-            "log2 N hops",
-            always,
-            &[("chord_hops", Map(|r, _| num(r, "nodes").log2()))],
-        ),
+        F::new("mh-x6", "mh.chord-hops", x6_right)
+            .doctor(
+                "log2 N hops",
+                always,
+                &[("chord_hops", Map(|r, _| num(r, "nodes").log2()))],
+            )
+            .doctor(
+                "hops that do not grow with N (a constant 4)",
+                always,
+                &[("chord_hops", Draw(|_, rng| normal(rng, 4.0, 0.05)))],
+            ),
         F::new("mh-x6", "mh.x6-probes", x6_right)
             .doctor(
                 "an extra probe in 5% of one run's requests",

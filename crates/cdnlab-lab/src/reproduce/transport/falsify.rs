@@ -167,11 +167,17 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 t1_right(&n, rep, rng)
             },
         ),
-        F::new("tp-t2", "tp.erlang", t2_right).doctor(
-            "blocking 20% above Erlang-B",
-            always,
-            &[("blocking", Map(|_, x| x * 1.2))],
-        ),
+        F::new("tp-t2", "tp.erlang", t2_right)
+            .doctor(
+                "blocking 20% above Erlang-B",
+                always,
+                &[("blocking", Map(|_, x| x * 1.2))],
+            )
+            .doctor(
+                "one population far off Erlang-B in one run (the mix hides it)",
+                |r, rep| rep == 1 && r.cell == 3,
+                &[("max_z", Is(9.0))],
+            ),
         F::new("tp-t3", "tp.reallocation", t3_right)
             .doctor(
                 "re-allocation does not help",
