@@ -176,6 +176,13 @@ pub fn all() -> Vec<WrongModel> {
             alter: |m| text(m, "repair", "none"),
         },
         WrongModel {
+            id: "mh-successor-routing",
+            what: "DHT lookups follow successor pointers only, not finger tables (routing = \
+                   successors)",
+            runs: &["mh-x6"],
+            alter: |m| text(m, "routing", "successors"),
+        },
+        WrongModel {
             id: "mh-single-hash",
             what: "files are never replicated: multi-hash runs as single-hash placement",
             runs: &["mh-x3"],
@@ -286,6 +293,7 @@ pub const REJECTS: &[(&str, &[&str])] = &[
         "mh.repair",
         &["mh-no-repair", "mh-random-place", "mh-any-leave"],
     ),
+    ("mh.chord-hops", &["mh-successor-routing"]),
     ("tp.gap", &["tp-nearest"]),
     ("tp.gap-random", &["tp-nearest", "tp-sharing-nearest-only"]),
     ("tp.hops", &["tp-nearest"]),
@@ -347,10 +355,6 @@ pub const NOT_YET: &[(&str, &str)] = &[
     (
         "mh.rgr-rounds",
         "the rbs experiment has no repair probe option to get wrong",
-    ),
-    (
-        "mh.chord-hops",
-        "the simulator has one routing (finger tables); no wrong routing to run",
     ),
     (
         "mh.x6-replication",

@@ -221,6 +221,23 @@ impl Ring {
         }
     }
 
+    /// Hops of a lookup for `key` from virtual node `from` that follows successor pointers
+    /// only, one position per hop, to the key's predecessor (where a Chord lookup ends too).
+    /// A wrong model of routing (about N / 2 hops), for checking `mh.chord-hops`.
+    pub fn successor_hops(&self, from: usize, key: u64) -> u32 {
+        let n = self.points.len();
+        if n <= 1 {
+            return 0;
+        }
+        let from = from % n;
+        let s = self.successor(key);
+        if self.points[s] == key && s == from {
+            return 0;
+        }
+        let pred = (s + n - 1) % n;
+        ((pred + n - from) % n) as u32
+    }
+
     /// Number of ring positions (live virtual nodes).
     pub fn positions(&self) -> usize {
         self.points.len()
@@ -310,6 +327,24 @@ mod tests {
     }
 
     /// Chord: mean hops about 0.5 log2 N (N = 1024: 5), within 0.6.
+    /// Successor routing walks every position between the start and the key's predecessor:
+    /// a key just past position k is (k - from) mod n hops from position `from`.
+    #[test]
+    fn successor_hops_count_the_positions_walked() {
+        let r = Ring::new(50, 1).unwrap();
+        let n = r.positions();
+        for from in [0, 7, 49] {
+            for k in [0, 3, 20, 49] {
+                let key = r.points[k] + 1;
+                assert_eq!(
+                    r.successor_hops(from, key) as usize,
+                    (k + n - from) % n,
+                    "from {from} to just past {k}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn chord_hops_are_half_log_n() {
         let r = Ring::new(1024, 1).unwrap();

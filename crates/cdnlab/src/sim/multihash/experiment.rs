@@ -1,6 +1,6 @@
 //! The `multihash` experiment: one run of the DHT CDN per replication.
 
-use super::{Config, Growth, Leave, Outcome, Place, PlacementPolicy, Repair, RingLayout};
+use super::{Config, Growth, Leave, Outcome, Place, PlacementPolicy, Repair, RingLayout, Routing};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
@@ -62,6 +62,11 @@ const PARAMS: &[ParamSpec] = &[
         "growth",
         Growth::NAMES,
         "replicas added per overloaded window",
+    ),
+    ParamSpec::choice(
+        "routing",
+        Routing::NAMES,
+        "how a lookup travels (successors: a wrong model, for checking claims)",
     ),
     ParamSpec::choice(
         "place",
@@ -284,6 +289,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         nodes: p.int("nodes") as u32,
         vnodes: p.int("vnodes") as u32,
         ring: p.named("ring")?,
+        routing: p.named("routing")?,
         files: p.int("files") as u32,
         k: p.int("k") as u32,
         alpha: p.float("alpha"),

@@ -57,6 +57,18 @@ crate::registry! {
 }
 
 crate::registry! {
+    /// How a DHT lookup travels to a key's node (measured as `chord_hops`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Routing: "routing" {
+        /// Chord's finger tables (MH-R1's DHT): about 0.5 log2 N hops.
+        Fingers => "fingers",
+        /// A wrong model, not the paper's: successor pointers only, one position per hop
+        /// (about N / 2 hops), for checking `mh.chord-hops` (docs/claims.md, "Wrong models").
+        Successors => "successors",
+    }
+}
+
+crate::registry! {
     /// Which ring a run places nodes on.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum RingLayout: "ring layout" {
@@ -93,6 +105,7 @@ pub struct Config {
     pub nodes: u32,
     pub vnodes: u32,
     pub ring: RingLayout,
+    pub routing: Routing,
     pub files: u32,
     pub k: u32,
     pub alpha: f64,
@@ -524,7 +537,11 @@ fn run_chunked(
     out.chord_hops = (0..samples)
         .map(|_| {
             let from = rng.random_range(0..sim.ring.positions());
-            f64::from(sim.ring.chord_hops(from, rng.random()))
+            let key = rng.random();
+            f64::from(match cfg.routing {
+                Routing::Fingers => sim.ring.chord_hops(from, key),
+                Routing::Successors => sim.ring.successor_hops(from, key),
+            })
         })
         .sum::<f64>()
         / samples as f64;

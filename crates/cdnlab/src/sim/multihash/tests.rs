@@ -8,6 +8,7 @@ fn small(growth: Growth) -> Config {
         nodes: 100,
         vnodes: 4,
         ring: RingLayout::PerRun,
+        routing: Routing::Fingers,
         files: 2000,
         k: 256,
         alpha: 1.0,
@@ -160,7 +161,7 @@ proptest::proptest! {
         shrink in proptest::bool::ANY, flash in 1.0f64..5.0, place in 0usize..2, leave in 0usize..2,
     ) {
         let cfg = Config {
-            nodes, vnodes, ring: RingLayout::PerRun, files, k, alpha, load, c_high, gamma: 0.75,
+            nodes, vnodes, ring: RingLayout::PerRun, routing: Routing::Fingers, files, k, alpha, load, c_high, gamma: 0.75,
             shrink, window,
             growth: [Growth::One, Growth::Double, Growth::Jump][growth],
             place: Place::ALL[place], leave: Leave::ALL[leave],
