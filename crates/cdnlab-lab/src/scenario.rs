@@ -160,6 +160,7 @@ pub struct Cell {
 }
 
 /// A loaded scenario, ready to run.
+#[derive(Clone)]
 pub struct Scenario {
     pub resolved: Resolved,
     pub experiment: &'static dyn Experiment,

@@ -313,15 +313,15 @@ pub fn reproduce(a: &ReproducePlan) -> Result<()> {
         let (path, text) = if a.full { rep.full } else { rep.quick };
         let sc = Scenario::parse(text, Path::new(path))?;
         let dir = out.join(format!("{}-{scale}", rep.id));
-        let run = match &wrong {
-            Some(w) => sc.altered(&format!("wrong-{}", w.id), w.what, w.alter)?,
-            None => Scenario::parse(text, Path::new(path))?,
-        };
         let mut sc = sc;
-        if wrong.is_some() {
-            // A wrong model's report has claims, not figures (the run draws none).
-            sc.resolved.plots.clear();
-        }
+        let run = match &wrong {
+            Some(w) => {
+                // A wrong model's report has claims, not figures (the run draws none).
+                sc.resolved.plots.clear();
+                sc.altered(&format!("wrong-{}", w.id), w.what, w.alter)?
+            }
+            None => sc.clone(),
+        };
         originals.push(sc);
         chosen.push((rep, run, dir));
     }

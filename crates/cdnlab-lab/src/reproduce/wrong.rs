@@ -40,6 +40,13 @@ fn text(m: &mut BTreeMap<String, Value>, key: &str, to: &str) {
     m.insert(key.into(), Value::Text(to.into()));
 }
 
+/// Sets `key` to `to` where it is `from` (other cells keep the paper's rule).
+fn swap(m: &mut BTreeMap<String, Value>, key: &str, from: &str, to: &str) {
+    if is(m, key, from) {
+        text(m, key, to);
+    }
+}
+
 /// Every GWTW reproduction with cells of k >= 2 users running GWTW.
 const GWTW_K2: &[&str] = &[
     "gwtw-e1",
@@ -142,11 +149,7 @@ pub fn all() -> Vec<WrongModel> {
             what: "requests find a replica by binary search for the top, then a uniform pick \
                    (strategy = binary), not random binary search",
             runs: &["mh-x1", "mh-gaps", "mh-multigap", "mh-x5", "mh-x6"],
-            alter: |m| {
-                if is(m, "strategy", "rbs") {
-                    text(m, "strategy", "binary");
-                }
-            },
+            alter: |m| swap(m, "strategy", "rbs", "binary"),
         },
         WrongModel {
             id: "mh-random-place",
@@ -186,32 +189,20 @@ pub fn all() -> Vec<WrongModel> {
             id: "mh-single-hash",
             what: "files are never replicated: multi-hash runs as single-hash placement",
             runs: &["mh-x3"],
-            alter: |m| {
-                if is(m, "policy", "multihash") {
-                    text(m, "policy", "single-hash");
-                }
-            },
+            alter: |m| swap(m, "policy", "multihash", "single-hash"),
         },
         WrongModel {
             id: "tp-nearest",
             what: "the Transportation Problem's allocation is replaced by nearest-server \
                    allocation",
             runs: &["tp-t1", "tp-t1-random", "tp-t2", "tp-t3"],
-            alter: |m| {
-                if is(m, "policy", "optimal") {
-                    text(m, "policy", "nearest");
-                }
-            },
+            alter: |m| swap(m, "policy", "optimal", "nearest"),
         },
         WrongModel {
             id: "tp-sharing-nearest-only",
             what: "full sharing tries only the nearest server (sharing runs as nearest)",
             runs: &["tp-t1", "tp-t1-random"],
-            alter: |m| {
-                if is(m, "policy", "sharing") {
-                    text(m, "policy", "nearest");
-                }
-            },
+            alter: |m| swap(m, "policy", "sharing", "nearest"),
         },
         WrongModel {
             id: "tp-never-reallocate",
@@ -227,11 +218,7 @@ pub fn all() -> Vec<WrongModel> {
             id: "tp-balance-nearest",
             what: "CP-1's balancing pick (largest free fraction) picks the nearest server",
             runs: &["tp-balance"],
-            alter: |m| {
-                if is(m, "choice", "fraction") {
-                    text(m, "choice", "nearest");
-                }
-            },
+            alter: |m| swap(m, "choice", "fraction", "nearest"),
         },
         WrongModel {
             id: "tp-no-slack",

@@ -299,6 +299,38 @@ mod tests {
         }
     }
 
+    /// The wrong models break the prefix where the rules keep it: with `Leave::Any` a middle
+    /// replica (3 of 5, lightly loaded) leaves without probing, where the top rule sees 5
+    /// above it and stays; with `Place::Random` an overloaded replica asks for indices above
+    /// the smallest unused one (for most counts), always as many and within u..=k.
+    #[test]
+    fn wrong_rules_leave_gaps() {
+        let prefix = |n: u32| move |j: u32| j <= n;
+        let top = rules(Growth::One);
+        assert_eq!(WindowEnd::new(top, 3, 10.0).run(prefix(5)).0, Action::Done);
+        let any = Rules {
+            leave: Leave::Any,
+            ..top
+        };
+        assert_eq!(
+            WindowEnd::new(any, 3, 10.0).run(prefix(5)),
+            (Action::Leave, 0)
+        );
+        assert_eq!(WindowEnd::new(any, 1, 0.0).run(prefix(5)).0, Action::Done);
+        let random = Rules {
+            place: Place::Random,
+            ..rules(Growth::Double)
+        };
+        let ranges: Vec<_> = (0..50)
+            .map(|c| random.targets(6, 150.0 + f64::from(c)))
+            .collect();
+        for r in &ranges {
+            assert_eq!(r.end() - r.start(), 4, "{r:?}");
+            assert!(*r.start() >= 6 && *r.end() <= 64, "{r:?}");
+        }
+        assert!(ranges.iter().filter(|r| *r.start() > 6).count() > 40);
+    }
+
     /// Overloaded replicas replicate to the smallest unused index by the growth rule, with the
     /// search's probes; the top leaves only when nothing is above it and the others can take
     /// its load; index 1 never leaves.

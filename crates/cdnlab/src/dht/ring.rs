@@ -326,7 +326,6 @@ mod tests {
         assert!(many < 1.5, "max/mean with 100 positions per node: {many}");
     }
 
-    /// Chord: mean hops about 0.5 log2 N (N = 1024: 5), within 0.6.
     /// Successor routing walks every position between the start and the key's predecessor:
     /// a key just past position k is (k - from) mod n hops from position `from`.
     #[test]
@@ -345,6 +344,7 @@ mod tests {
         }
     }
 
+    /// Chord: mean hops about 0.5 log2 N (N = 1024: 5), within 0.6.
     #[test]
     fn chord_hops_are_half_log_n() {
         let r = Ring::new(1024, 1).unwrap();

@@ -422,6 +422,34 @@ mod tests {
         assert!(g.in_trial() && g.window(0).is_empty() && g.window(1).is_empty());
     }
 
+    /// The wrong model `Pick::Uniform` ignores the windows: over 200 clients whose trial shows
+    /// candidate 9 winning outright, about half settle on the loser 7 (binomial(200, 1/2):
+    /// 100 +- 10, so 60..140 is +-4 standard deviations), where the winner rule settles on 9
+    /// every time.
+    #[test]
+    fn uniform_pick_ignores_the_winner() {
+        let mut rng = crate::rng::stream(4, 0, 0);
+        let losers = |pick: Pick, rng: &mut Rng| {
+            (0..200)
+                .filter(|_| {
+                    let c = GwtwConfig {
+                        pick,
+                        ..cfg(Probe::All, Retrial::Never)
+                    };
+                    let mut g = Gwtw::<ValueWindow>::new(vec![7, 9], c).unwrap();
+                    for _ in 0..3 {
+                        g.observe(7, Some(0.0), rng);
+                        g.observe(9, Some(1.0), rng);
+                    }
+                    g.settled() == Some(7)
+                })
+                .count()
+        };
+        assert_eq!(losers(Pick::Winner, &mut rng), 0);
+        let n = losers(Pick::Uniform, &mut rng);
+        assert!((60..=140).contains(&n), "{n} of 200 settled on the loser");
+    }
+
     #[test]
     fn round_robin_alternates_and_never_retrial_stays() {
         let mut rng = crate::rng::stream(2, 0, 0);

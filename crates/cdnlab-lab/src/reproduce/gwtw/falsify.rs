@@ -435,11 +435,17 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             |r, _| text(r, "model") == "video",
             &[("worst_value", Draw(|_, rng| normal(rng, 0.6, 0.05)))],
         ),
-        F::new("gwtw-e7", "gwtw.C2-failure", e7_right).doctor(
-            "k = 1 converges half the time",
-            always,
-            &[("converged", Draw(|_, rng| bern(rng, 0.5)))],
-        ),
+        F::new("gwtw-e7", "gwtw.C2-failure", e7_right)
+            .doctor(
+                "k = 1 converges half the time",
+                always,
+                &[("converged", Draw(|_, rng| bern(rng, 0.5)))],
+            )
+            .doctor(
+                "k = 1 fails at every n (failure 1, with no rise to show)",
+                always,
+                &[("converged", Is(0.0))],
+            ),
         F::new("gwtw-maxload", "gwtw.k1-balls", maxload_right)
             .doctor(
                 "two choices (max load ln ln n / ln 2)",

@@ -128,11 +128,16 @@ pub(super) fn t1(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
         .filter(|r| text(r, "policy") == "sharing")
         .collect();
     let crit = crate::reproduce::critical(0, sharing.len());
-    let total: i64 = cdnlab::alloc::topology::CAPACITY.iter().sum();
+    let capacity: i64 = cdnlab::alloc::topology::CAPACITY.iter().sum();
     let mut pooled = Vec::new();
     for r in &sharing {
         let rho = num(r, "rho");
-        let want = cdnlab::alloc::erlang::erlang_b(rho * total as f64, total as u64);
+        // Offered load: rho x the profile's total demand (800 in both profiles).
+        let demand: i64 = match text(r, "profile") {
+            "r1" => cdnlab::alloc::topology::R1.iter().sum(),
+            _ => cdnlab::alloc::topology::R15.iter().sum(),
+        };
+        let want = cdnlab::alloc::erlang::erlang_b(rho * demand as f64, capacity as u64);
         let got = metric(sc, r, "blocking");
         // Where no run saw a block the runs' spread is 0: the binomial error of the predicted
         // rate over the arrivals (about half the events) is the floor.
