@@ -410,7 +410,7 @@ async fn a_killed_edge_is_repaired_and_its_return_handed_over() {
 /// (the replica below the gap stays: it sees the ones above); one too loaded to shrink.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edges_and_simulator_decide_alike() {
-    use cdnlab::dht::replication::{Growth, Leave, Place, Rules};
+    use cdnlab::dht::replication::{Growth, Leave, Place, Rules, Search};
     use cdnlab::dht::ring::Ring;
     use cdnlab::dht::store::Store;
     use cdnlab::sim::multihash::{Scratch, window_end};
@@ -476,6 +476,7 @@ async fn edges_and_simulator_decide_alike() {
         growth: Growth::One,
         place: Place::Smallest,
         leave: Leave::Top,
+        search: Search::Gallop,
     };
     let mut scratch = Scratch::default();
     for &(f, _) in &files {

@@ -48,7 +48,7 @@ use bytes::Bytes;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use cdnlab::dht::hash::position;
 use cdnlab::dht::repair;
-use cdnlab::dht::replication::{Action, Growth, Leave, Phase, Place, Rules, WindowEnd};
+use cdnlab::dht::replication::{Action, Growth, Leave, Phase, Place, Rules, Search, WindowEnd};
 use cdnlab::dht::ring::Ring;
 use cdnlab::dht::search::RbsSearch;
 use cdnlab::rng::Rng;

@@ -89,6 +89,7 @@ pub(super) async fn decide(
         growth: Growth::One,
         place: Place::Smallest,
         leave: Leave::Top,
+        search: Search::Gallop,
     };
     for &((f, i), count) in counts {
         let mut end = WindowEnd::new(rules, i, count);

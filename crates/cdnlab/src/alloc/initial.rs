@@ -39,10 +39,29 @@ pub fn northwest(p: &Problem) -> Result<Allocation, Error> {
 /// that is satisfied closes. Each line keeps its cells sorted by cost, so finding its two
 /// cheapest open cells skips closed ones once: O(mn log(mn) + (m + n)^2).
 pub fn vogel(p: &Problem) -> Result<Allocation, Error> {
+    vogel_in(p, Order::Cheapest)
+}
+
+/// The order [`vogel_in`] reads each line's cells in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Cheapest first: Vogel's method.
+    Cheapest,
+    /// Dearest first: a wrong model (a flipped comparator), which still reads the costs but
+    /// fills the dearest cells; the reproduction's `tp.vogel` must reject it.
+    Dearest,
+}
+
+/// Vogel's approximation method reading each line's cells in `order` (see [`vogel`]).
+pub fn vogel_in(p: &Problem, order: Order) -> Result<Allocation, Error> {
     let (m, n) = (p.rows(), p.cols());
     let (mut s, mut d) = (p.supply.clone(), p.demand.clone());
     let mut flows = Vec::with_capacity(m + n);
-    let cost = |i: usize, j: usize| p.cost[i * n + j];
+    let sign = match order {
+        Order::Cheapest => 1,
+        Order::Dearest => -1,
+    };
+    let cost = |i: usize, j: usize| sign * p.cost[i * n + j];
     let sorted = |len: usize, key: &dyn Fn(usize) -> i64| {
         let mut v: Vec<usize> = (0..len).collect();
         v.sort_by_key(|&x| (key(x), x));
@@ -122,6 +141,10 @@ mod tests {
         p.check(&v.flows).unwrap();
         // Vogel lands between the optimum and the north-west corner here.
         assert!((152_535..=165_595).contains(&v.cost), "{}", v.cost);
+        // The flipped comparator fills dear cells: above the north-west corner here.
+        let dear = vogel_in(&p, Order::Dearest).unwrap();
+        p.check(&dear.flows).unwrap();
+        assert!(dear.cost > nw.cost, "{}", dear.cost);
     }
 
     /// Both are feasible on random instances, with at most m + n - 1 positive cells, and never
@@ -131,7 +154,11 @@ mod tests {
         for seed in 0..100 {
             let p = crate::alloc::simplex::tests::random(9, 13, 50, 20, seed);
             let opt = crate::alloc::simplex::solve(&p).unwrap().allocation.cost;
-            for a in [northwest(&p).unwrap(), vogel(&p).unwrap()] {
+            for a in [
+                northwest(&p).unwrap(),
+                vogel(&p).unwrap(),
+                vogel_in(&p, Order::Dearest).unwrap(),
+            ] {
                 p.check(&a.flows).unwrap();
                 assert!(a.flows.len() < 9 + 13);
                 assert!(a.cost >= opt);

@@ -64,6 +64,18 @@ crate::registry! {
     }
 }
 
+crate::registry! {
+    /// How an overloaded replica finds the smallest unused index above its own.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Search: "unused-index search" {
+        /// Gallop up, then bisect (MH-R5).
+        Gallop => "gallop",
+        /// A wrong model, not the paper's: one index at a time up from its own
+        /// ([`UnusedSearch::linear`]; docs/claims.md, "Wrong models").
+        Linear => "linear",
+    }
+}
+
 /// The parameters of the window-end rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rules {
@@ -78,6 +90,7 @@ pub struct Rules {
     pub growth: Growth,
     pub place: Place,
     pub leave: Leave,
+    pub search: Search,
 }
 
 impl Rules {
@@ -170,7 +183,11 @@ impl WindowEnd {
     pub fn new(rules: Rules, index: u32, count: f64) -> Self {
         let threshold = rules.threshold();
         let (stage, leave) = if search::overloaded(count, threshold) {
-            (Stage::Search(UnusedSearch::new(index, rules.k)), false)
+            let search = match rules.search {
+                Search::Gallop => UnusedSearch::new(index, rules.k),
+                Search::Linear => UnusedSearch::linear(index, rules.k),
+            };
+            (Stage::Search(search), false)
         } else if index > 1 && search::top_may_leave(count, index, rules.gamma, threshold) {
             // The top, if nothing is above it; index k has nothing above it by definition.
             if index == rules.k || rules.leave == Leave::Any {
@@ -269,6 +286,7 @@ mod tests {
             growth: Growth::One,
             place: Place::Smallest,
             leave: Leave::Top,
+            search: Search::Gallop,
         };
         for count in [0.0, 5.0, 19.0, 20.0, 21.0, 100.0] {
             for i in 1..=8 {
@@ -296,6 +314,7 @@ mod tests {
             growth,
             place: Place::Smallest,
             leave: Leave::Top,
+            search: Search::Gallop,
         }
     }
 
@@ -310,6 +329,7 @@ mod tests {
         assert_eq!(WindowEnd::new(top, 3, 10.0).run(prefix(5)).0, Action::Done);
         let any = Rules {
             leave: Leave::Any,
+            search: Search::Gallop,
             ..top
         };
         assert_eq!(

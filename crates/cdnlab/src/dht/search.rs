@@ -163,6 +163,8 @@ pub struct UnusedSearch {
     phase: Phase,
     pending: u32,
     probes: u32,
+    /// Probe from + 1, from + 2, ... one by one (a wrong model, see [`UnusedSearch::linear`]).
+    linear: bool,
 }
 
 impl UnusedSearch {
@@ -176,6 +178,17 @@ impl UnusedSearch {
             phase: Phase::Gallop,
             pending: 0,
             probes: 0,
+            linear: false,
+        }
+    }
+
+    /// A wrong model, not the paper's: the same search by a linear scan up from `from`, one
+    /// index per probe, so it costs the distance to the unused index rather than MH-R5's
+    /// 2 floor(log2(n_f - i)) + 2 (docs/claims.md, "Wrong models").
+    pub fn linear(from: u32, k: u32) -> Self {
+        UnusedSearch {
+            linear: true,
+            ..Self::new(from, k)
         }
     }
 
@@ -208,6 +221,7 @@ impl UnusedSearch {
     pub fn answer(&mut self, present: bool) {
         let i = self.pending;
         self.phase = match self.phase {
+            Phase::Gallop if !present && self.linear => Phase::Finished(Some(i)),
             Phase::Gallop if !present => Phase::Bisect {
                 lo: self.used,
                 hi: i,
@@ -217,7 +231,11 @@ impl UnusedSearch {
                 if i == self.k {
                     Phase::Finished(None)
                 } else {
-                    self.step = self.step.saturating_mul(2);
+                    self.step = if self.linear {
+                        self.step.saturating_add(1)
+                    } else {
+                        self.step.saturating_mul(2)
+                    };
                     Phase::Gallop
                 }
             }
@@ -344,6 +362,28 @@ mod tests {
                     // Gallop and binary search: O(log(n - from + 2)) probes.
                     let bound = 2 * (32 - (n - from + 2).leading_zeros()) + 2;
                     assert!(probes <= bound, "k {k} n {n} from {from}: {probes} probes");
+                }
+            }
+        }
+    }
+
+    /// The wrong model's linear scan finds the same index, one probe per index it passes:
+    /// n - from + 1 probes below k, n - from at k (nothing above k to probe).
+    #[test]
+    fn linear_scan_finds_the_same_index_at_the_distance() {
+        for k in [1u32, 2, 7, 64] {
+            for n in 1..=k {
+                for from in 1..=n {
+                    let mut s = UnusedSearch::linear(from, k);
+                    let u = loop {
+                        match s.step() {
+                            Step::Probe(i) => s.answer(i <= n),
+                            Step::Done(r) => break r,
+                        }
+                    };
+                    assert_eq!(u, (n < k).then_some(n + 1), "k {k} n {n} from {from}");
+                    let expected = if n < k { n - from + 1 } else { n - from };
+                    assert_eq!(s.probes(), expected, "k {k} n {n} from {from}");
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! The `gwtw` experiment: one run of the GWTW model per replication (web or video service).
 
-use super::{Config, Model, Outcome, UserPolicy};
+use super::{Config, Draw, Model, Outcome, UserPolicy};
 use crate::Error;
 use crate::Named;
 use crate::rng::Rng;
@@ -67,6 +67,12 @@ const PARAMS: &[ParamSpec] = &[
         "fraction p of users running GWTW (the rest k = 1)",
     )
     .unit("fraction of users"),
+    ParamSpec::choice(
+        "draw",
+        Draw::NAMES,
+        "how a user's candidates are drawn: random (GWTW-R1); striped is a wrong model (user u \
+         gets servers u, u + 1, ... modulo n), see docs/claims.md, \"Wrong models\"",
+    ),
     ParamSpec::int("horizon", 1, 100_000_000, 3000, "slots simulated").unit("slots"),
     ParamSpec::int(
         "measure",
@@ -233,6 +239,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
             best: if best > 0.0 { best } else { 1.0 },
         },
         partial: p.float("partial"),
+        draw: p.named("draw")?,
         horizon: p.int("horizon") as u32,
         measure: p.int("measure") as u32,
         exclude_warmup: p.values()["exclude_warmup"] == crate::sim::Value::Bool(true),

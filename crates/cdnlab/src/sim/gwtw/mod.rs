@@ -41,6 +41,19 @@ crate::registry! {
     }
 }
 
+crate::registry! {
+    /// How a user's k candidate servers are drawn.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Draw: "candidate draw" {
+        /// k distinct servers uniformly at random (GWTW-R1, GWTW-R8).
+        Random => "random",
+        /// A wrong model: user u's candidates are servers u, u + 1, ..., u + k - 1 modulo n, as
+        /// a "random" server taken as a sequential id modulo n would be. It spreads users
+        /// evenly, so k = 1 never overloads a server (docs/claims.md, "Wrong models").
+        Striped => "striped",
+    }
+}
+
 /// The service a server gives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Model {
@@ -70,6 +83,8 @@ pub struct Config {
     pub gwtw: GwtwConfig,
     /// Fraction of users that run GWTW with k candidates; the rest have k = 1.
     pub partial: f64,
+    /// How candidates are drawn (random: the paper's rule).
+    pub draw: Draw,
     pub horizon: u32,
     /// Final slots over which per-user values are measured.
     pub measure: u32,
@@ -428,6 +443,16 @@ pub fn draw_candidates(n: u32, k: u32, rng: &mut Rng) -> Vec<u32> {
     c
 }
 
+/// User `u`'s k candidates out of n, drawn as `draw` says (k <= n).
+pub fn candidates_of(draw: Draw, u: usize, n: u32, k: u32, rng: &mut Rng) -> Vec<u32> {
+    match draw {
+        Draw::Random => draw_candidates(n, k, rng),
+        Draw::Striped => (0..k)
+            .map(|j| ((u as u64 + u64::from(j)) % u64::from(n)) as u32)
+            .collect(),
+    }
+}
+
 /// Builds the clients of a run (the RNG draws candidates in user order, so a run is a function
 /// of its seed).
 pub fn clients<W: Window>(
@@ -440,13 +465,13 @@ pub fn clients<W: Window>(
         UserPolicy::P2c => vec![Client::P2c(P2c { n }); m],
         UserPolicy::Gwtw => {
             let mut out = Vec::with_capacity(m);
-            for _ in 0..m {
+            for u in 0..m {
                 let k = if rng.random::<f64>() < cfg.partial {
                     cfg.k
                 } else {
                     1
                 };
-                let cands = draw_candidates(n, k, rng);
+                let cands = candidates_of(cfg.draw, u, n, k, rng);
                 out.push(if k == 1 {
                     Client::Fixed(Fixed { server: cands[0] })
                 } else {
@@ -456,7 +481,9 @@ pub fn clients<W: Window>(
             out
         }
         UserPolicy::Oracle => {
-            let cands: Vec<Vec<u32>> = (0..m).map(|_| draw_candidates(n, cfg.k, rng)).collect();
+            let cands: Vec<Vec<u32>> = (0..m)
+                .map(|u| candidates_of(cfg.draw, u, n, cfg.k, rng))
+                .collect();
             let assigned = matching::assign(&cands, capacity);
             cands
                 .iter()

@@ -5,8 +5,9 @@
 //!
 //! Rules: GWTW-R8 of docs/spec/gwtw.md.
 
-use super::draw_candidates;
+use super::{Draw, candidates_of};
 use crate::Error;
+use crate::Named;
 use crate::rng::Rng;
 use crate::select::{analysis, matching};
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
@@ -32,6 +33,12 @@ const PARAMS: &[ParamSpec] = &[
         "load per capacity lambda / c as a multiple of the regime's threshold",
     )
     .unit("multiple of the threshold"),
+    ParamSpec::choice(
+        "draw",
+        Draw::NAMES,
+        "how a user's candidates are drawn: random (GWTW-R8); striped is a wrong model (user u \
+         gets servers u, u + 1, ... modulo n)",
+    ),
 ];
 
 const METRICS: &[MetricSpec] = &[
@@ -86,7 +93,8 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
     let n = p.int("servers") as u32;
     let ratio = p.float("relative") * theta;
     let m = (ratio * f64::from(c) * f64::from(n)).round() as usize;
-    let cands: Vec<Vec<u32>> = (0..m).map(|_| draw_candidates(n, k, rng)).collect();
+    let draw = p.named::<Draw>("draw")?;
+    let cands: Vec<Vec<u32>> = (0..m).map(|u| candidates_of(draw, u, n, k, rng)).collect();
     let placed = matching::assign(&cands, &vec![c; n as usize])
         .iter()
         .filter(|a| a.is_some())

@@ -21,6 +21,7 @@ fn web(servers: u32, load: f64, k: u32) -> Config {
             best: 1.0,
         },
         partial: 1.0,
+        draw: Draw::Random,
         horizon: 3000,
         measure: 100,
         exclude_warmup: true,

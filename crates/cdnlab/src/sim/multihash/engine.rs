@@ -147,6 +147,7 @@ impl Sim<'_> {
             growth: cfg.growth,
             place: cfg.place,
             leave: cfg.leave,
+            search: cfg.search,
         };
         let mut touched = std::mem::take(&mut self.touched);
         let mut scratch = std::mem::take(&mut self.scratch);

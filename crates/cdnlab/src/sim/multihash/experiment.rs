@@ -1,6 +1,8 @@
 //! The `multihash` experiment: one run of the DHT CDN per replication.
 
-use super::{Config, Growth, Leave, Outcome, Place, PlacementPolicy, Repair, RingLayout, Routing};
+use super::{
+    Config, Growth, Leave, Outcome, Place, PlacementPolicy, Repair, RingLayout, Routing, Search,
+};
 use crate::dht::search::Strategy;
 use crate::rng::Rng;
 use crate::sim::params::{MetricSpec, ParamSpec, Params};
@@ -77,6 +79,12 @@ const PARAMS: &[ParamSpec] = &[
         "leave",
         Leave::NAMES,
         "which replica may leave (any: a wrong model, for checking claims)",
+    ),
+    ParamSpec::choice(
+        "search",
+        Search::NAMES,
+        "how an overloaded replica finds the smallest unused index (linear: a wrong model, for \
+         checking claims)",
     ),
     ParamSpec::choice("strategy", Strategy::NAMES, "how a request finds a replica"),
     ParamSpec::float(
@@ -301,6 +309,7 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         growth: p.named("growth")?,
         place: p.named("place")?,
         leave: p.named("leave")?,
+        search: p.named("search")?,
         strategy: p.named("strategy")?,
         policy: p.named("policy")?,
         balance: p.float("balance"),

@@ -26,7 +26,7 @@ use crate::dht::baselines::{self, Maglev, Placement};
 use crate::dht::hash::file_key;
 use crate::dht::repair;
 use crate::dht::replication::{Action, Phase, Rules, WindowEnd};
-pub use crate::dht::replication::{Growth, Leave, Place};
+pub use crate::dht::replication::{Growth, Leave, Place, Search};
 use crate::dht::ring::Ring;
 use crate::dht::search::{self, Strategy};
 use crate::dht::store::Store;
@@ -124,6 +124,8 @@ pub struct Config {
     /// paper's rules).
     pub place: Place,
     pub leave: Leave,
+    /// How an overloaded replica finds the smallest unused index (linear: a wrong model).
+    pub search: Search,
     pub strategy: Strategy,
     pub policy: PlacementPolicy,
     /// Bounded-load factor (1 + epsilon).

@@ -52,6 +52,12 @@ const PARAMS: &[ParamSpec] = &[
         10_000,
         "random gap removal: single-gap trials per run (0: skip)",
     ),
+    ParamSpec::choice(
+        "probe",
+        &["random", "neighbour"],
+        "which index replica i probes in those trials: random, uniform in [1, i - 1] (RGR, \
+         MH-R8); neighbour, i - 1 (the neighbour check, a wrong model for RGR's rounds)",
+    ),
 ];
 
 const METRICS: &[MetricSpec] = &[
@@ -186,12 +192,16 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         let held: Vec<u32> = (1..=n).filter(|&i| i != g).collect();
         let mut missing = Vec::new();
         let mut total = 0u64;
+        let probe = match p.text("probe") {
+            "neighbour" => repair::Probe::Neighbour,
+            _ => repair::Probe::Random,
+        };
         for _ in 0..trials {
             let mut t = 0u64;
             loop {
                 t += 1;
                 missing.clear();
-                repair::round(&held, repair::Probe::Random, rng, |j| j != g, &mut missing);
+                repair::round(&held, probe, rng, |j| j != g, &mut missing);
                 if !missing.is_empty() {
                     break;
                 }

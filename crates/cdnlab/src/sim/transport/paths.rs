@@ -39,6 +39,12 @@ const PARAMS: &[ParamSpec] = &[
     )
     .unit("fraction of path capacity"),
     ParamSpec::positive("duration", 1e9, 100_000.0, "simulated ms"),
+    ParamSpec::choice(
+        "paths",
+        &["disjoint", "shared"],
+        "whether the sources' paths are disjoint (each its own bottleneck and cross traffic) or \
+         share one bottleneck (a wrong model: no path diversity, see docs/claims.md)",
+    ),
 ];
 
 const METRICS: &[MetricSpec] = &[
@@ -60,9 +66,15 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
     let service = 1.0 / capacity;
     let mut latencies: Vec<f64> = Vec::new();
     let (mut sent, mut lost) = (0u64, 0u64);
-    for path in 0..sources {
-        // The stream's packets on this path: every sources-th of a CBR stream.
-        let gap = sources as f64 / rate;
+    // Shared paths: every source's packets join one queue, so the link sees the whole stream.
+    let lanes = if p.text("paths") == "shared" {
+        1
+    } else {
+        sources
+    };
+    for path in 0..lanes {
+        // The stream's packets on this path: every lanes-th of a CBR stream.
+        let gap = lanes as f64 / rate;
         let mut next_stream = path as f64 / rate;
         let cross_rate = cross * capacity;
         let exp = |rng: &mut Rng| exponential(rng, 1.0 / cross_rate);

@@ -63,6 +63,19 @@ const PARAMS: &[ParamSpec] = &[
         "a solve that took at least this many seconds is not repeated (its one time is kept): the best-of rule is against noise of milliseconds",
     )
     .unit("s"),
+    ParamSpec::choice(
+        "solver",
+        &["simplex", "lp", "vogel"],
+        "what computes the allocation: the network simplex (TP-R2); lp and vogel are wrong models \
+         (the general LP solver, which has no warm start; Vogel's approximation passed off as the \
+         optimum), see docs/claims.md, \"Wrong models\"",
+    ),
+    ParamSpec::choice(
+        "vogel_order",
+        &["cheapest", "dearest"],
+        "the order Vogel's method reads each line's cells in (dearest: a wrong model, a flipped \
+         comparator, see docs/claims.md)",
+    ),
 ];
 
 const METRICS: &[MetricSpec] = &[
@@ -140,13 +153,49 @@ fn best_of<T>(
     Ok(best.expect("repeats >= 1"))
 }
 
+/// The optimal cost, the pivots and the basis of one solve by the `solver` parameter's method
+/// (only the network simplex has pivots and a basis to start warm from).
+struct Solved {
+    cost: i64,
+    pivots: f64,
+    basis: Option<simplex::Basis>,
+}
+
+fn solve_by(solver: &str, p: &Problem, warm: Option<&simplex::Basis>) -> Result<Solved, Error> {
+    Ok(match solver {
+        "lp" => Solved {
+            // Integral data with a totally unimodular matrix: the LP optimum is an integer.
+            cost: lp::optimum(p)?.round() as i64,
+            pivots: f64::NAN,
+            basis: None,
+        },
+        "vogel" => Solved {
+            cost: initial::vogel(p)?.cost,
+            pivots: 0.0,
+            basis: None,
+        },
+        _ => {
+            let s = match warm {
+                Some(b) => simplex::solve_warm(p, b)?,
+                None => simplex::solve(p)?,
+            };
+            Solved {
+                cost: s.allocation.cost,
+                pivots: s.pivots as f64,
+                basis: Some(s.basis),
+            }
+        }
+    })
+}
+
 /// One replication.
 fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
     let size = p.int("size") as usize;
     let repeats = p.int("repeats");
     let below = p.float("repeat_below");
+    let solver = p.text("solver");
     let first = Problem::random(rng, size, size, 1..=p.int("max_cost"), 1..=p.int("max_q"))?;
-    let (cold, cold_seconds) = best_of(repeats, below, || simplex::solve(&first))?;
+    let (cold, cold_seconds) = best_of(repeats, below, || solve_by(solver, &first, None))?;
     // The re-allocation: a share of the demands each give up to 20 units to another.
     let mut second = first.clone();
     let moves = ((p.float("change") * size as f64).round() as usize).max(1);
@@ -156,19 +205,19 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         second.demand[a] -= x;
         second.demand[b] += x;
     }
-    let (again, again_seconds) = best_of(repeats, below, || simplex::solve(&second))?;
-    let (warm, warm_seconds) =
-        best_of(repeats, below, || simplex::solve_warm(&second, &cold.basis))?;
-    if warm.allocation.cost != again.allocation.cost {
+    let (again, again_seconds) = best_of(repeats, below, || solve_by(solver, &second, None))?;
+    let (warm, warm_seconds) = best_of(repeats, below, || {
+        solve_by(solver, &second, cold.basis.as_ref())
+    })?;
+    if warm.cost != again.cost {
         return Err(Error::param(
             "warm start",
-            warm.allocation.cost,
-            format!("the cold optimum {}", again.allocation.cost),
+            warm.cost,
+            format!("the cold optimum {}", again.cost),
         ));
     }
-    let cost = cold.allocation.cost as f64;
-    let lemon_agrees =
-        lemon::optimum(&first).map_or(f64::NAN, |c| f64::from(c == cold.allocation.cost));
+    let cost = cold.cost as f64;
+    let lemon_agrees = lemon::optimum(&first).map_or(f64::NAN, |c| f64::from(c == cold.cost));
     let (reference_seconds, agrees) = if size as i64 <= p.int("reference_max") {
         // Timed like the network simplex: from the problem to the optimum (building the LP
         // model included, as the simplex builds its tree), best of the same repeats.
@@ -180,15 +229,24 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
     } else {
         (f64::NAN, f64::NAN)
     };
-    // The stand-alone initial solutions, as relative cost above the optimum.
-    let gap = |c: i64| (c as f64 - cost) / cost.abs().max(1.0);
-    let vogel_gap = gap(initial::vogel(&first)?.cost);
+    // The stand-alone initial solutions, as relative cost above the true optimum (the network
+    // simplex's, whatever `solver` says: these judge the initial solutions, not the solver).
+    let optimum = match solver {
+        "simplex" => cost,
+        _ => simplex::solve(&first)?.allocation.cost as f64,
+    };
+    let gap = |c: i64| (c as f64 - optimum) / optimum.abs().max(1.0);
+    let order = match p.text("vogel_order") {
+        "dearest" => initial::Order::Dearest,
+        _ => initial::Order::Cheapest,
+    };
+    let vogel_gap = gap(initial::vogel_in(&first, order)?.cost);
     let northwest_gap = gap(initial::northwest(&first)?.cost);
     Ok(vec![
         cost,
-        cold.pivots as f64,
+        cold.pivots,
         cold_seconds,
-        warm.pivots as f64,
+        warm.pivots,
         warm_seconds,
         warm_seconds / again_seconds,
         reference_seconds,

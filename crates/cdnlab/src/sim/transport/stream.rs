@@ -108,6 +108,12 @@ const PARAMS: &[ParamSpec] = &[
         0.05,
         "blocking that triggers a re-allocation",
     ),
+    ParamSpec::choice(
+        "estimate",
+        &["arrivals", "true"],
+        "the demand a re-allocation solves for: the window's arrival counts (TP-R6), or the true \
+         new demand (an oracle no live system has; a wrong model for tp.reallocation-excess)",
+    ),
     ParamSpec::float(
         "tail",
         0.0,
@@ -268,6 +274,7 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
             demand: SHIFTED.to_vec(),
             reallocate: (p.values()["reallocate"] == crate::sim::Value::Bool(true))
                 .then(|| (p.float("window"), p.float("b_max"))),
+            oracle: p.text("estimate") == "true",
         }),
         tail: p.float("tail"),
         reserve: p.float("reserve"),
@@ -360,6 +367,9 @@ pub struct Shift {
     /// above `b_max`, re-estimate demands from the window's arrival rates, re-solve warm from
     /// the previous basis and install the new thresholds (streams in progress stay).
     pub reallocate: Option<(f64, f64)>,
+    /// Re-allocate for the true new demand instead of the window's estimate (a wrong model:
+    /// the oracle that `tp.reallocation-excess` says the estimate falls short of).
+    pub oracle: bool,
 }
 
 /// One run's configuration.
@@ -501,17 +511,14 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             continue;
         }
         if what == CHECK {
-            let (window, b_max) = cfg
-                .shift
-                .as_ref()
-                .and_then(|s| s.reallocate)
-                .expect("checks only with re-allocation");
+            let sh = cfg.shift.as_ref().expect("checks only with a shift");
+            let (window, b_max) = sh.reallocate.expect("checks only with re-allocation");
             // The shared rule: demands in proportion to the window's arrival counts.
-            if let (Some(est), Some(adm), AllocationPolicy::Optimal) = (
-                reallocation(&win_arr, &win_blk, b_max),
-                admission.as_mut(),
-                policy,
-            ) {
+            let est = reallocation(&win_arr, &win_blk, b_max)
+                .map(|e| if sh.oracle { sh.demand.clone() } else { e });
+            if let (Some(est), Some(adm), AllocationPolicy::Optimal) =
+                (est, admission.as_mut(), policy)
+            {
                 let prob = problem(cfg, &demand_rows(&est, capacity.iter().sum(), 0.0))?;
                 let (a, b) = optimal(&prob, basis.as_ref())?;
                 adm.install(&a);

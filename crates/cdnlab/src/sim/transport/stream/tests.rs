@@ -30,6 +30,7 @@ fn reallocation_restores_blocking_after_a_shift() {
             at: 100.0,
             demand: SHIFTED.to_vec(),
             reallocate: reallocate.then_some((10.0, 0.05)),
+            oracle: false,
         });
         simulate(&cfg, &mut crate::rng::stream(13, 0, 0)).unwrap()
     };
