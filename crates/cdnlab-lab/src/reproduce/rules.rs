@@ -10,6 +10,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("gwtw.C1", &["GWTW-R1", "GWTW-R3", "GWTW-R4", "GWTW-R8"]),
     ("gwtw.C1-quick", &["GWTW-R3", "GWTW-R4"]),
     ("gwtw.C1-winner", &["GWTW-R3"]),
+    ("gwtw.C6-two-choice", &["GWTW-R1", "GWTW-R8"]),
     (
         "gwtw.C1-load",
         &["GWTW-R3", "GWTW-R4", "GWTW-R6", "GWTW-R8"],

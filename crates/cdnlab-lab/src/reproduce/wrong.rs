@@ -152,6 +152,13 @@ pub fn all() -> Vec<WrongModel> {
             alter: |m| text(m, "draw", "striped"),
         },
         WrongModel {
+            id: "gwtw-two-choice-first",
+            what: "a user draws two servers but joins the first without comparing their loads \
+                   (pick = first)",
+            runs: &["gwtw-balls"],
+            alter: |m| text(m, "pick", "first"),
+        },
+        WrongModel {
             id: "gwtw-rewarm-ignored",
             what: "E9's exclude_rewarm is silently ignored: every miss counts, as under the \
                    paper's rule",
@@ -338,6 +345,7 @@ pub const REJECTS: &[(&str, &[&str])] = &[
     ("gwtw.C2-failure", &["gwtw-k1-selects", "gwtw-striped"]),
     ("gwtw.k1-balls", &["gwtw-k1-selects", "gwtw-striped"]),
     ("gwtw.orient", &["gwtw-striped"]),
+    ("gwtw.C6-two-choice", &["gwtw-two-choice-first"]),
     ("gwtw.E9", &["gwtw-no-retrial", "gwtw-rewarm-ignored"]),
     ("gwtw.E9-load", &["gwtw-rewarm-ignored", "gwtw-paper-is-e9"]),
     ("gwtw.C1-break", &["gwtw-paper-is-e9"]),

@@ -125,6 +125,7 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &lru_che::LruChe,
         &gwtw::experiment::GwtwExperiment,
         &gwtw::orient::OrientExperiment,
+        &gwtw::balls::BallsExperiment,
         &multihash::experiment::MultihashExperiment,
         &multihash::rbs::RbsExperiment,
         &transport::stream::StreamExperiment,

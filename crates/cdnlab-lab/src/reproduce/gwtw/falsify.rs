@@ -157,6 +157,23 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             ),
         ]
     }
+    fn balls_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let (d, n) = (num(r, "choices") as u32, num(r, "servers"));
+        let fluid = analysis::d_choice_shares(d, num(r, "load"), 4);
+        let share = |rng: &mut Rng, s: f64| normal(rng, s, (s * (1.0 - s) / n).sqrt());
+        let busiest = if d >= 2 {
+            n.ln().ln() / 2f64.ln() + 0.8
+        } else {
+            analysis::k1_expected_max(users(r), n as u64)
+        };
+        vec![
+            ("max_load", normal(rng, busiest, 0.3)),
+            ("share_ge1", share(rng, fluid[0])),
+            ("share_ge2", share(rng, fluid[1])),
+            ("share_ge3", share(rng, fluid[2])),
+            ("share_ge4", share(rng, fluid[3])),
+        ]
+    }
     /// C1 across load as measured: every run converges up to lambda / c = 0.7; c = 1, k = 2
     /// livelocks; at 0.8 stalls get rarer with n; at 0.85 the paper's rule stalls (false
     /// shortfalls) and exclude_rewarm mostly converges.
@@ -445,6 +462,35 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 "k = 1 fails at every n (failure 1, with no rise to show)",
                 always,
                 &[("converged", Is(0.0))],
+            ),
+        F::new("gwtw-balls", "gwtw.C6-two-choice", balls_right)
+            .doctor(
+                "two choices drawn but never compared (one choice's law)",
+                |r, _| num(r, "choices") == 2.0,
+                &[
+                    (
+                        "share_ge3",
+                        Draw(|r, rng| {
+                            let s = analysis::d_choice_shares(1, num(r, "load"), 4)[2];
+                            normal(rng, s, (s * (1.0 - s) / num(r, "servers")).sqrt())
+                        }),
+                    ),
+                    (
+                        "max_load",
+                        Map(|r, _| analysis::k1_expected_max(users(r), num(r, "servers") as u64)),
+                    ),
+                ],
+            )
+            .doctor(
+                "the tail one level fatter (s_4 at s_3's share)",
+                |r, _| num(r, "choices") == 2.0,
+                &[(
+                    "share_ge4",
+                    Draw(|r, rng| {
+                        let s = analysis::d_choice_shares(2, num(r, "load"), 4)[2];
+                        normal(rng, s, (s * (1.0 - s) / num(r, "servers")).sqrt())
+                    }),
+                )],
             ),
         F::new("gwtw-maxload", "gwtw.k1-balls", maxload_right)
             .doctor(

@@ -531,6 +531,92 @@ pub(super) fn maxload(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     })]
 }
 
+/// C6: the balls-into-bins law behind the analysis, against its fluid limit.
+pub(super) fn balls(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
+    use cdnlab::sim::gwtw::balls::LEVELS;
+    // Every (row, level) share against the fluid limit: sampling at the family-wise level, plus
+    // one server's worth (1/n), the order of the fluid limit's finite-n bias (Kurtz).
+    let tests = rows.len() * LEVELS;
+    let mut off = Vec::new();
+    let mut farthest: (f64, String) = (0.0, String::new());
+    for r in rows {
+        let (d, n) = (num(r, "choices") as u32, num(r, "servers"));
+        let fluid = analysis::d_choice_shares(d, num(r, "load"), LEVELS);
+        let df = r.metrics[0].n.saturating_sub(1);
+        for (i, want) in fluid.iter().enumerate() {
+            let name = format!("share_ge{}", i + 1);
+            let got = metric(sc, r, &name);
+            let allow = critical(df, tests) * se(sc, r, &name) + 1.0 / n;
+            let ratio = (got - want).abs() / allow;
+            if !(ratio <= 1.0) {
+                off.push(
+                    json!({"choices": d, "n": n, "at_least": i + 1, "share": got, "fluid": want}),
+                );
+            }
+            if !(ratio <= farthest.0) {
+                farthest = (
+                    ratio,
+                    format!(
+                        "d = {d}, n = {n}, at least {}: {} against {}",
+                        i + 1,
+                        words::sig(got, 3),
+                        words::sig(*want, 3)
+                    ),
+                );
+            }
+        }
+    }
+    // The busiest server with two choices, below one choice's exact expectation at every n by
+    // more than its t-interval (0.001 family-wise).
+    let two = only(rows, |r| num(r, "choices") == 2.0);
+    let busiest: Vec<(f64, f64, f64, bool)> = two
+        .iter()
+        .map(|r| {
+            let (m, n) = (users(r), num(r, "servers") as u64);
+            let one = analysis::k1_expected_max(m, n);
+            let got = metric(sc, r, "max_load");
+            let df = r.metrics[0].n.saturating_sub(1);
+            let upper = got + critical(df, two.len()) * se(sc, r, "max_load");
+            (n as f64, got, one, upper < one)
+        })
+        .collect();
+    vec![
+        claim(
+            "gwtw.C6-two-choice",
+            "The analysis is balls into bins with the power of two choices: with two choices \
+             the share of servers holding at least i users follows the two-choice law (its tail \
+             falls doubly exponentially), so the busiest server holds ln ln n / ln 2 + O(1) \
+             users, below one choice's ln n / ln ln n",
+            json!({"off_the_fluid_limit": off, "n_busiest_two_expected_one_ok": busiest}),
+            "every share of servers with at least 1 to 4 users, for one and two choices at \
+             every n, within t (0.001 family-wise) standard errors plus 1/n of the fluid limit \
+             ds_i/dt = s_{i-1}^d - s_i^d; and with two choices the busiest server's mean below \
+             one choice's exact expectation beyond its t-interval at every n"
+                .into(),
+            !two.is_empty()
+                && off.is_empty()
+                && busiest.iter().all(|b| b.3)
+                && rows.iter().any(|r| num(r, "choices") == 1.0),
+        )
+        .says(format!(
+            "{} of {tests} shares off the fluid limit (the farthest: {}, {} of its allowance); \
+             busiest server with two choices against one: {}",
+            off.len(),
+            farthest.1,
+            words::sig(farthest.0, 2),
+            words::list(
+                busiest.iter().map(|b| format!(
+                    "n {}: {} against {}",
+                    b.0,
+                    words::sig(b.1, 3),
+                    words::sig(b.2, 3)
+                )),
+                8
+            )
+        )),
+    ]
+}
+
 pub(super) fn e8(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
     let multi = only(rows, |r| num(r, "k") >= 2.0);
     let bad = runs_below_one(sc, &multi, "converged", &["k", "servers"]);

@@ -13,6 +13,7 @@
 //!
 //! Rules: GWTW-R1 and GWTW-R5 (driving `select::gwtw`) of docs/spec/gwtw.md.
 
+pub mod balls;
 pub mod experiment;
 pub mod orient;
 pub mod video;
