@@ -548,12 +548,13 @@ pub(super) fn balls(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             let got = metric(sc, r, &name);
             let allow = critical(df, tests) * se(sc, r, &name) + 1.0 / n;
             let ratio = (got - want).abs() / allow;
-            if !(ratio <= 1.0) {
+            // NaN (no standard error) counts as off.
+            if ratio.is_nan() || ratio > 1.0 {
                 off.push(
                     json!({"choices": d, "n": n, "at_least": i + 1, "share": got, "fluid": want}),
                 );
             }
-            if !(ratio <= farthest.0) {
+            if ratio.is_nan() || ratio > farthest.0 {
                 farthest = (
                     ratio,
                     format!(
