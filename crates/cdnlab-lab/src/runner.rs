@@ -22,7 +22,7 @@ use crate::scenario::{Cell, Scenario, same, to_value};
 use crate::{progress, provenance};
 use cdnlab::sim::{Experiment, Value};
 use cdnlab::stats::Summary;
-use indicatif::{ParallelProgressIterator, ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -304,10 +304,15 @@ pub fn run_scenario(
     let failures: Vec<(u64, String)> = pool.install(|| {
         p.todo
             .par_iter()
-            .progress_with(bar.clone())
             // After a stop request (crate::stop) the cells not yet started are skipped.
             .filter(|_| !crate::stop::requested())
-            .filter_map(|c| p.run(c).err().map(|e| (c.index, e)))
+            .filter_map(|c| {
+                let failed = p.run(c).err().map(|e| (c.index, e));
+                // Counted when finished, not when started: a long single cell shows 0/1 and
+                // "ETA unknown" until it ends, not "1/1 (100%)" for its whole run.
+                bar.inc(1);
+                failed
+            })
             .collect()
     });
     drop(log);

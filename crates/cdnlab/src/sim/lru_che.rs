@@ -1,5 +1,6 @@
-//! `lru-che`: simulated LRU hit ratio under independent Zipf requests, against the Che
-//! approximation. A check of the cache, the workload and the approximation together.
+//! `lru-che`: simulated LRU hit ratio under independent Zipf requests, against LRU's exact
+//! stationary hit ratio and the Che approximation. A check of the cache and the workload (against
+//! the exact value) and of the approximation (its distance from the exact value).
 
 use super::params::{MetricSpec, ParamSpec, Params};
 use crate::Error;
@@ -61,7 +62,43 @@ const METRICS: &[MetricSpec] = &[
         "the Che approximation's hit ratio for the same N, C and alpha",
     ),
     MetricSpec::new("abs_error", "fraction", "|simulated - Che|"),
+    MetricSpec::new(
+        "exact_hit_ratio",
+        "fraction",
+        "LRU's exact stationary hit ratio for the same N, C and alpha (che::lru_hit_ratio_exact; \
+         NaN where computing it would take more than about a minute)",
+    ),
 ];
+
+/// The exact reference costs `che::exact_cost` operations (about 1.5 x 10^9 a second on this
+/// project's 2-core machine); beyond this it is skipped (NaN) rather than stall a run.
+const EXACT_LIMIT: f64 = 6e10;
+
+/// The exact reference of one (N, C, alpha), computed once per cell: every replication of a
+/// cell has the same value, and computing it takes longer than a replication at quick scale.
+/// A replication arriving while another computes it waits for that value (`OnceLock`), so the
+/// result does not depend on the thread count or order.
+fn exact_reference(pmf: &[f64], n: usize, c: usize, alpha: f64) -> Result<f64, Error> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Memo = Mutex<HashMap<(usize, usize, u64), Arc<OnceLock<Result<f64, String>>>>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let slot = {
+        let mut memo = MEMO
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        memo.entry((n, c, alpha.to_bits())).or_default().clone()
+    };
+    slot.get_or_init(|| {
+        if che::exact_cost(pmf, c) > EXACT_LIMIT {
+            return Ok(f64::NAN);
+        }
+        che::lru_hit_ratio_exact(pmf, c).map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(|e| Error::param("cache_size", c, e))
+}
 
 /// Checks that involve several parameters.
 fn check(p: &Params) -> Result<(), Error> {
@@ -91,8 +128,10 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         measure(&mut Lru::new(cap), &sampler, warmup, requests, rng)
     };
     let sim = hits as f64 / requests as f64;
-    let approx = che::lru_hit_ratio(&law.pmf(n)?, p.int("cache_size") as f64)?;
-    Ok(vec![sim, approx, (sim - approx).abs()])
+    let pmf = law.pmf(n)?;
+    let approx = che::lru_hit_ratio(&pmf, p.int("cache_size") as f64)?;
+    let exact = exact_reference(&pmf, n, p.int("cache_size") as usize, p.float("alpha"))?;
+    Ok(vec![sim, approx, (sim - approx).abs(), exact])
 }
 
 /// Hits of `cache` over `requests` requests drawn from `sampler`, after `warmup` unmeasured
