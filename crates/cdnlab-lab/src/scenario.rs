@@ -165,6 +165,10 @@ pub struct Scenario {
     pub resolved: Resolved,
     pub experiment: &'static dyn Experiment,
     pub cells: Vec<Cell>,
+    /// The cells that run the maximum, when fixed by index rather than by `fixed_where` (an
+    /// altered scenario keeps its original's: a wrong model runs as many runs per cell as the
+    /// paper's rule, whatever parameters it changes).
+    fixed_cells: Option<std::collections::BTreeSet<u64>>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -243,6 +247,9 @@ impl Scenario {
     /// Whether `cell` runs the maximum whatever its interval (it matches a table of the
     /// precision target's `fixed_where`).
     pub fn fixed_count(&self, cell: &Cell) -> bool {
+        if let Some(fixed) = &self.fixed_cells {
+            return fixed.contains(&cell.index);
+        }
         self.resolved
             .precision
             .as_ref()
@@ -275,10 +282,18 @@ impl Scenario {
         resolved.name = format!("{}+{tag}", resolved.name);
         resolved.description = format!("{} [{tag}: {what}]", resolved.description);
         resolved.plots.clear();
+        let fixed_cells = Some(
+            self.cells
+                .iter()
+                .filter(|c| self.fixed_count(c))
+                .map(|c| c.index)
+                .collect(),
+        );
         Ok(Scenario {
             resolved,
             experiment: exp,
             cells,
+            fixed_cells,
         })
     }
 
@@ -548,6 +563,7 @@ impl Scenario {
             resolved,
             experiment: exp,
             cells,
+            fixed_cells: None,
         })
     }
 }

@@ -158,6 +158,20 @@ fn fixed_count_cells_are_named_by_parameters_the_grid_has() {
         .collect();
     // Cells: alpha outer, cache_size inner; 1 equals 1.0.
     assert_eq!(fixed, [0, 4]);
+    // A wrong model that changes a matched parameter keeps the same cells at the maximum
+    // (it must run as many runs as the paper's rule), and no others.
+    let wrong = ok
+        .altered("t", "alpha moved", |m| {
+            m.insert("alpha".into(), cdnlab::sim::Value::Float(0.7));
+        })
+        .unwrap();
+    let kept: Vec<u64> = wrong
+        .cells
+        .iter()
+        .filter(|c| wrong.fixed_count(c))
+        .map(|c| c.index)
+        .collect();
+    assert_eq!(kept, [0, 4]);
     let e = err(&with("[{ alpha = 0.7 }]"));
     assert!(
         e.contains("fixed_where { alpha = 0.7 }") && e.contains("matches no cell"),
