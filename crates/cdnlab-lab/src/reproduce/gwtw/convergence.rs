@@ -283,20 +283,6 @@ pub(super) fn e4(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
 }
 
 pub(super) fn e5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
-    // Per run: c = 1, k = 2 runs that had an optimum and did not converge.
-    let mut stuck = Vec::new();
-    let mut feasible_runs = 0;
-    for r in only(rows, |r| capacity(r) == 1 && num(r, "k") == 2.0) {
-        let f = runs(sc, r, "feasible");
-        for (rep, c) in runs(sc, r, "converged").iter().enumerate() {
-            if f[rep] == 1.0 {
-                feasible_runs += 1;
-                if *c < 1.0 {
-                    stuck.push((num(r, "load"), rep));
-                }
-            }
-        }
-    }
     // c = 2, k = 3 at lambda / c = 0.8 and 0.9: an optimum in every run, convergence in none
     // (the issue of 2026-12-03 found 0.8 collapses as 0.9 does; gwtw-load-c2 shows where).
     let collapse: Vec<&SummaryRow> = [1.6, 1.8]
@@ -312,18 +298,6 @@ pub(super) fn e5(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
                 && runs(sc, r, "converged").iter().all(|&c| c == 0.0)
         });
     vec![
-        claim(
-            "gwtw.F2-livelock",
-            "With c = 1 and k = 2 some runs never converge although an optimum exists",
-            json!({"feasible_runs": feasible_runs, "not_converged_load_rep": stuck}),
-            "at least one run with an optimum that does not converge".into(),
-            feasible_runs > 0 && !stuck.is_empty(),
-        )
-        .says(format!(
-            "{} failed to converge (c = 1, k = 2)",
-            words::of(stuck.len(), feasible_runs, "runs with an optimum")
-        ))
-        .finding(),
         claim(
             "gwtw.E5-collapse",
             "With c = 2 and k = 3 at lambda / c = 0.8 and 0.9, PROBE_ALL's trial traffic alone \

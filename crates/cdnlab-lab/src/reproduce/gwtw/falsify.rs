@@ -337,9 +337,9 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 Draw(|r, rng| normal(rng, 200.0 + 450.0 * num(r, "alpha"), 80.0)),
             )],
         ),
-        F::new("gwtw-e5", "gwtw.F2-livelock", e5_right).doctor(
-            "every feasible run converges",
-            |r, _| capacity(r) == 1,
+        F::new("gwtw-e9-livelock", "gwtw.F2-livelock", e9_right).doctor(
+            "the paper's rule converges in every run with an optimum",
+            |r, _| rule(r) == Some("paper"),
             &[("converged", Same("feasible"))],
         ),
         F::new("gwtw-e5", "gwtw.E5-collapse", e5_right)

@@ -142,6 +142,25 @@ pub(super) fn e9_livelock(sc: &Scenario, rows: &[SummaryRow]) -> Vec<Claim> {
             words::of(paper_stuck.len(), paper_runs, "runs with an optimum")
         ))
         .addition(),
+        // Read here, not in E5: E5's 3,000 slots cannot tell a livelock from a slow run (E9
+        // in place of the paper's rule leaves some runs unconverged there and none here).
+        claim(
+            "gwtw.F2-livelock",
+            "With c = 1 and k = 2 the paper's rule leaves some runs unconverged although an \
+             optimum exists, however long they run",
+            json!({"feasible_runs": paper_runs, "not_converged_load_rep": paper_stuck}),
+            "at least one run of the paper's rule with an optimum that does not converge within \
+             the horizon (E5's c = 1, k = 2 regime, lambda 0.2-0.6; 20,000 slots at quick scale, \
+             40,000 at paper scale)"
+                .into(),
+            paper_runs > 0 && !paper_stuck.is_empty(),
+        )
+        .says(format!(
+            "{} failed to converge within {} slots (c = 1, k = 2)",
+            words::of(paper_stuck.len(), paper_runs, "runs with an optimum"),
+            rows.first().map_or(0.0, |r| num(r, "horizon"))
+        ))
+        .finding(),
     ]
 }
 
