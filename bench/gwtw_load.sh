@@ -5,8 +5,8 @@
 # (bench/gwtw_load.py).
 #
 #   bench/gwtw_load.sh           # bench/gwtw-load/: rules and n up to 3000, about 3.5 min on 2 cores
-#   bench/gwtw_load.sh large     # bench/gwtw-load-large/: n up to 10^5, several hours on 2 cores
-#                                # (the c = 2, k = 2 cell at lambda / c = 0.85, n = 10^5 dominates)
+#   bench/gwtw_load.sh large     # bench/gwtw-load-large/: n up to 10^5, about 1.5 hours on 2 cores
+#                                # (the c = 2, k = 2 cell at lambda / c = 0.85, n = 10^5: 56 min)
 #   OUT=/tmp/load bench/gwtw_load.sh
 #
 # The large set's results and run time are committed in docs/gwtw.md ("C1 across load").
