@@ -57,6 +57,11 @@ const LEFT: f64 = 75.0;
 const RIGHT: f64 = 200.0;
 const TOP: f64 = 45.0;
 const BOTTOM: f64 = 60.0;
+/// From the plot's right edge to a legend label's first character.
+const LEGEND_TEXT: f64 = 15.0 + 28.0;
+/// A generous width of one character of the 12 px sans-serif text (DejaVu Sans averages about
+/// 6.6 px over lower case, digits and punctuation).
+const CHAR_WIDTH: f64 = 7.0;
 /// Paul Tol's "muted" scheme (colour-blind safe, distinct in greyscale by marker), then black
 /// and grey for series 10 and 11; markers tell series apart beyond that.
 const COLORS: [&str; 11] = [
@@ -224,14 +229,17 @@ pub fn svg(c: &Chart) -> String {
     );
     let ya = Axis::new(pts().flat_map(|p| [p.1, p.2, p.3]), c.log_y, c.y_bounds);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    // The legend sits right of the plot; a long label widens the image rather than run off it.
+    let longest = c.series.iter().map(|s| s.label.chars().count()).max();
+    let w = W.max(LEFT + pw + LEGEND_TEXT + longest.unwrap_or(0) as f64 * CHAR_WIDTH + 10.0);
     let px = |x: f64| xa.frac(x).map(|f| LEFT + f * pw);
     let py = |y: f64| ya.frac(y).map(|f| TOP + (1.0 - f) * ph);
     let mut s = String::new();
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{H}" viewBox="0 0 {w} {H}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(s, r#"<rect width="{w}" height="{H}" fill="white"/>"#);
     let _ = writeln!(
         s,
         r#"<text x="{}" y="25" text-anchor="middle" font-size="15">{}</text>"#,
@@ -372,7 +380,7 @@ pub fn svg(c: &Chart) -> String {
             r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{col}" stroke-width="2"{dash}/><g transform="translate({} {ly})" fill="{col}" stroke="white" stroke-width="0.6">{marker}</g><text x="{}" y="{}">{}</text>"#,
             lx + 22.0,
             lx + 11.0,
-            lx + 28.0,
+            lx + LEGEND_TEXT - 15.0,
             ly + 4.0,
             esc(&ser.label)
         );
@@ -524,6 +532,32 @@ mod tests {
                 "bar {lo}..{hi}"
             );
         }
+    }
+
+    #[test]
+    fn long_legend_labels_widen_the_image() {
+        let chart = |label: &str| Chart {
+            series: vec![Series {
+                label: label.into(),
+                points: vec![(1.0, 0.5, f64::NAN, f64::NAN)],
+                dash: 0,
+            }],
+            ..Chart::default()
+        };
+        let width = |out: &str| -> f64 {
+            let at = out.find("width=\"").expect("a width") + 7;
+            out[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        assert_eq!(width(&svg(&chart("short"))), W);
+        // cache-che's legend: this label ran off the right edge of the old fixed width.
+        let label = "exact_hit_ratio, alpha = 0.6";
+        let out = svg(&chart(label));
+        let text_x = W - RIGHT + LEGEND_TEXT;
+        assert!(
+            width(&out) >= text_x + label.len() as f64 * CHAR_WIDTH,
+            "{out}"
+        );
+        assert!(out.contains(&format!(r#"<text x="{text_x}""#)), "{out}");
     }
 
     fn x_tick_labels(out: &str) -> Vec<String> {
