@@ -60,8 +60,9 @@ pub fn lru_hit_ratio(pmf: &[f64], c: f64) -> Result<f64, Error> {
 /// where `N_i(t)`, the number of other objects requested within `t`, is a sum of independent
 /// Bernoulli(`1 - exp(-p_j t)`), `j != i`. Che replaces `P[N_i(t) <= c - 1]` by the step
 /// `1{t < T}`; here it is computed exactly, as a Poisson-binomial distribution, at the nodes of
-/// a Gauss-Legendre rule over the window of `t` where it is neither 0 nor 1 to within 1e-13. The error of the result is below
-/// 1e-9 (unit tests: King's closed form on small catalogues, and the rule's convergence).
+/// a Gauss-Legendre rule over the window of `t` where it is neither 0 nor 1 to within 1e-13.
+/// The error of the result is below 1e-9 (unit tests: King's closed form on small catalogues,
+/// and the rule's convergence).
 ///
 /// Cost: about `NODES x (N x w + N)` operations, `w` the width of the distribution's window
 /// (about 15 standard deviations of `N(t)`, at most `c`); well under a second for N = 10^4, and
