@@ -235,6 +235,11 @@ async fn idle_connections_make_room_and_one_address_is_capped() {
         1.0,
         "{m}"
     );
-    assert!(value("cdnlab_connections_reclaimed_total") >= 1.0, "{m}");
+    // Fresh sockets are heads within their grace: room is made by the fair share between
+    // addresses (16 held by two others, against one here).
+    assert!(
+        value("cdnlab_connections_reclaimed_total{reason=\"fair_share\"}") >= 1.0,
+        "{m}"
+    );
     drop(held);
 }

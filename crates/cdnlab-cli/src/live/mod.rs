@@ -46,8 +46,9 @@ enum LiveCommand {
 /// Connection limits of a server.
 #[derive(Debug, Args)]
 struct LimitArgs {
-    /// Connections served at once; when all are taken, idle keep-alive ones are closed to make
-    /// room, and a connection that still finds none gets 503.
+    /// Connections served at once; when all are taken, a new connection sheds another (idle
+    /// keep-alive, then heads slower than --head-grace-ms, then readers below --min-rate, then
+    /// one of the address holding the most), and one that still finds no slot gets 503.
     #[arg(long, default_value_t = Limits::default().max_connections)]
     max_connections: usize,
     /// Connections served at once from one client address; more get 503.
@@ -60,6 +61,17 @@ struct LimitArgs {
     /// connection is closed (nginx's send_timeout).
     #[arg(long, default_value_t = Limits::default().send_timeout.as_millis() as u64)]
     send_timeout_ms: u64,
+    /// When slots run short: milliseconds a request head may take before its connection may be
+    /// shed for a newcomer (a head takes one round trip; 2 s covers a retransmission).
+    #[arg(long, default_value_t = Limits::default().head_grace.as_millis() as u64)]
+    head_grace_ms: u64,
+    /// When slots run short: bytes per second below which a reader the server waits on may be
+    /// shed for a newcomer (16 KiB/s is below the lowest rendition of common video ladders).
+    #[arg(long, default_value_t = Limits::default().min_rate)]
+    min_rate: u64,
+    /// Milliseconds over which --min-rate is averaged (at least 1000).
+    #[arg(long, default_value_t = Limits::default().rate_window.as_millis() as u64)]
+    rate_window_ms: u64,
     /// Largest request head in bytes (8192 to 1048576).
     #[arg(long, default_value_t = Limits::default().max_header_bytes)]
     max_header_bytes: usize,
@@ -84,6 +96,9 @@ impl LimitArgs {
             header_timeout: Duration::from_millis(self.header_timeout_ms),
             send_timeout: Duration::from_millis(self.send_timeout_ms),
             max_header_bytes: self.max_header_bytes,
+            head_grace: Duration::from_millis(self.head_grace_ms),
+            min_rate: self.min_rate,
+            rate_window: Duration::from_millis(self.rate_window_ms),
             access_log: self.access_log,
         }
     }

@@ -151,9 +151,27 @@ impl DhtCounters {
     }
 }
 
-/// A creation's fetch: the origin's bytes and validators and what became of them (None: the
-/// origin did not give them).
-type Fetched = Option<(Bytes, Arc<Validators>, Stored)>;
+/// A creation's fetch: the origin's bytes and validators and what became of them, or why the
+/// origin did not give them.
+type Fetched = Result<(Bytes, Arc<Validators>, Stored), Missing>;
+
+/// Why the origin did not give a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// It has no such file (404): the client's mistake, passed on as 404.
+    NotFound,
+    /// It failed, or could not be reached: 502.
+    Failed,
+}
+
+impl Missing {
+    fn answer(self) -> Response {
+        match self {
+            Missing::NotFound => text(StatusCode::NOT_FOUND, "the origin has no such file"),
+            Missing::Failed => text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
+        }
+    }
+}
 
 /// What a creation's fetch did with the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

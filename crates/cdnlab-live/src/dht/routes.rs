@@ -115,13 +115,13 @@ pub(super) async fn create(
             "this edge does not own that replica's position",
         ),
         Some((f, i)) => match s.create_here(f, i).await {
-            Some((Created::New, ..)) => text(StatusCode::CREATED, "created"),
-            Some((Created::Exists, ..)) => text(StatusCode::OK, "exists"),
-            Some((Created::NoRoom, ..)) => text(
+            Ok((Created::New, ..)) => text(StatusCode::CREATED, "created"),
+            Ok((Created::Exists, ..)) => text(StatusCode::OK, "exists"),
+            Ok((Created::NoRoom, ..)) => text(
                 StatusCode::INSUFFICIENT_STORAGE,
                 "no room for another replica here",
             ),
-            None => text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
+            Err(missing) => missing.answer(),
         },
     }
 }

@@ -74,7 +74,7 @@ impl DhtState {
                 return false;
             };
             if owner == self.cfg.id {
-                return matches!(self.create_here(f, i).await, Some((Created::New, ..)));
+                return matches!(self.create_here(f, i).await, Ok((Created::New, ..)));
             }
             let url = format!("http://{}/internal/create/{f}/{i}", self.addr(owner));
             match self
@@ -107,15 +107,15 @@ impl DhtState {
         false
     }
 
-    /// CREATE_IF_ABSENT here, with the replica's bytes: `None` if the origin did not give
-    /// them. Concurrent calls for one replica share one origin fetch.
+    /// CREATE_IF_ABSENT here, with the replica's bytes, or why the origin did not give them.
+    /// Concurrent calls for one replica share one origin fetch.
     pub(super) async fn create_here(
         &self,
         f: u64,
         i: u32,
-    ) -> Option<(Created, Bytes, Arc<Validators>)> {
+    ) -> Result<(Created, Bytes, Arc<Validators>), Missing> {
         if let Some(h) = self.held.lock().expect("held lock").get(&(f, i)) {
-            return Some((Created::Exists, h.bytes.clone(), h.validators.clone()));
+            return Ok((Created::Exists, h.bytes.clone(), h.validators.clone()));
         }
         // The fetch stores the replica before its result is out, so every call that shares
         // it sees the same outcome.
@@ -140,7 +140,7 @@ impl DhtState {
                 } else {
                     Stored::NoRoom
                 };
-                Some((bytes, validators, stored))
+                Ok((bytes, validators, stored))
             })
             .await?;
         let created = match (stored, flight.ran()) {
@@ -148,7 +148,7 @@ impl DhtState {
             (Stored::Now | Stored::Already, _) => Created::Exists,
             (Stored::NoRoom, _) => Created::NoRoom,
         };
-        Some((created, bytes, validators))
+        Ok((created, bytes, validators))
     }
 
     /// Takes room for a new replica i of f of `size` bytes, evicting home copies as the home
@@ -189,7 +189,7 @@ impl DhtState {
         }
     }
 
-    pub(super) async fn fetch_origin(&self, f: u64) -> Option<(Bytes, Arc<Validators>)> {
+    pub(super) async fn fetch_origin(&self, f: u64) -> Result<(Bytes, Arc<Validators>), Missing> {
         self.counters.origin_fills.fetch_add(1, Relaxed);
         let r = match self
             .client
@@ -200,19 +200,22 @@ impl DhtState {
             Ok(r) => r,
             Err(e) => {
                 ORIGIN.warn(format!("file {f}: {}", warn::cause(&e)));
-                return None;
+                return Err(Missing::Failed);
             }
         };
         if r.status() != reqwest::StatusCode::OK {
             // A file the origin does not have is the client's mistake, not a failure.
-            if r.status() != reqwest::StatusCode::NOT_FOUND {
-                ORIGIN.warn(format!("file {f}: answered {}", r.status()));
+            if r.status() == reqwest::StatusCode::NOT_FOUND {
+                return Err(Missing::NotFound);
             }
-            return None;
+            ORIGIN.warn(format!("file {f}: answered {}", r.status()));
+            return Err(Missing::Failed);
         }
         let validators = Arc::new(Validators::from_headers(r.headers()));
-        let bytes = crate::edge::read_body(r).await.ok()?;
-        Some((bytes, validators))
+        let bytes = crate::edge::read_body(r)
+            .await
+            .map_err(|_| Missing::Failed)?;
+        Ok((bytes, validators))
     }
 
     /// Serves replica i of f from here, filling the home copy from the origin on demand (and
@@ -235,8 +238,8 @@ impl DhtState {
                 b
             }
             None if i == 1 => match self.create_here(f, 1).await {
-                None => return text(StatusCode::BAD_GATEWAY, "the origin did not give the file"),
-                Some((_, b, v)) => {
+                Err(missing) => return missing.answer(),
+                Ok((_, b, v)) => {
                     if let Some(h) = self.held.lock().expect("held lock").get_mut(&(f, 1)) {
                         h.count += 1;
                     }

@@ -9,6 +9,7 @@
 //! already keeps (cache size, the DHT's counters, the steering plan) are read at scrape time
 //! and handed to [`Metrics::render`] as [`family`]s.
 
+use crate::serve::conns::Shed;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily};
@@ -43,7 +44,7 @@ pub struct Metrics {
     /// share; idle ones closed to make room; open now; responses cut by the send timeout.
     pub refused_busy: IntCounter,
     pub refused_per_address: IntCounter,
-    pub reclaimed: IntCounter,
+    reclaimed: Vec<IntCounter>,
     pub connections: IntGauge,
     pub send_timeouts: IntCounter,
 }
@@ -114,10 +115,19 @@ impl Default for Metrics {
         )
         .expect("a valid counter family");
         register(Box::new(refused.clone()));
-        let reclaimed = counter(
-            "cdnlab_connections_reclaimed_total",
-            "Idle keep-alive connections closed to make room for new ones.",
-        );
+        let reclaimed = IntCounterVec::new(
+            Opts::new(
+                "cdnlab_connections_reclaimed_total",
+                "Connections shed to make room for a new one when every slot was taken, by reason: idle keep-alive, partial head past its grace, slow reader, fair share between addresses.",
+            ),
+            &["reason"],
+        )
+        .expect("a valid counter family");
+        register(Box::new(reclaimed.clone()));
+        let reclaimed = Shed::ALL
+            .iter()
+            .map(|r| reclaimed.with_label_values(&[r.label()]))
+            .collect();
         let connections = IntGauge::new("cdnlab_connections_open", "Connections being served.")
             .expect("a valid gauge");
         register(Box::new(connections.clone()));
@@ -146,6 +156,11 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// The count of connections shed for `why`.
+    pub fn reclaimed(&self, why: Shed) -> &IntCounter {
+        &self.reclaimed[Shed::ALL.iter().position(|&r| r == why).unwrap_or(0)]
+    }
+
     /// Counts a finished request.
     pub fn record(&self, code: u16, elapsed: Duration) {
         let i = CODES.iter().position(|&c| c == code).unwrap_or(CODES.len());

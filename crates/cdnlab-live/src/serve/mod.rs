@@ -1,12 +1,14 @@
 //! The accept loop every live server shares: HTTP/1.1 by hyper, with connection limits (global
-//! and per client address; when all slots are taken, idle keep-alive connections are closed
-//! to make room, and what still finds none gets 503), a timeout for reading a request's head
+//! and per client address; when all slots are taken, a newcomer sheds the connection that
+//! costs most for what it delivers ([`conns`]), and what still finds none gets 503; during a
+//! graceful stop new connections are refused), a timeout for reading a request's head
 //! (slow clients), a send timeout (clients that stop reading), a size limit on the head (hyper
 //! answers 431 or 414 above it), HTTP/1.1 requests without exactly one `Host` refused,
 //! requests with a body refused (these servers take none, so no smuggled second request can
 //! hide in one), and two stops: at once, or draining in-flight responses first. Refusals,
 //! reclaims and send timeouts are counted in the server's [`Metrics`].
 
+pub mod conns;
 pub mod flight;
 pub mod http;
 pub mod metrics;
@@ -20,20 +22,15 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use conns::{Conns, Io, RECLAIM_WAIT, SAMPLE_EVERY, Tracked};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use prometheus::IntCounter;
-use std::collections::HashMap;
-use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tower::ServiceExt;
 
@@ -106,8 +103,10 @@ pub async fn body_capped(mut r: reqwest::Response, cap: usize) -> Option<bytes::
 /// Limits on a server's connections and requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Connections served at once. When all are taken, idle keep-alive connections are closed
-    /// to make room (oldest first); a connection that still finds none within 200 ms gets 503.
+    /// Connections served at once. When all are taken, a new connection sheds another (idle
+    /// keep-alive, then partial heads past `head_grace`, then readers below `min_rate`, then
+    /// one of the address holding the most slots: [`conns`]); one that still finds no slot
+    /// within 200 ms gets 503.
     pub max_connections: usize,
     /// Connections served at once from one client address; more get 503 at once.
     pub max_per_address: usize,
@@ -120,6 +119,19 @@ pub struct Limits {
     /// socket's send buffer is free, so this also sets a minimum rate of roughly that much per
     /// `send_timeout`.
     pub send_timeout: Duration,
+    /// How long a request head may take before its connection may be shed for a newcomer
+    /// when every slot is taken. A client sends its head in one packet, within a round trip;
+    /// 2 s covers the longest round trips and a retransmission (RFC 6298's initial RTO is 1 s).
+    pub head_grace: Duration,
+    /// Bytes per second below which a reader that stalls the server may be shed for a
+    /// newcomer when every slot is taken, averaged over `rate_window` of its answer. 16 KiB/s
+    /// is below the lowest rendition of common video ladders (about 145 kbit/s): a client this
+    /// slow cannot play anything in real time, and would hold a slot for over 8 minutes for
+    /// an 8 MiB object.
+    pub min_rate: u64,
+    /// The window over which `min_rate` is measured: long enough that a client's burst into
+    /// the kernel's buffers (up to a few MiB on a fast link) has to be followed by real reads.
+    pub rate_window: Duration,
     /// Write one JSON line per answered request to standard output (client address, method,
     /// path, status, body bytes, milliseconds to the response head); off by default.
     pub access_log: bool,
@@ -133,6 +145,9 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             max_header_bytes: 16 << 10,
             send_timeout: Duration::from_secs(30),
+            head_grace: Duration::from_secs(2),
+            min_rate: 16 << 10,
+            rate_window: Duration::from_secs(5),
             access_log: false,
         }
     }
@@ -147,11 +162,15 @@ impl Limits {
         if self.max_per_address == 0 {
             return Err(cdnlab::Error::param("max-per-address", 0, "at least 1"));
         }
-        if self.header_timeout.is_zero() || self.send_timeout.is_zero() {
+        if self.header_timeout.is_zero()
+            || self.send_timeout.is_zero()
+            || self.head_grace.is_zero()
+            || self.rate_window < SAMPLE_EVERY
+        {
             return Err(cdnlab::Error::param(
-                "header-timeout/send-timeout",
+                "header-timeout/send-timeout/head-grace/rate-window",
                 "0",
-                "durations > 0",
+                "durations > 0 (the rate window at least 1 s, the sampling period)",
             ));
         }
         if !(8192..=1 << 20).contains(&self.max_header_bytes) {
@@ -167,48 +186,6 @@ impl Limits {
 
 /// What a connection over the limit is told.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nretry-after: 1\r\nconnection: close\r\n\r\n";
-
-/// How long a connection over the global limit waits for a slot freed by closing idle ones.
-const RECLAIM_WAIT: Duration = Duration::from_millis(200);
-
-/// A connection being served: whether a request is being answered on it, and how to ask it
-/// to close (after its current response, if any).
-struct Conn {
-    since: Instant,
-    busy: AtomicUsize,
-    close: Notify,
-}
-
-/// The connections being served, for reclaiming idle ones and draining on stop.
-#[derive(Default)]
-struct Conns {
-    next: AtomicU64,
-    open: Mutex<HashMap<u64, Arc<Conn>>>,
-    per_address: Mutex<HashMap<IpAddr, usize>>,
-}
-
-impl Conns {
-    /// Asks the `n` oldest idle connections to close; returns how many were asked.
-    fn reclaim(&self, n: usize) -> usize {
-        let open = self.open.lock().expect("conns lock");
-        let mut idle: Vec<&Arc<Conn>> = open
-            .values()
-            .filter(|c| c.busy.load(Relaxed) == 0)
-            .collect();
-        idle.sort_by_key(|c| c.since);
-        for c in idle.iter().take(n) {
-            c.close.notify_one();
-        }
-        idle.len().min(n)
-    }
-
-    /// Asks every connection to close after its current response.
-    fn close_all(&self) {
-        for c in self.open.lock().expect("conns lock").values() {
-            c.close.notify_one();
-        }
-    }
-}
 
 /// A running server, with the background loop (windows, repair rounds) of the service it
 /// serves, if any.
@@ -280,10 +257,12 @@ pub fn spawn(
     let metrics = metrics.clone();
     let task = tokio::spawn(async move {
         let mut tasks = JoinSet::new();
+        let mut sweep = tokio::time::interval(SAMPLE_EVERY);
         let drain = loop {
             tokio::select! {
                 _ = stopped.changed() => break stopped.borrow().unwrap_or_default(),
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                _ = sweep.tick() => conns.sample(limits.rate_window),
                 accepted = listener.accept() => {
                     let Ok((stream, peer)) = accepted else {
                         // Out of file descriptors, or a connection reset before accept: pause
@@ -297,6 +276,9 @@ pub fn spawn(
                 }
             }
         };
+        // New connections are refused from now on (the kernel answers them with a reset to
+        // the SYN, not an accept followed by a reset).
+        drop(listener);
         // Graceful: every connection closes after its current response, within `drain`.
         conns.close_all();
         if !drain.is_zero() {
@@ -330,82 +312,79 @@ async fn connection(
         let _ = stream.shutdown().await;
     }
     // One address may not take every slot.
-    let admitted = {
-        let mut per = conns.per_address.lock().expect("conns lock");
-        let n = per.entry(ip).or_default();
-        let ok = *n < limits.max_per_address;
-        *n += usize::from(ok);
-        ok
-    };
-    if !admitted {
+    let Some(_address) = conns.admit(ip, limits.max_per_address) else {
         metrics.refused_per_address.inc();
         busy(stream).await;
         return;
-    }
-    let _address = PerAddress(&conns, ip);
+    };
     let permit = match slots.clone().try_acquire_owned() {
         Ok(p) => Some(p),
-        Err(_) => {
-            // All slots taken: close idle keep-alive connections and wait briefly for one.
-            metrics.reclaimed.inc_by(conns.reclaim(8) as u64);
-            tokio::time::timeout(RECLAIM_WAIT, slots.clone().acquire_owned())
+        // All slots taken: shed the connection that costs most for what it delivers, and
+        // wait briefly for its slot; if none may be shed, for any slot.
+        Err(_) => match conns.shed_one(ip, &limits, &metrics) {
+            Some((_, heir)) => tokio::time::timeout(RECLAIM_WAIT, heir)
                 .await
                 .ok()
-                .and_then(Result::ok)
-        }
+                .and_then(Result::ok),
+            None => tokio::time::timeout(RECLAIM_WAIT, slots.clone().acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok),
+        },
     };
-    let Some(_permit) = permit else {
+    let Some(permit) = permit else {
         metrics.refused_busy.inc();
         busy(stream).await;
         return;
     };
     let _ = stream.set_nodelay(true);
-    let id = conns.next.fetch_add(1, Relaxed);
-    let conn = Arc::new(Conn {
-        since: Instant::now(),
-        busy: AtomicUsize::new(0),
-        close: Notify::new(),
-    });
-    conns
-        .open
-        .lock()
-        .expect("conns lock")
-        .insert(id, conn.clone());
+    let (id, conn) = conns.open(ip);
     metrics.connections.inc();
     let c = conn.clone();
     let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-        // Busy from the request until its response head (a body still streaming counts as
-        // idle: closing gracefully lets it finish).
-        c.busy.fetch_add(1, Relaxed);
-        let (c, router) = (c.clone(), router.clone());
+        // Answering from the head until the body's last byte (`Tracked`).
+        let answering = c.begin();
+        let router = router.clone();
         let logged = limits
             .access_log
             .then(|| (Instant::now(), req.method().clone(), req.uri().clone()));
         async move {
             let r = router.oneshot(req.map(axum::body::Body::new)).await;
-            c.busy.fetch_sub(1, Relaxed);
             if let (Some((t, method, uri)), Ok(resp)) = (logged, &r) {
                 access_line(ip, &method, &uri, resp, t.elapsed());
             }
-            r
+            r.map(|resp| resp.map(|b| axum::body::Body::new(Tracked::new(b, answering))))
         }
     });
-    let io = SendDeadline::new(stream, limits.send_timeout, metrics.send_timeouts.clone());
-    let served = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
-        .max_buf_size(limits.max_header_bytes)
-        .serve_connection(TokioIo::new(io), svc);
-    tokio::pin!(served);
+    let io = Io::new(
+        stream,
+        conn.clone(),
+        limits.send_timeout,
+        metrics.send_timeouts.clone(),
+    );
+    let mut served = Box::pin(
+        http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout)
+            .max_buf_size(limits.max_header_bytes)
+            .serve_connection(TokioIo::new(io), svc),
+    );
     tokio::select! {
         _ = served.as_mut() => {}
+        // Shed abortively: dropping the connection resets it (`Io`).
+        _ = conn.abort.notified() => {}
         _ = conn.close.notified() => {
             served.as_mut().graceful_shutdown();
-            let _ = served.await;
+            tokio::select! {
+                _ = served.as_mut() => {}
+                _ = conn.abort.notified() => {}
+            }
         }
     }
-    conns.open.lock().expect("conns lock").remove(&id);
+    drop(served);
+    conns.close(id);
     metrics.connections.dec();
+    conn.release(permit);
 }
 
 /// One access-log line, JSON, on standard output.
@@ -436,104 +415,6 @@ fn access_line(
     });
     use std::io::Write;
     let _ = writeln!(std::io::stdout().lock(), "{line}");
-}
-
-/// Gives back an address's connection when dropped.
-struct PerAddress<'a>(&'a Conns, IpAddr);
-
-impl Drop for PerAddress<'_> {
-    fn drop(&mut self) {
-        let mut per = self.0.per_address.lock().expect("conns lock");
-        if let Some(n) = per.get_mut(&self.1) {
-            *n -= 1;
-            if *n == 0 {
-                per.remove(&self.1);
-            }
-        }
-    }
-}
-
-/// A socket whose writes fail with `TimedOut` when the peer takes no bytes for `timeout`.
-struct SendDeadline {
-    stream: TcpStream,
-    timeout: Duration,
-    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
-    timeouts: IntCounter,
-}
-
-impl SendDeadline {
-    fn new(stream: TcpStream, timeout: Duration, timeouts: IntCounter) -> Self {
-        SendDeadline {
-            stream,
-            timeout,
-            stalled: None,
-            timeouts,
-        }
-    }
-
-    /// After a write attempt: progress clears the timer; a stall arms it, and fails once it
-    /// has run out.
-    fn check<T>(&mut self, cx: &mut Context<'_>, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        if r.is_ready() {
-            self.stalled = None;
-            return r;
-        }
-        let timeout = self.timeout;
-        let sleep = self
-            .stalled
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-        if sleep.as_mut().poll(cx).is_ready() {
-            self.timeouts.inc();
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the client took no bytes within the send timeout",
-            )));
-        }
-        Poll::Pending
-    }
-}
-
-impl AsyncRead for SendDeadline {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for SendDeadline {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.stream).poll_write(cx, buf);
-        self.check(cx, r)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
-        self.check(cx, r)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let r = Pin::new(&mut self.stream).poll_flush(cx);
-        self.check(cx, r)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
 }
 
 /// Refuses requests that carry a body (a Transfer-Encoding, or a Content-Length other than
