@@ -424,3 +424,149 @@ async fn sessions_playlists_clones_and_throughput() {
     );
     s.server.stop().await;
 }
+
+/// Finding: an edge restarted under steering never got its thresholds back (`{}` for 20 s and
+/// more, no re-solve), answered every stream 400, which was not counted, and stayed first in
+/// the orders. Now the steering server compares every edge's report with the plan every window
+/// and installs again what is missing: under a load of streams, the restarted edge holds its
+/// thresholds within 2 windows; meanwhile its streams get 503 with Retry-After, counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_edge_gets_its_thresholds_within_two_windows() {
+    let o = origin(origin_config()).await;
+    let (ea, ec) = (
+        admission_edge(o.server.addr).await,
+        admission_edge(o.server.addr).await,
+    );
+    let a_addr = ea.server.addr;
+    let s = steering(topology(a_addr, ec.server.addr)).await;
+    assert_eq!(s.thresholds(), [10, 20, 0, 10]);
+    // A load of pa streams at a: one every 20 ms, until stopped.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let codes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let load = {
+        let (stop, codes) = (stop.clone(), codes.clone());
+        tokio::spawn(async move {
+            let c = client();
+            for k in 0..500u64 {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let url = format!("http://{a_addr}/content/{}?population=pa", k % 50);
+                let code = match c.get(url).send().await {
+                    Ok(r) => {
+                        let retry = r.headers().contains_key("retry-after");
+                        (r.status().as_u16(), retry)
+                    }
+                    Err(_) => (0, false), // the edge is down
+                };
+                codes.lock().unwrap().push(code);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    ea.server.stop().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut cfg = edge_config(o.server.addr);
+    cfg.admission = Some(KEY.into());
+    cfg.stream_rate = Some(20_000);
+    let restarted = cdnlab_live::edge::start(a_addr, cfg).await.unwrap();
+    let back = std::time::Instant::now();
+    // Within 2 windows of 300 ms (and the time to read two reports), a's thresholds are the
+    // plan's again.
+    let mut limits = (None, None);
+    while back.elapsed() < Duration::from_millis(900) {
+        let (_, at_a) = json(format!("http://{a_addr}/internal/admission")).await;
+        limits = (at_a["pa"]["limit"].as_u64(), at_a["pc"]["limit"].as_u64());
+        if limits == (Some(10), Some(0)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(limits, (Some(10), Some(0)), "after {:?}", back.elapsed());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, Ordering::Relaxed);
+    load.await.unwrap();
+    let codes = codes.lock().unwrap().clone();
+    // Never 400; refusals are 503 with Retry-After; streams are admitted again at the end.
+    assert!(codes.iter().all(|&(c, _)| c != 400), "{codes:?}");
+    assert!(
+        codes.iter().filter(|c| c.0 == 503).all(|c| c.1),
+        "{codes:?}"
+    );
+    assert!(codes.iter().rev().take(5).all(|c| c.0 == 200), "{codes:?}");
+    let m = promtool_check(s.server.addr).await;
+    assert!(metric(&m, "cdnlab_steer_reinstalls_total") >= 1.0, "{m}");
+    s.server.stop().await;
+    stop_all([restarted.server, ec.server, o.server]).await;
+}
+
+/// An edge that starts with a link to the steering server asks for its thresholds at once;
+/// an edge whose report lacks them (here a fake edge that takes installations and forgets
+/// them) is left out of every order; streams of a population without a threshold get 503
+/// with Retry-After, counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edge_without_thresholds_asks_and_is_not_steered_to() {
+    let o = origin(origin_config()).await;
+    let forgetful: &'static [u8] =
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+    let (a, _) = fake_edge(forgetful).await;
+    let ec = admission_edge(o.server.addr).await;
+    let s = steering(topology(a, ec.server.addr)).await;
+    let base = format!("http://{}", s.server.addr);
+    // pa's largest share is at c, then a; a's report lacks its thresholds: a goes.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    let mut order = serde_json::Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        order = json(format!("{base}/steering/pa")).await.1["PATHWAY-PRIORITY"].clone();
+        if order == serde_json::json!(["c"]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(order, serde_json::json!(["c"]));
+    // A new edge linked to the steering server, named as c: it has c's thresholds before its
+    // first request, without waiting for a window.
+    let mut cfg = edge_config(o.server.addr);
+    cfg.admission = Some(KEY.into());
+    cfg.steering = Some(cdnlab_live::edge::SteeringLink {
+        addr: s.server.addr,
+        edge: "c".into(),
+    });
+    let linked = edge(cfg).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(250);
+    let mut at = serde_json::Value::Null;
+    while tokio::time::Instant::now() < deadline {
+        at = json(format!("http://{}/internal/admission", linked.server.addr))
+            .await
+            .1;
+        if at["pa"]["limit"].as_u64() == Some(20) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        (at["pa"]["limit"].as_u64(), at["pc"]["limit"].as_u64()),
+        (Some(20), Some(10)),
+        "{at}"
+    );
+    // A population the edge has no threshold for: 503 with Retry-After, counted.
+    let r = client()
+        .get(format!(
+            "http://{}/content/1?population=px",
+            linked.server.addr
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let m = promtool_check(linked.server.addr).await;
+    assert_eq!(
+        metric(&m, "cdnlab_admission_no_threshold_total"),
+        1.0,
+        "{m}"
+    );
+    s.server.stop().await;
+    stop_all([linked.server, ec.server, o.server]).await;
+}

@@ -43,6 +43,11 @@ pub(super) struct EdgeArgs {
     /// secret the steering server installs them with.
     #[arg(long, conflicts_with = "ring")]
     admission: Option<PathBuf>,
+    /// With --admission: the steering server's address, asked for this edge's thresholds when
+    /// it starts (the edge is the topology's server whose address is --listen). Without it,
+    /// the steering server installs them again at its next window.
+    #[arg(long, requires = "admission")]
+    steering: Option<SocketAddr>,
     /// Pace every response at this many bytes per second (a stream's bit rate).
     #[arg(long)]
     stream_rate: Option<u64>,
@@ -97,6 +102,32 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
         e.server.drain(a.limits.drain()).await;
         return Ok(());
     }
+    let topology = a
+        .admission
+        .as_ref()
+        .map(|p| Topology::load(p))
+        .transpose()
+        .map_err(|e| Error::Failed(e.to_string()))?;
+    let steering = match (&topology, a.steering) {
+        (Some(t), Some(addr)) => {
+            let me = t.servers.iter().find(|s| s.addr == a.listen).ok_or_else(|| {
+                Error::Usage(format!(
+                    "--steering: no server of the topology listens on {} (--listen); its servers: {}",
+                    a.listen,
+                    t.servers
+                        .iter()
+                        .map(|s| format!("{} at {}", s.name, s.addr))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            Some(edge::SteeringLink {
+                addr,
+                edge: me.name.clone(),
+            })
+        }
+        _ => None,
+    };
     let cfg = EdgeConfig {
         origin: a.origin,
         policy: a.policy,
@@ -104,14 +135,10 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
         bandwidth: a.bandwidth,
         origin_timeout: Duration::from_millis(a.origin_timeout_ms),
         limits: a.limits.limits(),
-        admission: a
-            .admission
-            .as_ref()
-            .map(|p| Topology::load(p).map(|t| t.secret))
-            .transpose()
-            .map_err(|e| Error::Failed(e.to_string()))?,
+        admission: topology.map(|t| t.secret),
         stream_rate: a.stream_rate,
         session_lease: super::seconds("session-lease", a.session_lease)?,
+        steering,
     };
     let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

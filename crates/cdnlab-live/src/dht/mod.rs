@@ -18,7 +18,10 @@
 //! are two requests, and the replica may leave between them.
 //!
 //! Failures: an edge that refuses a connection is taken off this edge's view of the ring, so
-//! its positions pass to their successors; a health check every 500 ms brings it back, and
+//! its positions pass to their successors; internal calls carry the caller's list of edges
+//! down (`x-cdnlab-down`), which the callee takes into its own view, so the successor accepts
+//! a position at the first call that finds its owner gone; a health check every 500 ms brings
+//! it back, and
 //! replicas this edge holds at positions that are the returning edge's again are handed over to
 //! it (created there, dropped here), so it shows no false gaps. The internal endpoints require
 //! the ring file's secret in `x-cdnlab-secret`.
@@ -59,6 +62,10 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+/// The header of internal calls that lists the edges the caller's view has down
+/// (comma-separated ids).
+const DOWN: &str = "x-cdnlab-down";
 
 /// Failures of replica creations and origin fills, logged at most every 10 s each.
 static REPLICATION: Warn = Warn::new("DHT replication", Duration::from_secs(10));

@@ -82,6 +82,7 @@ pub(super) async fn has(
             "internal endpoint: the ring's secret is required",
         );
     }
+    s.learn_down(&h);
     match file_and_index(&s, &f, &i) {
         None => text(
             StatusCode::BAD_REQUEST,
@@ -105,6 +106,7 @@ pub(super) async fn create(
             "internal endpoint: the ring's secret is required",
         );
     }
+    s.learn_down(&h);
     match file_and_index(&s, &f, &i) {
         None => text(
             StatusCode::BAD_REQUEST,

@@ -49,6 +49,7 @@ impl DhtState {
                 .client
                 .get(url)
                 .header(SECRET, &self.cfg.ring.secret)
+                .header(DOWN, self.down_list())
                 .send()
                 .await
             {
@@ -58,6 +59,35 @@ impl DhtState {
             }
         }
         None
+    }
+
+    /// The edges down in this edge's view, for the [`DOWN`] header of its internal calls.
+    pub(super) fn down_list(&self) -> String {
+        let v = self.view.lock().expect("view lock");
+        let down: Vec<String> = (0..v.nodes())
+            .filter(|&n| !v.is_alive(n))
+            .map(|n| n.to_string())
+            .collect();
+        down.join(",")
+    }
+
+    /// Takes the edges an authenticated ring member found down into this edge's view, so
+    /// that it accepts the positions that are now its own (a killed home owner's files are
+    /// served at the first request that finds the owner gone, not when a request happens to
+    /// enter at the successor). The health check brings back any that are up.
+    pub(super) fn learn_down(&self, h: &HeaderMap) {
+        let Some(list) = h.get(DOWN).and_then(|v| v.to_str().ok()) else {
+            return;
+        };
+        let n = self.cfg.ring.edges.len();
+        for id in list.split(',').take(n) {
+            if let Ok(id) = id.trim().parse::<u32>()
+                && (id as usize) < n
+                && id != self.cfg.id
+            {
+                self.mark_down(id);
+            }
+        }
     }
 
     pub(super) fn mark_down(&self, node: u32) {
@@ -81,6 +111,7 @@ impl DhtState {
                 .client
                 .post(url)
                 .header(SECRET, &self.cfg.ring.secret)
+                .header(DOWN, self.down_list())
                 .send()
                 .await
             {

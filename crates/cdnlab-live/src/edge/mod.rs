@@ -78,6 +78,17 @@ pub struct EdgeConfig {
     pub stream_rate: Option<u64>,
     /// How long an admitted streaming session keeps its slot after its latest request.
     pub session_lease: Duration,
+    /// With admission: the steering server to ask for this edge's thresholds when it starts
+    /// (a restarted edge need not wait for the steering server's next window).
+    pub steering: Option<SteeringLink>,
+}
+
+/// Where an edge asks for its thresholds: the steering server, and the edge's name in its
+/// topology.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SteeringLink {
+    pub addr: SocketAddr,
+    pub edge: String,
 }
 
 /// The default of [`EdgeConfig::session_lease`]: five 2-second segments, so a player that
@@ -99,6 +110,7 @@ impl EdgeConfig {
             admission: None,
             stream_rate: None,
             session_lease: DEFAULT_SESSION_LEASE,
+            steering: None,
         }
     }
 }
@@ -260,6 +272,8 @@ struct EdgeState {
     admission: Mutex<HashMap<String, Share>>,
     /// Streaming sessions by (population, session).
     sessions: Mutex<Sessions>,
+    /// Requests refused because their population has no threshold here (yet).
+    no_threshold: std::sync::atomic::AtomicU64,
 }
 
 /// Streaming sessions: when each admitted one last asked, and when each refused one was
@@ -379,6 +393,7 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         metrics: Metrics::default(),
         admission: Mutex::new(HashMap::new()),
         sessions: Mutex::new(Sessions::default()),
+        no_threshold: Default::default(),
         cfg: cfg.clone(),
     });
     let router = Router::new()
@@ -389,10 +404,61 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         .route("/metrics", get(metrics))
         .with_state(state.clone());
     let listener = serve::bind(addr).await?;
-    Ok(Edge {
-        server: serve::spawn(listener, router, cfg.limits, &state.metrics)?,
-        state,
-    })
+    let mut server = serve::spawn(listener, router, cfg.limits, &state.metrics)?;
+    if let (Some(link), Some(secret)) = (cfg.steering.clone(), cfg.admission.clone()) {
+        let st = state.clone();
+        server = server.with_background(move |stopped| ask_thresholds(st, link, secret, stopped));
+    }
+    Ok(Edge { server, state })
+}
+
+/// Asks the steering server for this edge's thresholds (`GET /internal/thresholds?edge=E`)
+/// and installs them, once a second until it has them or the edge stops.
+async fn ask_thresholds(
+    s: Arc<EdgeState>,
+    link: SteeringLink,
+    secret: String,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    let url = format!(
+        "http://{}/internal/thresholds?edge={}",
+        link.addr, link.edge
+    );
+    loop {
+        let got = match s
+            .client
+            .get(&url)
+            .header(serve::SECRET, &secret)
+            .send()
+            .await
+        {
+            Ok(r) if r.status().is_success() => serve::body_capped(r, 4 << 20)
+                .await
+                .and_then(|b| serde_json::from_slice::<HashMap<String, u64>>(&b).ok()),
+            _ => None,
+        };
+        if let Some(limits) = got {
+            let mut shares = s.admission.lock().expect("admission lock");
+            for (p, limit) in limits.into_iter().take(MAX_POPULATIONS) {
+                if good_population(&p) {
+                    shares.entry(p).or_default().limit = limit;
+                }
+            }
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+/// Most populations an edge keeps thresholds for.
+pub const MAX_POPULATIONS: usize = 4096;
+
+/// A population name an edge takes: 1 to 64 bytes.
+fn good_population(p: &str) -> bool {
+    (1..=64).contains(&p.len())
 }
 
 /// The query of a content request.
@@ -424,7 +490,7 @@ impl EdgeState {
         }
         let p = population.ok_or(Refusal::NoPopulation)?;
         let mut shares = self.admission.lock().expect("admission lock");
-        let s = shares.get_mut(p).ok_or(Refusal::Unknown)?;
+        let s = shares.get_mut(p).ok_or_else(|| self.no_threshold())?;
         // The library's threshold rule at one server (the steering server sized the
         // thresholds within this edge's capacity).
         if !admission::under_threshold(s.active, s.limit) {
@@ -441,6 +507,13 @@ impl EdgeState {
 }
 
 impl EdgeState {
+    /// A refusal for a population without a threshold here: counted.
+    fn no_threshold(&self) -> Refusal {
+        self.no_threshold
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Refusal::NoThreshold
+    }
+
     /// Admits a request of streaming session `session` of `population`: an admitted session's
     /// lease is renewed; a new one takes a slot if the population is under its threshold here.
     fn admit_session(&self, population: &str, session: &str) -> Result<(), Refusal> {
@@ -473,7 +546,9 @@ impl EdgeState {
             *last = now;
             return Ok(());
         }
-        let s = shares.get_mut(population).ok_or(Refusal::Unknown)?;
+        let s = shares
+            .get_mut(population)
+            .ok_or_else(|| self.no_threshold())?;
         if !admission::under_threshold(s.active, s.limit) {
             if !sessions.refused.contains_key(&key) && sessions.refused.len() < MAX_SESSIONS {
                 sessions.refused.insert(key, now);
@@ -495,7 +570,10 @@ impl EdgeState {
 /// Why a content request was not admitted.
 enum Refusal {
     NoPopulation,
-    Unknown,
+    /// No threshold here for the population: none installed yet (an edge just started or
+    /// restarted), or a population the steering server does not know. Retrying is right: the
+    /// steering server checks every edge's thresholds every window.
+    NoThreshold,
     OverShare,
 }
 
@@ -507,7 +585,12 @@ impl IntoResponse for Refusal {
                 "population required (?population=NAME)\n",
             )
                 .into_response(),
-            Refusal::Unknown => (StatusCode::BAD_REQUEST, "unknown population\n").into_response(),
+            Refusal::NoThreshold => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "no threshold for this population at this edge (yet)\n",
+            )
+                .into_response(),
             Refusal::OverShare => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 [(header::RETRY_AFTER, "1")],

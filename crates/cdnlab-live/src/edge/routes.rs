@@ -13,11 +13,11 @@ pub(super) async fn install(
         Ok(q) => q,
         Err(refused) => return refused,
     };
-    if q.population.is_empty() || q.population.len() > 64 {
+    if !good_population(&q.population) {
         return (StatusCode::BAD_REQUEST, "population: 1 to 64 characters\n").into_response();
     }
     let mut shares = s.admission.lock().expect("admission lock");
-    if shares.len() >= 4096 && !shares.contains_key(&q.population) {
+    if shares.len() >= MAX_POPULATIONS && !shares.contains_key(&q.population) {
         return (
             StatusCode::BAD_REQUEST,
             "too many populations (4096 at most)\n",
@@ -311,6 +311,12 @@ pub(super) async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
             "Cache capacity in bytes.",
             Kind::GAUGE,
             s.cfg.capacity as f64,
+        ),
+        single(
+            "cdnlab_admission_no_threshold_total",
+            "Streams refused (503) because their population has no threshold here (yet).",
+            Kind::COUNTER,
+            s.no_threshold.load(std::sync::atomic::Ordering::Relaxed) as f64,
         ),
         single(
             "cdnlab_origin_fetches_in_flight",

@@ -10,7 +10,9 @@
 //! when some population's blocking in the window exceeds `b_max` it re-estimates the demands
 //! from the window's arrivals, re-solves warm from the previous basis and installs the new
 //! thresholds. Streams already admitted keep their slots: a lower threshold only refuses new
-//! ones.
+//! ones. Every window also compares each edge's report with the plan and installs again what
+//! an edge lacks (it restarted); such an edge is left out of the orders until it holds them.
+//! An edge may also ask for its thresholds when it starts (`GET /internal/thresholds?edge=E`).
 //!
 //! `GET /steering/{population}` answers the content-steering manifest: `VERSION`, `TTL`,
 //! `RELOAD-URI` and `PATHWAY-PRIORITY`, the population's edges (pathways) by share, largest
@@ -140,9 +142,13 @@ struct SteerState {
     client: reqwest::Client,
     metrics: Metrics,
     sessions: Mutex<Sessions>,
-    /// Per edge: whether its last report was read, and whether the operator took it out.
+    /// Per edge: whether its last report was read, whether it showed the plan's thresholds
+    /// (or they were installed again since), and whether the operator took it out.
     reachable: Mutex<Vec<bool>>,
+    ready: Mutex<Vec<bool>>,
     out: Mutex<Vec<bool>>,
+    /// Threshold installations made again because an edge's report lacked them.
+    reinstalls: AtomicU64,
 }
 
 /// A running steering server.
@@ -242,7 +248,9 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
             ..Sessions::default()
         }),
         reachable: Mutex::new(vec![true; t.servers.len()]),
+        ready: Mutex::new(vec![true; t.servers.len()]),
         out: Mutex::new(vec![false; t.servers.len()]),
+        reinstalls: AtomicU64::new(0),
         cfg,
     });
     install(&state).await;
@@ -251,6 +259,7 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         .route("/steering/{population}/dash", get(dash_manifest))
         .route("/play/{population}/{file}", get(play))
         .route("/internal/edge", axum::routing::post(edge_out))
+        .route("/internal/thresholds", get(edge_thresholds))
         .route("/allocation", get(allocation))
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
@@ -275,30 +284,46 @@ async fn install(s: &SteerState) {
 }
 
 /// Installs thresholds (population by server) on the topology's edges; returns how many
-/// installations failed.
+/// installations failed, and the first failure.
 pub async fn install_thresholds(
     client: &reqwest::Client,
     t: &Topology,
     thresholds: &[i64],
 ) -> (u64, Option<String>) {
-    let n = t.servers.len();
     let (mut failed, mut reason) = (0, None);
-    for (j, server) in t.servers.iter().enumerate() {
-        for (i, p) in t.populations.iter().enumerate() {
-            let url = format!(
-                "http://{}/internal/admission?population={}&limit={}",
-                server.addr,
-                p.name,
-                thresholds[i * n + j]
-            );
-            let why = match client.post(url).header(SECRET, &t.secret).send().await {
-                Ok(r) if r.status() == reqwest::StatusCode::NO_CONTENT => continue,
-                Ok(r) => format!("answered {}", r.status()),
-                Err(e) => warn::cause(&e),
-            };
-            failed += 1;
-            reason.get_or_insert(format!("edge {} ({}): {why}", server.name, server.addr));
-        }
+    for j in 0..t.servers.len() {
+        let (f, r) = install_at(client, t, thresholds, j).await;
+        failed += f;
+        reason = reason.or(r);
+    }
+    (failed, reason)
+}
+
+/// Installs edge `j`'s thresholds; returns how many installations failed, and the first
+/// failure.
+async fn install_at(
+    client: &reqwest::Client,
+    t: &Topology,
+    thresholds: &[i64],
+    j: usize,
+) -> (u64, Option<String>) {
+    let n = t.servers.len();
+    let server = &t.servers[j];
+    let (mut failed, mut reason) = (0, None);
+    for (i, p) in t.populations.iter().enumerate() {
+        let url = format!(
+            "http://{}/internal/admission?population={}&limit={}",
+            server.addr,
+            p.name,
+            thresholds[i * n + j]
+        );
+        let why = match client.post(url).header(SECRET, &t.secret).send().await {
+            Ok(r) if r.status() == reqwest::StatusCode::NO_CONTENT => continue,
+            Ok(r) => format!("answered {}", r.status()),
+            Err(e) => warn::cause(&e),
+        };
+        failed += 1;
+        reason.get_or_insert(format!("edge {} ({}): {why}", server.name, server.addr));
     }
     (failed, reason)
 }
@@ -340,6 +365,28 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                     continue;
                 }
             };
+            // An edge that restarted (or lost an installation) reports other thresholds than
+            // the plan's: it is not steered to until they are installed again, now.
+            let plan = s.plan.lock().expect("plan lock").thresholds.clone();
+            let n = t.servers.len();
+            let holds = t.populations.iter().enumerate().all(|(i, p)| {
+                shares
+                    .get(&p.name)
+                    .is_some_and(|x| i64::try_from(x.limit) == Ok(plan[i * n + j]))
+            });
+            if !holds {
+                let (failed, reason) = install_at(&s.client, t, &plan, j).await;
+                s.reinstalls.fetch_add(1, Relaxed);
+                s.install_errors.fetch_add(failed, Relaxed);
+                if let Some(r) = reason {
+                    INSTALL.warn(format!(
+                        "{failed} threshold installations; the first at {r}"
+                    ));
+                }
+                s.ready.lock().expect("ready lock")[j] = failed == 0;
+            } else {
+                s.ready.lock().expect("ready lock")[j] = true;
+            }
             let mut seen = s.seen.lock().expect("seen lock");
             for (i, p) in t.populations.iter().enumerate() {
                 let Some(now) = shares.get(&p.name) else {

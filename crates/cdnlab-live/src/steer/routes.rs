@@ -12,14 +12,17 @@ pub(super) fn unknown_population() -> Response {
         .into_response()
 }
 
-/// Which edges may be in an order now: reachable at the last report and not taken out.
+/// Which edges may be in an order now: reachable at the last report, holding the plan's
+/// thresholds, and not taken out.
 pub(super) fn usable(s: &SteerState) -> Vec<bool> {
     let reachable = s.reachable.lock().expect("reachable lock");
+    let ready = s.ready.lock().expect("ready lock");
     let out = s.out.lock().expect("out lock");
     reachable
         .iter()
+        .zip(ready.iter())
         .zip(out.iter())
-        .map(|(&r, &o)| r && !o)
+        .map(|((&r, &t), &o)| r && t && !o)
         .collect()
 }
 
@@ -346,6 +349,38 @@ pub(super) async fn edge_out(
     }
 }
 
+/// The query of `GET /internal/thresholds`.
+#[derive(Deserialize)]
+pub(super) struct WhichEdge {
+    edge: String,
+}
+
+/// An edge's thresholds by population, for an edge that asks when it starts.
+pub(super) async fn edge_thresholds(
+    State(s): State<Arc<SteerState>>,
+    h: axum::http::HeaderMap,
+    q: Result<Query<WhichEdge>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let authorised = crate::serve::has_secret(&h, &s.cfg.topology.secret);
+    let q = match crate::serve::internal_query(authorised, q, "edge=NAME") {
+        Ok(q) => q,
+        Err(refused) => return refused,
+    };
+    let t = &s.cfg.topology;
+    let Some(j) = t.servers.iter().position(|e| e.name == q.edge) else {
+        return (StatusCode::NOT_FOUND, "no such edge\n").into_response();
+    };
+    let n = t.servers.len();
+    let plan = s.plan.lock().expect("plan lock").thresholds.clone();
+    let limits: serde_json::Map<String, serde_json::Value> = t
+        .populations
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), plan[i * n + j].max(0).into()))
+        .collect();
+    axum::Json(limits).into_response()
+}
+
 pub(super) async fn allocation(State(s): State<Arc<SteerState>>) -> Response {
     let t = &s.cfg.topology;
     let plan = s.plan.lock().expect("plan lock").clone();
@@ -425,6 +460,12 @@ pub(super) async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
             "Edge reports that could not be read.",
             Kind::COUNTER,
             s.report_errors.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_steer_reinstalls_total",
+            "Edges whose report lacked the plan's thresholds, installed again.",
+            Kind::COUNTER,
+            s.reinstalls.load(Relaxed) as f64,
         ),
         single(
             "cdnlab_steer_install_errors_total",
