@@ -302,32 +302,8 @@ async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
 /// `PATHWAY-CLONES` (every variant's URI for hls.js, the host and port for dash.js).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_playlists_clones_and_throughput() {
-    let dir = std::env::temp_dir().join(format!("cdnlab-steer-media-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("master.m3u8"),
-        "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=101552,CODECS=\"vp09.00.11.08\"\nmedia_0.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=251552,CODECS=\"vp09.00.20.08\"\nmedia_1.m3u8\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("manifest.mpd"),
-        "<?xml version=\"1.0\"?>\n<MPD type=\"static\"><Period/></MPD>\n",
-    )
-    .unwrap();
-    let asset = Arc::new(cdnlab_live::media::Asset::load(&dir).unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
-    let o = origin(origin_config()).await;
-    let (ea, ec) = (
-        admission_edge(o.server.addr).await,
-        admission_edge(o.server.addr).await,
-    );
+    let (o, ea, ec, s) = media_steering().await;
     let (a, c) = (ea.server.addr, ec.server.addr);
-    let s = on_free_port(|l| {
-        let mut cfg = config(topology(a, c), l);
-        cfg.media = Some(asset.clone());
-        steer::start(cfg)
-    })
-    .await;
     // pa's shares: 10 at a, 20 at c.
     assert_eq!(s.thresholds(), [10, 20, 0, 10]);
     let base = format!("http://{}", s.server.addr);
@@ -422,7 +398,92 @@ async fn sessions_playlists_clones_and_throughput() {
         st == 404 && why.contains("master.m3u8 or manifest.mpd"),
         "{why}"
     );
+    let _ = c;
     s.server.stop().await;
+    stop_all([ea.server, ec.server, o.server]).await;
+}
+
+/// An origin, two admission edges (a and c) and a steering server with a small asset.
+async fn media_steering() -> (
+    cdnlab_live::origin::Origin,
+    cdnlab_live::edge::Edge,
+    cdnlab_live::edge::Edge,
+    steer::Steer,
+) {
+    let dir = std::env::temp_dir().join(format!(
+        "cdnlab-steer-media-{}-{}",
+        std::process::id(),
+        next_port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("master.m3u8"),
+        "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=101552,CODECS=\"vp09.00.11.08\"\nmedia_0.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=251552,CODECS=\"vp09.00.20.08\"\nmedia_1.m3u8\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("manifest.mpd"),
+        "<?xml version=\"1.0\"?>\n<MPD type=\"static\"><Period/></MPD>\n",
+    )
+    .unwrap();
+    let asset = Arc::new(cdnlab_live::media::Asset::load(&dir).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let o = origin(origin_config()).await;
+    let (ea, ec) = (
+        admission_edge(o.server.addr).await,
+        admission_edge(o.server.addr).await,
+    );
+    let (a, c) = (ea.server.addr, ec.server.addr);
+    let s = on_free_port(|l| {
+        let mut cfg = config(topology(a, c), l);
+        cfg.media = Some(asset.clone());
+        steer::start(cfg)
+    })
+    .await;
+    (o, ea, ec, s)
+}
+
+/// Findings on content steering: dash.js sends `_DASH_pathway="a,c"` with quotes (and the
+/// throughputs alike), which were kept, so its slow pathway never went last and DASH sessions
+/// were never counted; with every edge out, `PATHWAY-PRIORITY` was `[]`, from which no player
+/// can fail over. Now the list is parsed, DASH sessions are counted like HLS ones, and an
+/// order is never empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dash_lists_are_parsed_and_no_order_is_empty() {
+    let (o, ea, ec, s) = media_steering().await;
+    let base = format!("http://{}", s.server.addr);
+    // A DASH session (pa-0: c first), reporting c below the lowest rendition, as dash.js does.
+    let r = reqwest::get(format!("{base}/play/pa/manifest.mpd"))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let (_, m) = json(format!(
+        "{base}/steering/pa/dash?session=pa-0&_DASH_pathway=%22c,a%22&_DASH_throughput=%2250000,9000000%22"
+    ))
+    .await;
+    assert_eq!(m["PATHWAY-PRIORITY"], serde_json::json!(["a", "c"]), "{m}");
+    let (_, plan) = json(format!("{base}/allocation")).await;
+    assert_eq!(
+        plan["sessions_reported"],
+        serde_json::json!([[0, 1], [0, 0]]),
+        "{plan}"
+    );
+    // Every edge out: the orders keep every pathway, by share.
+    assert!(s.set_out("a", true) && s.set_out("c", true));
+    for url in [
+        format!("{base}/steering/pa"),
+        format!("{base}/steering/pa?session=pa-0"),
+        format!("{base}/steering/pa/dash?session=pa-0"),
+        format!("{base}/steering/pc"),
+    ] {
+        let (_, m) = json(url.clone()).await;
+        let order = m["PATHWAY-PRIORITY"].as_array().unwrap();
+        assert!(!order.is_empty(), "{url}: {m}");
+    }
+    let (_, m) = json(format!("{base}/steering/pa")).await;
+    assert_eq!(m["PATHWAY-PRIORITY"], serde_json::json!(["c", "a"]));
+    s.server.stop().await;
+    stop_all([ea.server, ec.server, o.server]).await;
 }
 
 /// Finding: an edge restarted under steering never got its thresholds back (`{}` for 20 s and

@@ -285,6 +285,35 @@ struct Sessions {
     swept: Option<Instant>,
 }
 
+impl Sessions {
+    /// Expired leases give their slots back: swept at most four times a lease, or now if
+    /// `always` (a report must not show slots that have expired).
+    fn sweep(
+        &mut self,
+        shares: &mut HashMap<String, Share>,
+        now: Instant,
+        lease: Duration,
+        always: bool,
+    ) {
+        if !always
+            && self
+                .swept
+                .is_some_and(|t| now.duration_since(t) < lease / 4)
+        {
+            return;
+        }
+        self.swept = Some(now);
+        self.admitted.retain(|(p, _), last| {
+            let live = now.duration_since(*last) < lease;
+            if !live && let Some(s) = shares.get_mut(p) {
+                s.active = s.active.saturating_sub(1);
+            }
+            live
+        });
+        self.refused.retain(|_, at| now.duration_since(*at) < lease);
+    }
+}
+
 /// What a content request names: a catalogue object, or a file of the media asset.
 enum Key {
     Catalogue(u64),
@@ -524,23 +553,7 @@ impl EdgeState {
         let lease = self.cfg.session_lease;
         let mut shares = self.admission.lock().expect("admission lock");
         let mut sessions = self.sessions.lock().expect("sessions lock");
-        // Expired leases give their slots back (swept at most four times a lease).
-        if sessions
-            .swept
-            .is_none_or(|t| now.duration_since(t) >= lease / 4)
-        {
-            sessions.swept = Some(now);
-            sessions.admitted.retain(|(p, _), last| {
-                let live = now.duration_since(*last) < lease;
-                if !live && let Some(s) = shares.get_mut(p) {
-                    s.active = s.active.saturating_sub(1);
-                }
-                live
-            });
-            sessions
-                .refused
-                .retain(|_, at| now.duration_since(*at) < lease);
-        }
+        sessions.sweep(&mut shares, now, lease, false);
         let key = (population.to_string(), session.to_string());
         if let Some(last) = sessions.admitted.get_mut(&key) {
             *last = now;

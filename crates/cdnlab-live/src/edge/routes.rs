@@ -33,7 +33,12 @@ pub(super) async fn shares(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Res
     if !s.authorised(&h) {
         return crate::serve::secret_required();
     }
-    let shares = s.admission.lock().expect("admission lock").clone();
+    let shares = {
+        let mut shares = s.admission.lock().expect("admission lock");
+        let mut sessions = s.sessions.lock().expect("sessions lock");
+        sessions.sweep(&mut shares, Instant::now(), s.cfg.session_lease, true);
+        shares.clone()
+    };
     axum::Json(shares).into_response()
 }
 

@@ -38,7 +38,7 @@ pub(super) fn set_out(s: &SteerState, name: &str, out: bool) -> bool {
 /// pathways in `slow` moved last.
 pub(super) fn order_for(s: &SteerState, i: usize, point: f64, slow: &[usize]) -> Vec<usize> {
     let (shares, hops, up) = population_view(s, i);
-    let mut order = steering::session_order(&shares, &hops, &up, point);
+    let mut order = never_empty(&up, |up| steering::session_order(&shares, &hops, up, point));
     order.sort_by_key(|j| slow.contains(j));
     order
 }
@@ -47,7 +47,39 @@ pub(super) fn order_for(s: &SteerState, i: usize, point: f64, slow: &[usize]) ->
 /// ([`steering::share_order`]).
 pub(super) fn population_order(s: &SteerState, i: usize) -> Vec<usize> {
     let (shares, hops, up) = population_view(s, i);
-    steering::share_order(&shares, &hops, &up)
+    never_empty(&up, |up| steering::share_order(&shares, &hops, up))
+}
+
+/// The order `rule` gives with the usable edges `up`; if that leaves none (every edge out), the
+/// order it gives with every edge, then every edge: a player handed an empty list has nowhere
+/// to go, and the HLS steering manifest's `PATHWAY-PRIORITY` is a non-empty list
+/// (draft-pantos-hls-rfc8216bis section 7.2). Better an edge that may be back than none.
+fn never_empty(up: &[bool], rule: impl Fn(&[bool]) -> Vec<usize>) -> Vec<usize> {
+    let order = rule(up);
+    if !order.is_empty() {
+        return order;
+    }
+    let all = vec![true; up.len()];
+    let order = rule(&all);
+    if order.is_empty() {
+        (0..up.len()).collect()
+    } else {
+        order
+    }
+}
+
+/// The values of a player's list parameter: dash.js quotes the whole list
+/// (`_DASH_pathway="a,b"`), as a structured-field string; hls.js sends one bare value.
+pub(super) fn list(v: &str) -> Vec<&str> {
+    let v = v.trim();
+    let v = v
+        .strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .unwrap_or(v);
+    v.split(',')
+        .map(|x| x.trim().trim_matches('"'))
+        .filter(|x| !x.is_empty())
+        .collect()
 }
 
 /// What the steering rule reads for population `i`: its thresholds (shares) at each edge, the
@@ -81,11 +113,11 @@ pub(super) fn slow_pathways(
         return Vec::new();
     };
     let servers = &s.cfg.topology.servers;
-    paths
-        .split(',')
-        .zip(rates.split(','))
-        .filter(|(_, r)| r.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < min))
-        .filter_map(|(p, _)| servers.iter().position(|e| e.name == p.trim()))
+    list(paths)
+        .into_iter()
+        .zip(list(rates))
+        .filter(|(_, r)| r.parse::<f64>().is_ok_and(|r| r > 0.0 && r < min))
+        .filter_map(|(p, _)| servers.iter().position(|e| e.name == p))
         .collect()
 }
 
@@ -133,9 +165,11 @@ pub(super) fn steering_answer(
                 .filter(|x| x.population == i);
             let (point, listed) = match known {
                 Some(x) => {
+                    // The pathway in use: hls.js's one value, the first of dash.js's list.
                     if let Some(j) = q
-                        .get("_HLS_pathway")
-                        .and_then(|p| t.servers.iter().position(|e| &e.name == p))
+                        .get(&format!("{prefix}_pathway"))
+                        .and_then(|p| list(p).first().copied())
+                        .and_then(|p| t.servers.iter().position(|e| e.name == p))
                     {
                         x.pathway = Some((j, Instant::now()));
                     }
@@ -271,11 +305,8 @@ pub(super) async fn play(
             steering::session_point(k),
         )
     };
-    let mut listed = order_for(&s, i, point, &[]);
-    if listed.is_empty() {
-        // Nothing usable now: list every edge, so the player has somewhere to go.
-        listed = (0..t.servers.len()).collect();
-    }
+    // Never empty (`never_empty`): with nothing usable now, every edge is listed.
+    let listed = order_for(&s, i, point, &[]);
     let pathways: Vec<Pathway> = listed
         .iter()
         .map(|&j| Pathway {
