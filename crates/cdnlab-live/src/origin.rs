@@ -9,8 +9,9 @@
 //! and the packager's manifests), under the same latency and failures. With player files,
 //! `GET /player/{name}` serves them (the player pages and the players' scripts), and
 //! `POST /player/report` collects what the pages report (JSON values, 64 KiB each at most,
-//! kept in order, [`MAX_REPORTS`] at most; `GET /player/reports` returns them). Media and player
-//! answers allow any origin (CORS), since the pages play from the edges' hosts.
+//! kept in order as the bytes received, within [`ReportLimits`]: a total in bytes and count,
+//! and a rate per client address; `GET /player/reports` streams them as one JSON array). Media
+//! and player answers allow any origin (CORS), since the pages play from the edges' hosts.
 
 use crate::Error;
 use crate::catalogue::{Catalogue, IdError, parse_id};
@@ -44,10 +45,39 @@ pub struct OriginConfig {
     pub media: Option<Arc<Asset>>,
     /// The files under `/player/`.
     pub player: Option<Arc<Files>>,
+    /// What `POST /player/report` keeps.
+    pub reports: ReportLimits,
 }
 
-/// Most player reports kept; later ones are counted and dropped.
-pub const MAX_REPORTS: usize = 200_000;
+/// What the origin keeps of the players' reports. The player page posts a batch of events
+/// twice a second per player (a few hundred bytes): a page of 8 players sends about 3 KB/s,
+/// and 32 MiB hold hours of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReportLimits {
+    /// Bytes of reports kept in all; later ones are refused (507) and counted.
+    pub max_bytes: usize,
+    /// Reports kept in all.
+    pub max_count: usize,
+    /// Bytes per second one client address may post, on average; more is refused (429).
+    pub rate: f64,
+    /// Bytes one client address may post at once above the rate.
+    pub burst: f64,
+}
+
+impl Default for ReportLimits {
+    fn default() -> Self {
+        ReportLimits {
+            max_bytes: 32 << 20,
+            max_count: 200_000,
+            rate: f64::from(64u32 << 10),
+            burst: f64::from(1u32 << 20),
+        }
+    }
+}
+
+/// Client addresses whose report rate is tracked at once (buckets that are full again are
+/// forgotten first).
+const MAX_REPORTERS: usize = 4096;
 /// Largest player report accepted (the serving loop refuses larger bodies before they reach
 /// the route).
 pub use crate::serve::MAX_REPORT_BYTES;
@@ -63,6 +93,7 @@ impl OriginConfig {
             limits: Limits::default(),
             media: None,
             player: None,
+            reports: ReportLimits::default(),
         }
     }
 
@@ -98,8 +129,34 @@ impl Origin {
 
     /// The player reports received so far, in order.
     pub fn reports(&self) -> Vec<serde_json::Value> {
-        self.state.reports.lock().expect("reports lock").clone()
+        let kept = self
+            .state
+            .reports
+            .lock()
+            .expect("reports lock")
+            .kept
+            .clone();
+        kept.iter()
+            .filter_map(|b| serde_json::from_slice(b).ok())
+            .collect()
     }
+
+    /// Bytes of player reports kept.
+    pub fn report_bytes(&self) -> usize {
+        self.state.reports.lock().expect("reports lock").bytes
+    }
+}
+
+/// The players' reports: the bytes of each, as received (a JSON value checked on arrival);
+/// parsed values take ten times more (a 64 KiB `[0,0,...]` became about a megabyte).
+#[derive(Default)]
+struct Reports {
+    kept: Vec<bytes::Bytes>,
+    bytes: usize,
+    /// Per client address: (tokens in bytes, when last filled).
+    buckets: std::collections::HashMap<std::net::IpAddr, (f64, Instant)>,
+    refused_rate: u64,
+    refused_full: u64,
 }
 
 struct OriginState {
@@ -109,7 +166,7 @@ struct OriginState {
     metrics: Metrics,
     /// Every object's `Last-Modified`: when this origin started (the catalogue is fixed).
     started: SystemTime,
-    reports: Mutex<Vec<serde_json::Value>>,
+    reports: Mutex<Reports>,
 }
 
 /// Starts an origin on `addr`.
@@ -121,7 +178,7 @@ pub async fn start(addr: SocketAddr, cfg: OriginConfig) -> Result<Origin, Error>
         counter: AtomicU64::new(0),
         metrics: Metrics::default(),
         started: Validators::seconds(SystemTime::now()),
-        reports: Mutex::new(Vec::new()),
+        reports: Mutex::new(Reports::default()),
     });
     let router = Router::new()
         .route("/content/{id}", get(content))
@@ -246,7 +303,11 @@ async fn player(
     r
 }
 
-async fn report(State(s): State<Arc<OriginState>>, body: axum::body::Bytes) -> Response {
+async fn report(
+    State(s): State<Arc<OriginState>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>,
+    body: axum::body::Bytes,
+) -> Response {
     let t = Instant::now();
     let r = if body.len() > MAX_REPORT_BYTES {
         (
@@ -254,21 +315,14 @@ async fn report(State(s): State<Arc<OriginState>>, body: axum::body::Bytes) -> R
             format!("a report is {MAX_REPORT_BYTES} bytes at most\n"),
         )
             .into_response()
+    } else if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
+        (
+            StatusCode::BAD_REQUEST,
+            format!("a JSON value expected: {e}\n"),
+        )
+            .into_response()
     } else {
-        match serde_json::from_slice::<serde_json::Value>(&body) {
-            Ok(v) => {
-                let mut reports = s.reports.lock().expect("reports lock");
-                if reports.len() < MAX_REPORTS {
-                    reports.push(v);
-                }
-                StatusCode::NO_CONTENT.into_response()
-            }
-            Err(e) => (
-                StatusCode::BAD_REQUEST,
-                format!("a JSON value expected: {e}\n"),
-            )
-                .into_response(),
-        }
+        keep_report(&s, peer.ip(), body)
     };
     let mut r = r;
     r.headers_mut().insert(
@@ -279,8 +333,80 @@ async fn report(State(s): State<Arc<OriginState>>, body: axum::body::Bytes) -> R
     r
 }
 
+/// Keeps a report within the limits: the client's rate first (a token bucket of bytes per
+/// address), then the totals.
+fn keep_report(s: &OriginState, ip: std::net::IpAddr, body: bytes::Bytes) -> Response {
+    let limits = s.cfg.reports;
+    let mut r = s.reports.lock().expect("reports lock");
+    let now = Instant::now();
+    if r.buckets.len() >= MAX_REPORTERS && !r.buckets.contains_key(&ip) {
+        // Forget the addresses whose buckets are full again: they lose nothing.
+        r.buckets.retain(|_, (tokens, at)| {
+            *tokens + now.duration_since(*at).as_secs_f64() * limits.rate < limits.burst
+        });
+    }
+    if r.buckets.len() >= MAX_REPORTERS && !r.buckets.contains_key(&ip) {
+        r.refused_rate += 1;
+        return too_many();
+    }
+    let (tokens, at) = r.buckets.entry(ip).or_insert((limits.burst, now));
+    let filled = (*tokens + now.duration_since(*at).as_secs_f64() * limits.rate).min(limits.burst);
+    let cost = body.len() as f64;
+    if filled < cost {
+        *tokens = filled;
+        *at = now;
+        r.refused_rate += 1;
+        return too_many();
+    }
+    *tokens = filled - cost;
+    *at = now;
+    if r.bytes + body.len() > limits.max_bytes || r.kept.len() >= limits.max_count {
+        r.refused_full += 1;
+        return (
+            StatusCode::INSUFFICIENT_STORAGE,
+            "the origin keeps no more player reports\n",
+        )
+            .into_response();
+    }
+    r.bytes += body.len();
+    // Its own allocation: the body may be a slice of a larger read buffer.
+    r.kept.push(crate::edge::exact(body));
+    StatusCode::NO_CONTENT.into_response()
+}
+
+fn too_many() -> Response {
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(header::RETRY_AFTER, "1")],
+        "player reports from this address above their rate\n",
+    )
+        .into_response()
+}
+
+/// The reports as one JSON array, streamed: the server holds references to the kept bytes,
+/// not a copy of them all (which took 842 MB for the reports of a bomb).
 async fn reports(State(s): State<Arc<OriginState>>) -> Response {
-    axum::Json(s.reports.lock().expect("reports lock").clone()).into_response()
+    let kept = s.reports.lock().expect("reports lock").kept.clone();
+    let n = kept.len();
+    let parts = kept.into_iter().enumerate().flat_map(move |(i, b)| {
+        let open = if i == 0 { "[" } else { "," };
+        let close = (i + 1 == n).then_some(bytes::Bytes::from_static(b"]"));
+        [
+            Some(bytes::Bytes::from_static(open.as_bytes())),
+            Some(b),
+            close,
+        ]
+        .into_iter()
+        .flatten()
+    });
+    let body = if n == 0 {
+        axum::body::Body::from("[]")
+    } else {
+        axum::body::Body::from_stream(futures_util::stream::iter(
+            parts.map(Ok::<_, std::io::Error>),
+        ))
+    };
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn health(State(s): State<Arc<OriginState>>) -> Response {
@@ -292,5 +418,26 @@ async fn health(State(s): State<Arc<OriginState>>) -> Response {
 }
 
 async fn metrics(State(s): State<Arc<OriginState>>) -> Response {
-    metrics::response(s.metrics.render(Vec::new()))
+    use crate::serve::metrics::{Kind, family, single};
+    let (bytes, rate, full) = {
+        let r = s.reports.lock().expect("reports lock");
+        (r.bytes, r.refused_rate, r.refused_full)
+    };
+    metrics::response(s.metrics.render(vec![
+        single(
+            "cdnlab_player_report_bytes",
+            "Bytes of player reports kept.",
+            Kind::GAUGE,
+            bytes as f64,
+        ),
+        family(
+            "cdnlab_player_reports_refused_total",
+            "Player reports refused: above the client's rate (429), or the store full (507).",
+            Kind::COUNTER,
+            [
+                (vec![("reason", "rate".to_string())], rate as f64),
+                (vec![("reason", "full".to_string())], full as f64),
+            ],
+        ),
+    ]))
 }

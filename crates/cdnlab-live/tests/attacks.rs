@@ -304,3 +304,43 @@ async fn connections_during_the_drain_are_refused() {
     drained.await.unwrap();
     o.server.stop().await;
 }
+
+/// Finding: the player-report bomb (400 posts of 64 KiB in 0.4 s). One address now gets its
+/// burst (1 MiB: 16 of them) and then 429 with Retry-After, counted; what is kept is the
+/// bytes received. (The memory bound is `tests/cli/live.rs` `a_player_report_bomb_stays_bounded`,
+/// on the process.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn player_reports_from_one_address_are_rate_limited() {
+    let o = origin(origin_config()).await;
+    let bomb = format!("[0{}]", ",0".repeat(32_765)); // 65,534 bytes
+    let c = client();
+    let mut codes = Vec::new();
+    for _ in 0..40 {
+        let r = c
+            .post(format!("http://{}/player/report", o.server.addr))
+            .body(bomb.clone())
+            .send()
+            .await
+            .unwrap();
+        codes.push((r.status().as_u16(), r.headers().contains_key("retry-after")));
+    }
+    let ok = codes.iter().filter(|c| c.0 == 204).count();
+    // The 1 MiB burst holds 16; the rate (64 KiB/s) adds one per second of the run.
+    assert!((16..=18).contains(&ok), "{codes:?}");
+    assert!(
+        codes
+            .iter()
+            .filter(|c| c.0 != 204)
+            .all(|&c| c == (429, true)),
+        "{codes:?}"
+    );
+    assert_eq!(o.report_bytes(), ok * bomb.len());
+    assert_eq!(o.reports().len(), ok);
+    let m = promtool_check(o.server.addr).await;
+    assert_eq!(
+        metric(&m, "cdnlab_player_reports_refused_total{reason=\"rate\"}"),
+        (40 - ok) as f64,
+        "{m}"
+    );
+    o.server.stop().await;
+}

@@ -45,6 +45,14 @@ pub(super) struct OriginArgs {
     /// collect the pages' reports at POST /player/report.
     #[arg(long)]
     player: Option<PathBuf>,
+    /// With --player: bytes of player reports kept in all (later ones get 507).
+    #[arg(long, default_value_t = origin::ReportLimits::default().max_bytes)]
+    max_report_bytes: usize,
+    /// With --player: bytes per second of reports one client address may post on average
+    /// (1 MiB at once above it); more get 429. A player page posts about 400 bytes per player
+    /// per second.
+    #[arg(long, default_value_t = origin::ReportLimits::default().rate)]
+    report_rate: f64,
     /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
@@ -54,6 +62,12 @@ pub(super) struct OriginArgs {
 
 pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
     let catalogue = Catalogue::new(a.objects, a.min_size, a.max_size, a.seed)?;
+    if !(a.report_rate.is_finite() && a.report_rate > 0.0) {
+        return Err(Error::Usage(format!(
+            "--report-rate {}: bytes per second > 0 are allowed",
+            a.report_rate
+        )));
+    }
     let cfg = OriginConfig {
         catalogue,
         latency: Duration::from_millis(a.latency_ms),
@@ -72,6 +86,11 @@ pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
             .map(|d| Files::player(d).map(Arc::new))
             .transpose()
             .map_err(Error::Failed)?,
+        reports: origin::ReportLimits {
+            max_bytes: a.max_report_bytes,
+            rate: a.report_rate,
+            ..origin::ReportLimits::default()
+        },
     };
     let o = origin::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

@@ -395,6 +395,144 @@ fn edge_memory_stays_within_its_capacity() {
     }
 }
 
+/// Finding (second hardening round): 400 posts of 64 KiB `[0,0,...]` to an origin with
+/// `--player` grew it from 17 to 418 MB in 0.4 s (each report kept as a parsed JSON value, about
+/// a megabyte), `GET /player/reports` peaked at 842 MB, and the 200k-report cap allowed about
+/// 200 GB. Now reports are kept as the bytes received, within 32 MiB in all and a rate per
+/// client address, and the list is streamed: the origin's peak resident memory (VmHWM) stays
+/// within 50 MB of the idle origin's through 600 such posts from 60 addresses and the list.
+#[cfg(all(target_os = "linux", feature = "live"))]
+#[test]
+fn a_player_report_bomb_stays_bounded() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+    fn status_kb(pid: u32, key: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap()
+    }
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    // A player directory with the page and stand-ins for the npm scripts.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("play.html"), "<html></html>").unwrap();
+    for rel in [
+        "node_modules/hls.js/dist/hls.min.js",
+        "node_modules/dashjs/dist/modern/umd/dash.all.min.js",
+    ] {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "// stand-in").unwrap();
+    }
+    let addr = format!(
+        "127.0.0.1:{}",
+        24_000 + (std::process::id() % 500) as u16 * 2
+    );
+    let origin = Killed(
+        Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+            .args(["live", "origin", "--listen", &addr, "--player"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    while TcpStream::connect(&addr).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "origin did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = origin.0.id();
+    let idle = status_kb(pid, "VmRSS:");
+    // 64 KiB of `[0,0,...,0]`.
+    let mut bomb = String::from("[0");
+    while bomb.len() < (64 << 10) - 3 {
+        bomb.push_str(",0");
+    }
+    bomb.push(']');
+    let mut codes: std::collections::BTreeMap<u16, u32> = Default::default();
+    for a in 0..60u8 {
+        // Ten posts from each of 60 addresses, on one keep-alive connection each.
+        let socket =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        socket
+            .bind(&std::net::SocketAddr::from(([127, 0, 1, a + 1], 0)).into())
+            .unwrap();
+        socket
+            .connect(&addr.parse::<std::net::SocketAddr>().unwrap().into())
+            .unwrap();
+        let conn: TcpStream = socket.into();
+        let mut w = conn.try_clone().unwrap();
+        let mut r = BufReader::new(conn);
+        for _ in 0..10 {
+            w.write_all(
+                format!(
+                    "POST /player/report HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{bomb}",
+                    bomb.len()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let code: u16 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            *codes.entry(code).or_default() += 1;
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                r.read_line(&mut h).unwrap();
+                if h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0u8; len];
+            r.read_exact(&mut body).unwrap();
+        }
+    }
+    // The list, read whole.
+    let mut c = TcpStream::connect(&addr).unwrap();
+    c.write_all(b"GET /player/reports HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut list = Vec::new();
+    c.read_to_end(&mut list).unwrap();
+    let peak = status_kb(pid, "VmHWM:");
+    eprintln!(
+        "report bomb: answers {codes:?}; list {} bytes; peak RSS {} kB over the idle {idle} kB",
+        list.len(),
+        peak - idle
+    );
+    // 32 MiB hold 512 of the (just under) 64 KiB reports: the other 88 are refused as the
+    // store is full. No address posts more than its 1 MiB burst.
+    let kept = (32 << 20) / bomb.len() as u32;
+    assert_eq!(kept, 512);
+    assert_eq!(codes.get(&204).copied(), Some(kept), "{codes:?}");
+    assert_eq!(codes.get(&507).copied(), Some(600 - kept), "{codes:?}");
+    assert!(
+        list.len() > kept as usize * bomb.len(),
+        "{} bytes listed",
+        list.len()
+    );
+    assert!(
+        peak - idle <= 50 << 10,
+        "peak {} kB over the idle origin",
+        peak - idle
+    );
+}
+
 /// The steering server's failures were visible only in `/metrics`. With its edges down, it
 /// now says on standard error what failed and why (the connection refused), once per
 /// interval however many reports fail: 2 edges x 15 windows here, one line each kind.

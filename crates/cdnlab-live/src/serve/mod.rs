@@ -272,7 +272,7 @@ pub fn spawn(
                     };
                     let (router, slots, conns, metrics) =
                         (router.clone(), slots.clone(), conns.clone(), metrics.clone());
-                    tasks.spawn(connection(stream, peer.ip(), router, limits, slots, conns, metrics));
+                    tasks.spawn(connection(stream, peer, router, limits, slots, conns, metrics));
                 }
             }
         };
@@ -300,7 +300,7 @@ pub fn spawn(
 /// Serves one accepted connection within the limits.
 async fn connection(
     stream: TcpStream,
-    ip: IpAddr,
+    peer: SocketAddr,
     router: Router,
     limits: Limits,
     slots: Arc<Semaphore>,
@@ -311,6 +311,7 @@ async fn connection(
         let _ = stream.write_all(BUSY).await;
         let _ = stream.shutdown().await;
     }
+    let ip = peer.ip();
     // One address may not take every slot.
     let Some(_address) = conns.admit(ip, limits.max_per_address) else {
         metrics.refused_per_address.inc();
@@ -341,9 +342,15 @@ async fn connection(
     let (id, conn) = conns.open(ip);
     metrics.connections.inc();
     let c = conn.clone();
-    let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+    let svc = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
         // Answering from the head until the body's last byte (`Tracked`).
         let answering = c.begin();
+        // The client's address for the routes that take a body (rates per client); not for
+        // every request, which would cost each an allocation.
+        if req.method() == axum::http::Method::POST {
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
         let router = router.clone();
         let logged = limits
             .access_log
