@@ -100,6 +100,7 @@ async fn eviction_keeps_bytes_and_policy_in_step() {
     let o = origin(origin_config()).await;
     let mut ec = edge_config(o.server.addr);
     ec.capacity = 20_000; // 5 to 20 objects of 1000..4000 bytes
+    ec.max_object_size = Some(20_000); // not the default eighth: every object is stored
     let e = edge(ec).await;
     for id in 0..60 {
         get(e.server.addr, &format!("/content/{id}")).await;

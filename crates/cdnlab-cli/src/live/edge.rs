@@ -63,6 +63,17 @@ pub(super) struct EdgeArgs {
     /// as much again for replicas above index 1).
     #[arg(long, default_value_t = 64 << 20)]
     capacity: u64,
+    /// Largest object stored, bytes; larger ones are passed through, uncached (default: an
+    /// eighth of --capacity, so that one object cannot flush most of the cache).
+    #[arg(long)]
+    max_object_size: Option<u64>,
+    /// Bytes of all misses being filled at once (default: a quarter of --capacity); a miss
+    /// that finds no room is passed through. With the cache, this bounds the bodies held.
+    #[arg(long)]
+    fill_budget: Option<u64>,
+    /// Pass-through streams at once (each holds an origin connection); more get 503.
+    #[arg(long, default_value_t = cdnlab_live::edge::fill::PASS_THROUGH)]
+    max_pass_through: usize,
     /// Total sending rate in bytes per second (default: unshaped).
     #[arg(long)]
     bandwidth: Option<u64>,
@@ -139,6 +150,9 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
         stream_rate: a.stream_rate,
         session_lease: super::seconds("session-lease", a.session_lease)?,
         steering,
+        max_object_size: a.max_object_size,
+        fill_budget: a.fill_budget,
+        pass_through: a.max_pass_through,
     };
     let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

@@ -26,8 +26,10 @@
 //! through one [`TokenBucket`] per edge, so its streams share that rate. `/metrics` and
 //! `/health` report on it.
 
+pub mod fill;
 mod routes;
 
+use fill::{Fill, Pieces};
 use routes::*;
 
 use crate::Error;
@@ -52,6 +54,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Chunk of a shaped body.
 const CHUNK: usize = 16 << 10;
@@ -81,6 +84,15 @@ pub struct EdgeConfig {
     /// With admission: the steering server to ask for this edge's thresholds when it starts
     /// (a restarted edge need not wait for the steering server's next window).
     pub steering: Option<SteeringLink>,
+    /// Largest object stored; larger ones are passed through, uncached (None: an eighth of
+    /// the capacity, so that one object cannot flush most of the cache).
+    pub max_object_size: Option<u64>,
+    /// Bytes of all fills under way at once (None: a quarter of the capacity); a miss that
+    /// finds no room is passed through. With the cache, this bounds the bodies held: the
+    /// process stays within 1.3 times the capacity plus what the runtime takes.
+    pub fill_budget: Option<u64>,
+    /// Pass-through streams at once (each holds an origin connection); more get 503.
+    pub pass_through: usize,
 }
 
 /// Where an edge asks for its thresholds: the steering server, and the edge's name in its
@@ -111,6 +123,9 @@ impl EdgeConfig {
             stream_rate: None,
             session_lease: DEFAULT_SESSION_LEASE,
             steering: None,
+            max_object_size: None,
+            fill_budget: None,
+            pass_through: fill::PASS_THROUGH,
         }
     }
 }
@@ -200,7 +215,7 @@ impl Store {
         if b.name() != name {
             return None; // another file with the same hash: fetched, not stored
         }
-        let hit = self.cache.access(id, charged(b.bytes.len()));
+        let hit = self.cache.access(id, charged(b.body.len()));
         debug_assert!(hit, "bytes held only for cached objects");
         Some(b)
     }
@@ -210,7 +225,7 @@ impl Store {
         if self.objects.contains_key(&id) {
             return true;
         }
-        self.cache.access(id, charged(body.bytes.len()));
+        self.cache.access(id, charged(body.body.len()));
         let stored = self.cache.contains(id);
         if stored {
             self.objects.insert(id, body.clone());
@@ -227,7 +242,7 @@ impl Store {
 /// (for `Age`).
 #[derive(Debug, Clone)]
 struct Object {
-    bytes: Bytes,
+    body: Arc<Pieces>,
     validators: Arc<Validators>,
     /// When it was fetched, in tenths of a second since [`EPOCH`] (for `Age`, whole seconds):
     /// 4 bytes where an `Instant` takes 16, so that an object with the media pointer below
@@ -243,6 +258,41 @@ impl Object {
     fn name(&self) -> Option<&Arc<str>> {
         self.media.as_ref().map(|m| &m.0)
     }
+}
+
+/// What one origin fetch gave, once the origin's response head came.
+#[derive(Clone)]
+enum Fetched {
+    /// A cacheable object being filled: every request for it reads the fill.
+    Fill(Arc<Fill>, Meta),
+    /// An object passed through: the origin's response, for the request that fetched it; the
+    /// others that waited fetch their own.
+    Pass(
+        Arc<Mutex<Option<(reqwest::Response, OwnedSemaphorePermit)>>>,
+        Meta,
+    ),
+    /// Every pass-through stream is taken.
+    Busy,
+    Status(u16),
+    Timeout,
+    Unreachable,
+}
+
+/// What is known of a fetched object from the origin's response head.
+#[derive(Debug, Clone)]
+struct Meta {
+    validators: Arc<Validators>,
+    /// The length the origin announced.
+    len: Option<usize>,
+    /// When it was fetched, as [`Object::fetched`].
+    fetched: u32,
+    media: Option<Arc<(Arc<str>, &'static str)>>,
+}
+
+impl Meta {
+    fn name(&self) -> Option<&Arc<str>> {
+        self.media.as_ref().map(|m| &m.0)
+    }
 
     fn content_type(&self) -> &'static str {
         self.media
@@ -251,20 +301,19 @@ impl Object {
     }
 }
 
-/// What one origin fetch gave.
-#[derive(Debug, Clone)]
-enum Fetched {
-    Body(Object),
-    Status(u16),
-    Timeout,
-    Unreachable,
-}
-
 struct EdgeState {
     cfg: EdgeConfig,
     origin_url: String,
     store: Mutex<Store>,
     inflight: Flights<u64, Fetched>,
+    /// Fills under way, by cache id: a request for one joins it mid-stream.
+    filling: Mutex<HashMap<u64, (Arc<Fill>, Meta)>>,
+    /// The fill budget, in KiB: each fill holds its object's size while it runs.
+    fill_budget: Arc<Semaphore>,
+    /// Pass-through streams allowed at once.
+    streams: Arc<Semaphore>,
+    /// Largest object stored, bytes.
+    max_object: usize,
     client: reqwest::Client,
     shaper: Option<TokenBucket>,
     metrics: Metrics,
@@ -387,6 +436,9 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
     if cfg.session_lease.is_zero() {
         return Err(cdnlab::Error::param("session-lease", "0", "a duration > 0").into());
     }
+    if cfg.pass_through == 0 {
+        return Err(cdnlab::Error::param("max-pass-through", 0, "at least 1 stream").into());
+    }
     if cfg.stream_rate == Some(0) {
         return Err(cdnlab::Error::param("stream-rate", 0, "at least 1 byte per second").into());
     }
@@ -417,6 +469,15 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
             evicted: Vec::new(),
         }),
         inflight: Flights::default(),
+        filling: Mutex::new(HashMap::new()),
+        fill_budget: Arc::new(Semaphore::new(
+            usize::try_from(cfg.fill_budget.unwrap_or(cfg.capacity / 4) >> 10)
+                .unwrap_or(usize::MAX)
+                .min(Semaphore::MAX_PERMITS),
+        )),
+        streams: Arc::new(Semaphore::new(cfg.pass_through)),
+        max_object: usize::try_from(cfg.max_object_size.unwrap_or(cfg.capacity / 8))
+            .unwrap_or(usize::MAX),
         client,
         shaper,
         metrics: Metrics::default(),

@@ -125,37 +125,87 @@ pub(super) async fn answer(
     let id = key.id();
     let name = key.name();
     let cached = s.store.lock().expect("store lock").get(id, name.as_ref());
-    if let Some(body) = cached {
+    if let Some(object) = cached {
         s.metrics.hits.inc();
-        return s.send(req, &body, "cdnlab; hit", stream);
+        let meta = Meta {
+            validators: object.validators.clone(),
+            len: Some(object.body.len()),
+            fetched: object.fetched,
+            media: object.media.clone(),
+        };
+        return s.send(
+            req,
+            &key,
+            &meta,
+            Source::Stored(object.body),
+            "cdnlab; hit",
+            stream,
+        );
     }
-    // One fetch per object at a time (`flight`): whoever runs it stores the result, the
-    // others wait for it.
+    // A fill under way: read it from the start while it goes on.
+    let joined = s
+        .filling
+        .lock()
+        .expect("filling lock")
+        .get(&id)
+        .filter(|(_, m)| m.name() == name.as_ref())
+        .cloned();
+    if let Some((fill, meta)) = joined {
+        s.metrics.collapsed.inc();
+        return s.send(
+            req,
+            &key,
+            &meta,
+            Source::Fill(fill),
+            "cdnlab; fwd=miss; collapsed",
+            stream,
+        );
+    }
+    // One origin request per object at a time (`flight`), until its response head: a fill is
+    // registered in `filling` before the flight ends, so that no request finds neither.
     let mut flight = s.inflight.join(id);
     let fetched = flight.result(|| s.fetch(&key)).await;
-    let fetched_here = flight.ran();
-    let mut stored = false;
-    if fetched_here {
-        if let Fetched::Body(b) = &fetched
-            && b.name() == name.as_ref()
-        {
-            stored = s.store.lock().expect("store lock").put(id, b);
-        }
+    let ran = flight.ran();
+    drop(flight);
+    if ran {
         s.metrics.misses.inc();
     } else {
         s.metrics.collapsed.inc();
     }
-    // After the store has it, so that no request finds neither.
-    drop(flight);
     match fetched {
-        Fetched::Body(b) => {
-            let status = match (fetched_here, stored) {
-                (false, _) => "cdnlab; fwd=miss; collapsed",
-                (true, true) => "cdnlab; fwd=miss; stored",
-                (true, false) => "cdnlab; fwd=miss",
+        Fetched::Fill(fill, meta) if meta.name() == name.as_ref() => {
+            let status = if ran {
+                "cdnlab; fwd=miss; stored"
+            } else {
+                "cdnlab; fwd=miss; collapsed"
             };
-            s.send(req, &b, status, stream)
+            s.send(req, &key, &meta, Source::Fill(fill), status, stream)
         }
+        // Another file with the same hash (media), or an object passed through: this request
+        // streams its own.
+        Fetched::Fill(_, meta) | Fetched::Pass(_, meta) if !ran => {
+            s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
+        }
+        Fetched::Fill(_, meta) => {
+            s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
+        }
+        Fetched::Pass(slot, meta) => match slot.lock().expect("pass lock").take() {
+            Some((r, permit)) => s.send(
+                req,
+                &key,
+                &meta,
+                Source::Response(r, permit),
+                "cdnlab; fwd=miss",
+                stream,
+            ),
+            None => s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream),
+        },
+        Fetched::Busy => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            "too many uncached streams at once\n",
+        )
+            .into_response(),
         Fetched::Status(404) => failure(
             StatusCode::NOT_FOUND,
             "cdnlab; fwd=miss; fwd-status=404".into(),
@@ -175,6 +225,16 @@ pub(super) async fn answer(
     }
 }
 
+/// Where a response's body comes from.
+pub(super) enum Source {
+    Stored(Arc<Pieces>),
+    Fill(Arc<Fill>),
+    /// The origin's response to this request (passed through).
+    Response(reqwest::Response, OwnedSemaphorePermit),
+    /// A request of its own to the origin (passed through).
+    Origin,
+}
+
 /// An error answer with its `Cache-Status`.
 pub(super) fn failure(code: StatusCode, cache_status: String) -> Response {
     let mut r = (
@@ -189,96 +249,153 @@ pub(super) fn failure(code: StatusCode, cache_status: String) -> Response {
 }
 
 impl EdgeState {
-    pub(super) async fn fetch(&self, key: &Key) -> Fetched {
-        self.metrics.origin_fetches.inc();
-        let url = match key {
+    pub(super) fn url(&self, key: &Key) -> String {
+        match key {
             Key::Catalogue(id) => format!("{}content/{id}", self.origin_url),
             Key::Media(name) => format!("{}media/{name}", self.origin_url),
-        };
-        let r = match self
-            .client
-            .get(url)
-            .timeout(self.cfg.origin_timeout)
-            .send()
-            .await
-        {
-            Ok(resp) if resp.status() == reqwest::StatusCode::OK => {
-                let validators = Arc::new(Validators::from_headers(resp.headers()));
-                // One of the types the origin sends, as a static string: a parsed header value
-                // is a slice of the response's whole read buffer, which a cached object would
-                // keep alive (measured: 55 MB resident for an 8 MiB cache of 1 KiB objects).
-                let content_type = resp
-                    .headers()
-                    .get(header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .map_or("application/octet-stream", crate::media::known_content_type);
-                match read_body(resp).await {
-                    Ok(bytes) => Fetched::Body(Object {
-                        bytes,
-                        validators,
-                        fetched: tenths_since_epoch(),
-                        media: key.name().map(|n| Arc::new((n, content_type))),
-                    }),
-                    Err(e) if e.is_timeout() => Fetched::Timeout,
-                    Err(_) => Fetched::Unreachable,
-                }
-            }
-            Ok(resp) => Fetched::Status(resp.status().as_u16()),
-            Err(e) if e.is_timeout() => Fetched::Timeout,
-            Err(_) => Fetched::Unreachable,
-        };
-        if !matches!(r, Fetched::Body(_) | Fetched::Status(404)) {
-            self.metrics.origin_errors.inc();
         }
-        r
     }
 
-    /// A 200 answer with `body`: shaped if the edge has a bandwidth, paced if it has a stream
-    /// rate, and holding an admitted stream's slot until its last byte.
+    /// Asks the origin for `key`, up to its response head (within the origin timeout): a
+    /// cacheable object is filled by a task of its own (registered in `filling`), a larger
+    /// one, or one the fill budget has no room for, is passed through.
+    pub(super) async fn fetch(self: &Arc<Self>, key: &Key) -> Fetched {
+        self.metrics.origin_fetches.inc();
+        let started = tokio::time::Instant::now();
+        let sent = tokio::time::timeout(
+            self.cfg.origin_timeout,
+            self.client.get(self.url(key)).send(),
+        )
+        .await;
+        let resp = match sent {
+            Ok(Ok(r)) if r.status() == reqwest::StatusCode::OK => r,
+            Ok(Ok(r)) => {
+                if r.status() != reqwest::StatusCode::NOT_FOUND {
+                    self.metrics.origin_errors.inc();
+                }
+                return Fetched::Status(r.status().as_u16());
+            }
+            Ok(Err(e)) if !e.is_timeout() => {
+                self.metrics.origin_errors.inc();
+                return Fetched::Unreachable;
+            }
+            _ => {
+                self.metrics.origin_errors.inc();
+                return Fetched::Timeout;
+            }
+        };
+        // One of the types the origin sends, as a static string: a parsed header value is a
+        // slice of the response's whole read buffer, which a cached object would keep alive
+        // (measured: 55 MB resident for an 8 MiB cache of 1 KiB objects).
+        let content_type = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map_or("application/octet-stream", crate::media::known_content_type);
+        let meta = Meta {
+            validators: Arc::new(Validators::from_headers(resp.headers())),
+            len: resp.content_length().and_then(|n| usize::try_from(n).ok()),
+            fetched: tenths_since_epoch(),
+            media: key.name().map(|n| Arc::new((n, content_type))),
+        };
+        let kib = |n: usize| u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX);
+        let budget = match meta.len {
+            Some(n) if n > self.max_object => None,
+            Some(n) => self.fill_budget.clone().try_acquire_many_owned(kib(n)).ok(),
+            // Unknown length: the fill takes its budget as the bytes come.
+            None => self.fill_budget.clone().try_acquire_many_owned(0).ok(),
+        };
+        let Some(budget) = budget else {
+            return match self.streams.clone().try_acquire_owned() {
+                Ok(permit) => Fetched::Pass(Arc::new(Mutex::new(Some((resp, permit)))), meta),
+                Err(_) => Fetched::Busy,
+            };
+        };
+        let fill = Fill::new(meta.validators.clone(), meta.len);
+        let id = key.id();
+        self.filling
+            .lock()
+            .expect("filling lock")
+            .insert(id, (fill.clone(), meta.clone()));
+        let deadline = started + self.cfg.origin_timeout;
+        tokio::spawn(run_fill(
+            self.clone(),
+            id,
+            fill.clone(),
+            meta.clone(),
+            resp,
+            budget,
+            deadline,
+        ));
+        Fetched::Fill(fill, meta)
+    }
+
+    /// A 200 (or 206, 304, 416) answer: shaped if the edge has a bandwidth, paced if it has a
+    /// stream rate, and holding an admitted stream's slot until its last byte.
     pub(super) fn send(
         self: &Arc<Self>,
         req: &HeaderMap,
-        object: &Object,
+        key: &Key,
+        meta: &Meta,
+        source: Source,
         cache_status: &'static str,
         stream: Option<Admitted>,
     ) -> Response {
-        // Conditional and range requests (RFC 9110), on the object's validators.
-        let (status, mut headers, body) = http::answer(req, &object.validators, &object.bytes);
-        self.metrics.bytes_sent.inc_by(body.len() as u64);
-        let len = body.len();
-        let body = if self.shaper.is_some() || self.cfg.stream_rate.is_some() || stream.is_some() {
-            let me = self.clone();
-            let start = tokio::time::Instant::now();
-            Body::from_stream(futures_util::stream::unfold(
-                (0usize, stream),
-                move |(at, stream)| {
-                    let (me, body) = (me.clone(), body.clone());
-                    async move {
-                        if at >= body.len() {
-                            return None; // the stream's slot, if any, is released here
-                        }
-                        let end = (at + CHUNK).min(body.len());
-                        if let Some(b) = &me.shaper {
-                            b.take((end - at) as u64).await;
-                        }
-                        if let Some(rate) = me.cfg.stream_rate {
-                            // The chunk goes out when the stream has lasted its bytes / rate.
-                            let due = start + Duration::from_secs_f64(end as f64 / rate as f64);
-                            tokio::time::sleep_until(due).await;
-                        }
-                        Some((Ok::<_, std::io::Error>(body.slice(at..end)), (end, stream)))
+        // Conditional and range requests (RFC 9110), on the object's validators; a length the
+        // origin did not announce allows no range (the whole body, chunked).
+        let (plan, len) = match meta.len {
+            Some(len) => (http::Plan::of(req, &meta.validators, len), len),
+            None => {
+                let mut h = req.clone();
+                h.remove(header::RANGE);
+                (http::Plan::of(&h, &meta.validators, 0), usize::MAX)
+            }
+        };
+        let (status, range) = plan.status(len);
+        let mut headers = HeaderMap::new();
+        meta.validators.write(&mut headers);
+        if let Some(r) = range.and_then(|r| HeaderValue::from_str(&r).ok()) {
+            headers.insert(header::CONTENT_RANGE, r);
+        }
+        let part = plan.body(len);
+        let body_len = part.len();
+        if meta.len.is_some() {
+            self.metrics.bytes_sent.inc_by(body_len as u64);
+        }
+        let origin = fill::Origin {
+            client: self.client.clone(),
+            url: self.url(key),
+            validators: meta.validators.clone(),
+            timeout: self.cfg.origin_timeout,
+            streams: self.streams.clone(),
+        };
+        let paced = self.shaper.is_some() || self.cfg.stream_rate.is_some() || stream.is_some();
+        let body = match source {
+            _ if body_len == 0 => Body::empty(),
+            // A small stored body in one piece: sent as it is.
+            Source::Stored(b) if !paced && b.single().is_some() => Body::from(
+                b.single()
+                    .map(|p| p.slice(part.clone()))
+                    .unwrap_or_default(),
+            ),
+            source => {
+                let reader = match source {
+                    Source::Stored(b) => fill::Reader::from_stored(&b, part, origin),
+                    Source::Fill(f) => fill::Reader::from_fill(f, part, origin),
+                    Source::Response(r, permit) => {
+                        fill::Reader::from_response(r, part, permit, origin)
                     }
-                },
-            ))
-        } else {
-            Body::from(body)
+                    Source::Origin => fill::Reader::from_origin(part, origin),
+                };
+                self.stream_body(reader, stream)
+            }
         };
         headers.insert(
             header::CONTENT_TYPE,
-            HeaderValue::from_static(object.content_type()),
+            HeaderValue::from_static(meta.content_type()),
         );
-        if status != StatusCode::NOT_MODIFIED {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        if status != StatusCode::NOT_MODIFIED && meta.len.is_some() {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body_len));
         }
         headers.insert(
             HeaderName::from_static("cache-status"),
@@ -287,9 +404,104 @@ impl EdgeState {
         // Seconds since the object came from the origin (RFC 9111 section 5.1).
         headers.insert(
             header::AGE,
-            HeaderValue::from(tenths_since_epoch().saturating_sub(object.fetched) / 10),
+            HeaderValue::from(tenths_since_epoch().saturating_sub(meta.fetched) / 10),
         );
         (status, headers, body).into_response()
+    }
+
+    /// A body read from `reader`, in chunks of at most [`CHUNK`] bytes through the shaper and
+    /// the stream rate when the edge has them, holding an admitted stream's slot to the end.
+    fn stream_body(self: &Arc<Self>, reader: fill::Reader, stream: Option<Admitted>) -> Body {
+        let me = self.clone();
+        let start = tokio::time::Instant::now();
+        let paced = self.shaper.is_some() || self.cfg.stream_rate.is_some();
+        Body::from_stream(futures_util::stream::unfold(
+            (reader, Bytes::new(), 0usize, stream),
+            move |(mut reader, mut pending, sent, stream)| {
+                let me = me.clone();
+                async move {
+                    if pending.is_empty() {
+                        match reader.next().await? {
+                            Ok(b) => pending = b,
+                            Err(e) => return Some((Err(e), (reader, pending, sent, stream))),
+                        }
+                    }
+                    let n = if paced {
+                        pending.len().min(CHUNK)
+                    } else {
+                        pending.len()
+                    };
+                    let chunk = pending.split_to(n);
+                    if let Some(b) = &me.shaper {
+                        b.take(n as u64).await;
+                    }
+                    if let Some(rate) = me.cfg.stream_rate {
+                        // The chunk goes out when the stream has lasted its bytes / rate.
+                        let due = start + Duration::from_secs_f64((sent + n) as f64 / rate as f64);
+                        tokio::time::sleep_until(due).await;
+                    }
+                    Some((
+                        Ok::<_, std::io::Error>(chunk),
+                        (reader, pending, sent + n, stream),
+                    ))
+                }
+            },
+        ))
+    }
+}
+
+/// Reads a fill from the origin to its end, within the deadline, the largest object size and
+/// the fill budget (taken as the bytes come when the length was not announced), then stores
+/// it; otherwise abandons it, and its readers go on from the origin.
+async fn run_fill(
+    s: Arc<EdgeState>,
+    id: u64,
+    fill: Arc<Fill>,
+    meta: Meta,
+    mut resp: reqwest::Response,
+    mut budget: OwnedSemaphorePermit,
+    deadline: tokio::time::Instant,
+) {
+    let complete = loop {
+        match tokio::time::timeout_at(deadline, resp.chunk()).await {
+            Ok(Ok(Some(c))) => {
+                let received = fill.received() + c.len();
+                if received > s.max_object || meta.len.is_some_and(|n| received > n) {
+                    break false;
+                }
+                let held = budget.num_permits() << 10;
+                if received > held {
+                    let more = u32::try_from((received - held).div_ceil(1024)).unwrap_or(u32::MAX);
+                    match s.fill_budget.clone().try_acquire_many_owned(more) {
+                        Ok(p) => budget.merge(p),
+                        Err(_) => break false,
+                    }
+                }
+                fill.push(&c);
+            }
+            Ok(Ok(None)) => break meta.len.is_none_or(|n| fill.received() == n),
+            _ => {
+                s.metrics.origin_errors.inc();
+                break false;
+            }
+        }
+    };
+    if complete {
+        let body = fill.complete();
+        let object = Object {
+            body,
+            validators: meta.validators.clone(),
+            fetched: meta.fetched,
+            media: meta.media.clone(),
+        };
+        s.store.lock().expect("store lock").put(id, &object);
+    } else {
+        fill.abandon();
+    }
+    // After the store has it, so that no request finds neither.
+    let mut filling = s.filling.lock().expect("filling lock");
+    if filling.get(&id).is_some_and(|(f, _)| Arc::ptr_eq(f, &fill)) {
+        filling.remove(&id);
     }
 }
 
