@@ -344,3 +344,152 @@ async fn player_reports_from_one_address_are_rate_limited() {
     );
     o.server.stop().await;
 }
+
+/// An origin on a raw socket that sends `body` with its length in two halves, `pause` apart,
+/// to every request (any path); counts the requests.
+async fn halting_origin(body: bytes::Bytes, pause: Duration) -> (SocketAddr, Arc<AtomicU64>) {
+    use tokio::io::AsyncReadExt;
+    let l = listener().await;
+    let addr = l.local_addr().unwrap();
+    let count = Arc::new(AtomicU64::new(0));
+    let n = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut c, _)) = l.accept().await {
+            let (body, n) = (body.clone(), n.clone());
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => head.extend_from_slice(&buf[..k]),
+                    }
+                }
+                n.fetch_add(1, Relaxed);
+                let h = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\netag: \"halting\"\r\n\r\n",
+                    body.len()
+                );
+                let half = body.len() / 2;
+                let _ = c.write_all(h.as_bytes()).await;
+                let _ = c.write_all(&body[..half]).await;
+                tokio::time::sleep(pause).await;
+                let _ = c.write_all(&body[half..]).await;
+            });
+        }
+    });
+    (addr, count)
+}
+
+/// Finding: a miss was read whole from the origin before its first byte went out. Now it
+/// streams: the first bytes reach the client while the origin is still sending, a request that
+/// comes meanwhile joins the fill mid-stream (one origin request), ranges are answered from
+/// it, and once complete the object is a hit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_miss_streams_and_later_requests_join_it() {
+    let body: bytes::Bytes = (0..2u32 << 20)
+        .map(|i| (i % 251) as u8)
+        .collect::<Vec<_>>()
+        .into();
+    let (o, origin_requests) = halting_origin(body.clone(), Duration::from_millis(1_000)).await;
+    let mut ec = edge_config(o);
+    ec.capacity = 64 << 20;
+    let e = edge(ec).await;
+    let url = format!("http://{}/content/5", e.server.addr);
+    let t = Instant::now();
+    let mut first = client().get(&url).send().await.unwrap();
+    assert_eq!(first.headers()["cache-status"], "cdnlab; fwd=miss; stored");
+    let chunk = first.chunk().await.unwrap().unwrap();
+    let to_first_byte = t.elapsed();
+    // The origin pauses 1 s halfway: the first bytes came before it.
+    assert!(
+        to_first_byte < Duration::from_millis(600),
+        "{to_first_byte:?}"
+    );
+    let joined = client().get(&url).send().await.unwrap();
+    assert_eq!(
+        joined.headers()["cache-status"],
+        "cdnlab; fwd=miss; collapsed"
+    );
+    let ranged = client()
+        .get(&url)
+        .header("range", "bytes=1500000-1500099")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ranged.status().as_u16(), 206);
+    assert_eq!(
+        ranged.bytes().await.unwrap(),
+        body.slice(1_500_000..1_500_100)
+    );
+    let mut got = chunk.to_vec();
+    while let Some(c) = first.chunk().await.unwrap() {
+        got.extend_from_slice(&c);
+    }
+    assert!(got == body, "first client's body differs");
+    assert!(
+        joined.bytes().await.unwrap() == body,
+        "joined client's body differs"
+    );
+    let (code, cs, b) = get(e.server.addr, "/content/5").await;
+    assert_eq!((code, cs.as_str()), (200, "cdnlab; hit"));
+    assert!(b == body);
+    assert_eq!(origin_requests.load(Relaxed), 1);
+    e.server.stop().await;
+}
+
+/// Finding: a client that stops reading kept its body alive however the cache moved on. Now a
+/// response holds a stored body by a weak reference: evicted while its client pauses, the body
+/// is freed, and when the client reads on, the rest comes from the origin (a range request
+/// checked with If-Range), byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_whose_body_was_evicted_gets_the_rest_from_the_origin() {
+    let mut oc = origin_config();
+    oc.catalogue = cdnlab_live::catalogue::Catalogue::new(20, 8 << 20, 8 << 20, 1).unwrap();
+    let cat = oc.catalogue;
+    let o = origin(oc).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.capacity = 64 << 20; // 7 objects of 8 MiB with their bookkeeping
+    let e = edge(ec).await;
+    assert_eq!(get(e.server.addr, "/content/0").await.0, 200); // stored
+    let mut slow = client()
+        .get(format!("http://{}/content/0", e.server.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(slow.headers()["cache-status"], "cdnlab; hit");
+    let mut got = slow.chunk().await.unwrap().unwrap().to_vec();
+    // Ten other objects evict object 0 meanwhile.
+    for id in 1..=10 {
+        assert_eq!(get(e.server.addr, &format!("/content/{id}")).await.0, 200);
+    }
+    assert!(!e.holds(0));
+    let before = o.requests();
+    while let Some(c) = slow.chunk().await.unwrap() {
+        got.extend_from_slice(&c);
+    }
+    assert_eq!(got.len(), 8 << 20);
+    assert!(got == cat.bytes(0), "the body differs");
+    assert_eq!(o.requests(), before + 1, "one range request for the rest");
+    stop_all([e.server, o.server]).await;
+}
+
+/// Objects above the largest stored size (by default an eighth of the capacity) are passed
+/// through: answered whole, not stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_above_the_largest_size_pass_through() {
+    let mut oc = origin_config();
+    oc.catalogue = cdnlab_live::catalogue::Catalogue::new(4, 300_000, 300_000, 1).unwrap();
+    let cat = oc.catalogue;
+    let o = origin(oc).await;
+    let mut ec = edge_config(o.server.addr);
+    ec.capacity = 2 << 20; // largest stored: 262,144 bytes
+    let e = edge(ec).await;
+    for _ in 0..2 {
+        let (code, cs, b) = get(e.server.addr, "/content/1").await;
+        assert_eq!((code, cs.as_str()), (200, "cdnlab; fwd=miss"));
+        assert!(b == cat.bytes(1));
+    }
+    assert!(!e.holds(1));
+    stop_all([e.server, o.server]).await;
+}

@@ -395,6 +395,263 @@ fn edge_memory_stays_within_its_capacity() {
     }
 }
 
+/// Findings (second hardening round): misses were buffered whole with no budget: 250
+/// never-reading clients of distinct 8 MiB misses pushed an edge with a 64 MiB cache to
+/// 946 MB (peak 1,120 MB); one 300 MB chunked origin object was read whole before its first
+/// byte went out (peak 611 MB). Now misses stream through fills within a budget, larger objects
+/// pass through, and responses do not pin evicted bodies: the edge's peak resident memory
+/// (VmHWM) stays within 1.3 x the capacity plus 64 MiB under each load, and under a random miss
+/// load of 1 KiB objects from 64 connections.
+#[cfg(all(target_os = "linux", feature = "live"))]
+#[test]
+fn edge_memory_stays_within_its_budget_under_miss_attacks() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::time::{Duration, Instant};
+    fn peak(pid: u32) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap();
+        kb * 1024
+    }
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let spawn = |args: &[&str]| {
+        Killed(
+            Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+                .args(args)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let wait_for = |addr: &str| {
+        let start = Instant::now();
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{addr} did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    /// Reads one response on `r`: its status and body length (chunked or not).
+    fn response(r: &mut impl BufRead) -> (u16, u64) {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let (mut len, mut chunked) = (0u64, false);
+        loop {
+            let mut h = String::new();
+            r.read_line(&mut h).unwrap();
+            if h == "\r\n" {
+                break;
+            }
+            let h = h.to_ascii_lowercase();
+            if let Some(v) = h.strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+            chunked |= h.starts_with("transfer-encoding:") && h.contains("chunked");
+        }
+        if !chunked {
+            std::io::copy(&mut r.by_ref().take(len), &mut std::io::sink()).unwrap();
+            return (status, len);
+        }
+        let mut total = 0;
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size).unwrap();
+            let n = u64::from_str_radix(size.trim(), 16).unwrap();
+            std::io::copy(&mut r.by_ref().take(n + 2), &mut std::io::sink()).unwrap();
+            if n == 0 {
+                return (status, total);
+            }
+            total += n;
+        }
+    }
+    let base = 26_000 + (std::process::id() % 500) as u16 * 2;
+    let mib = 1u64 << 20;
+    let bound = |capacity: u64| capacity * 13 / 10 + 64 * mib;
+
+    // 1. 250 never-reading clients of distinct 8 MiB misses, a 64 MiB cache.
+    let (o_addr, e_addr) = (
+        format!("127.0.0.1:{base}"),
+        format!("127.0.0.1:{}", base + 1),
+    );
+    let eight = (8 * mib).to_string();
+    let _origin = spawn(&[
+        "live",
+        "origin",
+        "--listen",
+        &o_addr,
+        "--objects",
+        "1000",
+        "--min-size",
+        &eight,
+        "--max-size",
+        &eight,
+    ]);
+    let edge = spawn(&[
+        "live",
+        "edge",
+        "--listen",
+        &e_addr,
+        "--origin",
+        &o_addr,
+        "--capacity",
+        &(64 * mib).to_string(),
+    ]);
+    wait_for(&o_addr);
+    wait_for(&e_addr);
+    let mut stalled = Vec::new();
+    for id in 0..250 {
+        let mut c = TcpStream::connect(&e_addr).unwrap();
+        c.write_all(format!("GET /content/{id} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .unwrap();
+        stalled.push(c);
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    let held = peak(edge.0.id());
+    eprintln!(
+        "250 never-readers of 8 MiB misses: peak RSS {} MiB",
+        held / mib
+    );
+    assert!(
+        held <= bound(64 * mib),
+        "peak {held} above {}",
+        bound(64 * mib)
+    );
+    drop(stalled);
+    drop(edge);
+
+    // 2. One 300 MB object from an origin that sends it chunked (no length), read whole.
+    let fake = TcpListener::bind(format!("127.0.0.1:{}", base + 2)).unwrap();
+    let o2 = fake.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let piece = vec![7u8; 1 << 16];
+        for c in fake.incoming().take(8) {
+            let Ok(c) = c else { continue };
+            std::thread::spawn({
+                let piece = piece.clone();
+                move || {
+                    let mut r = BufReader::new(c.try_clone().unwrap());
+                    loop {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut w = c;
+                    let _ = w.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+                    // 300 MB in 64 KiB chunks (4578 of them is 300,023,808 bytes).
+                    for _ in 0..4578 {
+                        if w.write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+                            .is_err()
+                            || w.write_all(&piece).is_err()
+                            || w.write_all(b"\r\n").is_err()
+                        {
+                            return;
+                        }
+                    }
+                    let _ = w.write_all(b"0\r\n\r\n");
+                }
+            });
+        }
+    });
+    let e2 = format!("127.0.0.1:{}", base + 3);
+    let edge = spawn(&[
+        "live",
+        "edge",
+        "--listen",
+        &e2,
+        "--origin",
+        &o2,
+        "--capacity",
+        &(64 * mib).to_string(),
+        "--origin-timeout-ms",
+        "60000",
+    ]);
+    wait_for(&e2);
+    let mut c = TcpStream::connect(&e2).unwrap();
+    c.write_all(b"GET /content/1 HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    let (status, len) = response(&mut BufReader::new(c));
+    let held = peak(edge.0.id());
+    eprintln!(
+        "a 300 MB chunked object: {status}, {len} bytes; peak RSS {} MiB",
+        held / mib
+    );
+    assert_eq!((status, len), (200, 4578 << 16));
+    assert!(
+        held <= bound(64 * mib),
+        "peak {held} above {}",
+        bound(64 * mib)
+    );
+    drop(edge);
+
+    // 3. Random misses of 1 KiB objects from 64 connections, an 8 MiB cache.
+    let (o3, e3) = (
+        format!("127.0.0.1:{}", base + 4),
+        format!("127.0.0.1:{}", base + 5),
+    );
+    let _origin3 = spawn(&["live", "origin", "--listen", &o3, "--objects", "1000000"]);
+    let edge = spawn(&[
+        "live",
+        "edge",
+        "--listen",
+        &e3,
+        "--origin",
+        &o3,
+        "--capacity",
+        &(8 * mib).to_string(),
+    ]);
+    wait_for(&o3);
+    wait_for(&e3);
+    let clients: Vec<_> = (0..64u64)
+        .map(|k| {
+            let e3 = e3.clone();
+            std::thread::spawn(move || {
+                let conn = TcpStream::connect(&e3).unwrap();
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                for _ in 0..400 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let id = x % 1_000_000;
+                    w.write_all(
+                        format!("GET /content/{id} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes(),
+                    )
+                    .unwrap();
+                    assert_eq!(response(&mut r), (200, 1024));
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let held = peak(edge.0.id());
+    eprintln!(
+        "25,600 random misses of 1 KiB from 64 connections: peak RSS {} MiB",
+        held / mib
+    );
+    assert!(
+        held <= bound(8 * mib),
+        "peak {held} above {}",
+        bound(8 * mib)
+    );
+}
+
 /// Finding (second hardening round): 400 posts of 64 KiB `[0,0,...]` to an origin with
 /// `--player` grew it from 17 to 418 MB in 0.4 s (each report kept as a parsed JSON value, about
 /// a megabyte), `GET /player/reports` peaked at 842 MB, and the 200k-report cap allowed about

@@ -6,9 +6,9 @@
 //! | case | status | `Cache-Status` |
 //! |---|---|---|
 //! | hit | 200 | `cdnlab; hit` |
-//! | miss, fetched and stored | 200 | `cdnlab; fwd=miss; stored` |
-//! | miss, fetched, too large to store | 200 | `cdnlab; fwd=miss` |
-//! | miss, answered by another request's fetch | 200 | `cdnlab; fwd=miss; collapsed` |
+//! | miss, being filled and stored | 200 | `cdnlab; fwd=miss; stored` |
+//! | miss, passed through (too large, or no room in the fill budget) | 200 | `cdnlab; fwd=miss` |
+//! | miss, read from another request's fill | 200 | `cdnlab; fwd=miss; collapsed` |
 //! | origin has no such object | 404 | `cdnlab; fwd=miss; fwd-status=404` |
 //! | origin answered an error | 502 | `cdnlab; fwd=miss; fwd-status=<code>` |
 //! | origin unreachable | 502 | `cdnlab; fwd=miss; detail="origin unreachable"` |
@@ -22,7 +22,9 @@
 //! [`EdgeConfig::session_lease`] from its latest request); a refused session gets 503 with
 //! `Retry-After` and counts once per lease as blocked. Content answers allow any origin (CORS).
 //!
-//! Only complete 200 answers are stored. With a bandwidth, bodies go out in 16 KiB chunks
+//! Misses stream through fills within a memory budget, and responses never pin an evicted
+//! body ([`fill`]). Only complete 200 answers are stored. With a bandwidth, bodies go out in
+//! 16 KiB chunks
 //! through one [`TokenBucket`] per edge, so its streams share that rate. `/metrics` and
 //! `/health` report on it.
 
@@ -68,7 +70,8 @@ pub struct EdgeConfig {
     pub capacity: u64,
     /// Total sending rate in bytes per second (None: unshaped).
     pub bandwidth: Option<u64>,
-    /// Longest wait for the origin's whole answer.
+    /// Longest wait for the origin's response head, and for a fill's whole body; a
+    /// pass-through waits this long at most for each chunk.
     pub origin_timeout: Duration,
     pub limits: Limits,
     /// Per-population admission: with a secret, content requests name their population
