@@ -47,7 +47,13 @@ pub struct OriginConfig {
     pub player: Option<Arc<Files>>,
     /// What `POST /player/report` keeps.
     pub reports: ReportLimits,
+    /// Seconds a cache may keep content and media fresh (`Cache-Control: max-age`, RFC 9111
+    /// section 5.2.2.1): the catalogue and the asset never change.
+    pub max_age: u32,
 }
+
+/// The default of [`OriginConfig::max_age`]: a day.
+pub const DEFAULT_MAX_AGE: u32 = 86_400;
 
 /// What the origin keeps of the players' reports. The player page posts a batch of events
 /// twice a second per player (a few hundred bytes): a page of 8 players sends about 3 KB/s,
@@ -94,6 +100,7 @@ impl OriginConfig {
             media: None,
             player: None,
             reports: ReportLimits::default(),
+            max_age: DEFAULT_MAX_AGE,
         }
     }
 
@@ -223,6 +230,7 @@ async fn content(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/octet-stream"),
                 );
+                h.insert(header::CACHE_CONTROL, max_age(&s));
                 s.metrics.bytes_sent.inc_by(part.len() as u64);
                 (status, h, part).into_response()
             }
@@ -278,6 +286,15 @@ fn serve_file(s: &OriginState, files: Option<&Files>, name: &str, req: &HeaderMa
     r
 }
 
+/// The `Cache-Control` of content and media.
+fn max_age(s: &OriginState) -> HeaderValue {
+    HeaderValue::from(s.cfg.max_age)
+        .to_str()
+        .ok()
+        .and_then(|n| HeaderValue::from_str(&format!("max-age={n}")).ok())
+        .unwrap_or(HeaderValue::from_static("no-cache"))
+}
+
 async fn media(
     State(s): State<Arc<OriginState>>,
     Path(name): Path<String>,
@@ -286,7 +303,13 @@ async fn media(
     let t = Instant::now();
     let r = match delay_or_fail(&s).await {
         Some(failed) => failed,
-        None => serve_file(&s, s.cfg.media.as_deref().map(|a| &a.files), &name, &req),
+        None => {
+            let mut r = serve_file(&s, s.cfg.media.as_deref().map(|a| &a.files), &name, &req);
+            if r.status().is_success() || r.status() == StatusCode::NOT_MODIFIED {
+                r.headers_mut().insert(header::CACHE_CONTROL, max_age(&s));
+            }
+            r
+        }
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());
     r

@@ -367,7 +367,7 @@ async fn halting_origin(body: bytes::Bytes, pause: Duration) -> (SocketAddr, Arc
                 }
                 n.fetch_add(1, Relaxed);
                 let h = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\netag: \"halting\"\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\netag: \"halting\"\r\ncache-control: max-age=60\r\n\r\n",
                     body.len()
                 );
                 let half = body.len() / 2;

@@ -53,6 +53,10 @@ pub(super) struct OriginArgs {
     /// per second.
     #[arg(long, default_value_t = origin::ReportLimits::default().rate)]
     report_rate: f64,
+    /// Seconds caches may keep content and media fresh (Cache-Control: max-age); 0 makes
+    /// every edge validate each use (a 304 when unchanged).
+    #[arg(long, default_value_t = origin::DEFAULT_MAX_AGE)]
+    max_age: u32,
     /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
@@ -86,6 +90,7 @@ pub(super) async fn run_origin(a: &OriginArgs) -> Result<()> {
             .map(|d| Files::player(d).map(Arc::new))
             .transpose()
             .map_err(Error::Failed)?,
+        max_age: a.max_age,
         reports: origin::ReportLimits {
             max_bytes: a.max_report_bytes,
             rate: a.report_rate,

@@ -219,6 +219,8 @@ pub struct Origin {
     pub validators: Arc<Validators>,
     pub timeout: Duration,
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// The client's headers the origin chooses by (content negotiation).
+    pub headers: reqwest::header::HeaderMap,
 }
 
 type ByteStream = Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<Bytes>> + Send>>;

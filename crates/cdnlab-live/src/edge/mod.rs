@@ -55,7 +55,7 @@ use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Chunk of a shaped body.
@@ -223,9 +223,25 @@ impl Store {
         Some(b)
     }
 
-    /// Offers a fetched object to the policy; true if it was stored.
+    /// A stored object validated again (a 304): fresh again from `fetched`, if it is still the
+    /// same body.
+    fn refresh(&mut self, id: u64, body: &Arc<Pieces>, fresh: &Fresh, fetched: u32) {
+        if let Some(o) = self.objects.get_mut(&id)
+            && Arc::ptr_eq(&o.body, body)
+        {
+            o.fresh = fresh.clone();
+            o.fetched = fetched;
+        }
+    }
+
+    /// Offers a fetched object to the policy; true if it was stored. A stored object of the
+    /// same key is replaced (a validation answered with a new representation) if the new one
+    /// is no larger, within the size the policy charged; else the old one stays.
     fn put(&mut self, id: u64, body: &Object) -> bool {
-        if self.objects.contains_key(&id) {
+        if let Some(old) = self.objects.get_mut(&id) {
+            if body.body.len() <= old.body.len() && old.name() == body.name() {
+                *old = body.clone();
+            }
             return true;
         }
         self.cache.access(id, charged(body.body.len()));
@@ -241,11 +257,64 @@ impl Store {
     }
 }
 
-/// An object as fetched from the origin: its bytes, its validators, and when it was fetched
-/// (for `Age`).
+/// Until when a stored object may be served, and to which requests (RFC 9111 section 4).
+#[derive(Debug, Clone, Default)]
+struct Fresh {
+    /// Fresh until, in tenths of a second since [`EPOCH`].
+    until: u32,
+    /// May be served stale, when the origin fails, until (RFC 5861 `stale-if-error`).
+    stale_until: u32,
+    /// The request headers it varies on, with the values of the request that fetched it
+    /// (section 4.1): another request's values must match for it to be used.
+    vary: Option<Arc<[Selecting]>>,
+}
+
+/// A request header a stored response varies on, and its value in the request that fetched
+/// it (None: absent).
+type Selecting = (String, Option<Box<[u8]>>);
+
+impl Fresh {
+    /// The rules of a response that arrived now with `caching`, for a request `req`.
+    fn of(c: &http::Caching, req: &HeaderMap, fetched: u32) -> Fresh {
+        let tenths = |d: Duration| u32::try_from(d.as_millis() / 100).unwrap_or(u32::MAX);
+        let until = fetched.saturating_add(tenths(c.lifetime));
+        let stale_until = if c.must_revalidate {
+            until
+        } else {
+            until.saturating_add(tenths(c.stale_if_error))
+        };
+        let vary = (!c.vary.is_empty()).then(|| {
+            c.vary
+                .iter()
+                .map(|f| (f.clone(), req.get(f.as_str()).map(|v| v.as_bytes().into())))
+                .collect()
+        });
+        Fresh {
+            until,
+            stale_until,
+            vary,
+        }
+    }
+
+    fn fresh(&self, now: u32) -> bool {
+        now < self.until
+    }
+
+    /// Whether the request `req` may be answered with it (section 4.1).
+    fn selects(&self, req: &HeaderMap) -> bool {
+        self.vary.as_ref().is_none_or(|vary| {
+            vary.iter()
+                .all(|(f, v)| req.get(f.as_str()).map(|x| x.as_bytes()) == v.as_deref())
+        })
+    }
+}
+
+/// An object as fetched from the origin: its bytes, its validators, when it was fetched (for
+/// `Age`) and how long it stays fresh.
 #[derive(Debug, Clone)]
 struct Object {
     body: Arc<Pieces>,
+    fresh: Fresh,
     validators: Arc<Validators>,
     /// When it was fetched, in tenths of a second since [`EPOCH`] (for `Age`, whole seconds):
     /// 4 bytes where an `Instant` takes 16, so that an object with the media pointer below
@@ -258,6 +327,18 @@ struct Object {
 }
 
 impl Object {
+    /// What a response with it says.
+    fn meta(&self) -> Meta {
+        Meta {
+            validators: self.validators.clone(),
+            len: Some(self.body.len()),
+            fetched: self.fetched,
+            media: self.media.clone(),
+            fresh: self.fresh.clone(),
+            forward: None,
+        }
+    }
+
     fn name(&self) -> Option<&Arc<str>> {
         self.media.as_ref().map(|m| &m.0)
     }
@@ -276,6 +357,8 @@ enum Fetched {
     ),
     /// Every pass-through stream is taken.
     Busy,
+    /// The stored object is still valid (a 304 to a validation), fresh again as said.
+    NotModified(Fresh, u32),
     Status(u16),
     Timeout,
     Unreachable,
@@ -287,9 +370,13 @@ struct Meta {
     validators: Arc<Validators>,
     /// The length the origin announced.
     len: Option<usize>,
-    /// When it was fetched, as [`Object::fetched`].
+    /// When it was fetched, as [`Object::fetched`] (its age at arrival counted).
     fetched: u32,
     media: Option<Arc<(Arc<str>, &'static str)>>,
+    fresh: Fresh,
+    /// Headers passed on to the client of a response that is not stored (its `Set-Cookie`,
+    /// `Cache-Control`, `Vary`, `Expires`), copied out of the origin's read buffer.
+    forward: Option<Arc<HeaderMap>>,
 }
 
 impl Meta {

@@ -124,23 +124,30 @@ pub(super) async fn answer(
 ) -> Response {
     let id = key.id();
     let name = key.name();
-    let cached = s.store.lock().expect("store lock").get(id, name.as_ref());
-    if let Some(object) = cached {
+    let cached = s
+        .store
+        .lock()
+        .expect("store lock")
+        .get(id, name.as_ref())
+        // A stored response selected by other request headers is not this one's (RFC 9111
+        // section 4.1): fetched afresh.
+        .filter(|o| o.fresh.selects(req));
+    if let Some(object) = &cached
+        && object.fresh.fresh(tenths_since_epoch())
+    {
         s.metrics.hits.inc();
-        let meta = Meta {
-            validators: object.validators.clone(),
-            len: Some(object.body.len()),
-            fetched: object.fetched,
-            media: object.media.clone(),
-        };
+        let meta = object.meta();
         return s.send(
             req,
             &key,
             &meta,
-            Source::Stored(object.body),
+            Source::Stored(object.body.clone()),
             "cdnlab; hit",
             stream,
         );
+    }
+    if let Some(stale) = cached {
+        return revalidate(s, key, req, stale, stream).await;
     }
     // A fill under way: read it from the start while it goes on.
     let joined = s
@@ -164,7 +171,7 @@ pub(super) async fn answer(
     // One origin request per object at a time (`flight`), until its response head: a fill is
     // registered in `filling` before the flight ends, so that no request finds neither.
     let mut flight = s.inflight.join(id);
-    let fetched = flight.result(|| s.fetch(&key)).await;
+    let fetched = flight.result(|| s.fetch(&key, req, None)).await;
     let ran = flight.ran();
     drop(flight);
     if ran {
@@ -173,6 +180,10 @@ pub(super) async fn answer(
         s.metrics.collapsed.inc();
     }
     match fetched {
+        // A waiter whose request headers the response does not vary alike: its own request.
+        Fetched::Fill(_, meta) if !ran && !meta.fresh.selects(req) => {
+            s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
+        }
         Fetched::Fill(fill, meta) if meta.name() == name.as_ref() => {
             let status = if ran {
                 "cdnlab; fwd=miss; stored"
@@ -200,12 +211,12 @@ pub(super) async fn answer(
             ),
             None => s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream),
         },
-        Fetched::Busy => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "1")],
-            "too many uncached streams at once\n",
-        )
-            .into_response(),
+        Fetched::Busy => busy(),
+        // Not asked for a validation: the origin should not have said 304.
+        Fetched::NotModified(..) => failure(
+            StatusCode::BAD_GATEWAY,
+            "cdnlab; fwd=miss; fwd-status=304".into(),
+        ),
         Fetched::Status(404) => failure(
             StatusCode::NOT_FOUND,
             "cdnlab; fwd=miss; fwd-status=404".into(),
@@ -221,6 +232,124 @@ pub(super) async fn answer(
         Fetched::Unreachable => failure(
             StatusCode::BAD_GATEWAY,
             "cdnlab; fwd=miss; detail=\"origin unreachable\"".into(),
+        ),
+    }
+}
+
+/// The answer when every pass-through stream is taken.
+fn busy() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "1")],
+        "too many uncached streams at once\n",
+    )
+        .into_response()
+}
+
+/// A stored response that is stale: validated with the origin (RFC 9111 section 4.3), one
+/// validation per object at a time. A 304 makes it fresh again (4.3.4) and it is served; a new
+/// representation is filled and served; an origin failure is answered with the stale one if
+/// its `stale-if-error` allows (RFC 5861 section 4), else as a miss's failure.
+async fn revalidate(
+    s: &Arc<EdgeState>,
+    key: Key,
+    req: &HeaderMap,
+    stale: Object,
+    stream: Option<Admitted>,
+) -> Response {
+    let id = key.id();
+    let mut flight = s.inflight.join(id);
+    let fetched = flight.result(|| s.fetch(&key, req, Some(&stale))).await;
+    let ran = flight.ran();
+    if ran {
+        if let Fetched::NotModified(fresh, fetched) = &fetched {
+            s.store
+                .lock()
+                .expect("store lock")
+                .refresh(id, &stale.body, fresh, *fetched);
+        }
+        s.metrics.misses.inc();
+    } else {
+        s.metrics.collapsed.inc();
+    }
+    drop(flight);
+    let served_stale = |code: u16, stream: Option<Admitted>| {
+        let meta = stale.meta();
+        let status = format!("cdnlab; fwd=stale; fwd-status={code}");
+        let mut r = s.send(
+            req,
+            &key,
+            &meta,
+            Source::Stored(stale.body.clone()),
+            "cdnlab; fwd=stale",
+            stream,
+        );
+        if let Ok(v) = HeaderValue::from_str(&status) {
+            r.headers_mut().insert("cache-status", v);
+        }
+        r
+    };
+    let may_serve_stale = tenths_since_epoch() < stale.fresh.stale_until;
+    match fetched {
+        Fetched::NotModified(fresh, fetched) => {
+            let mut o = stale.clone();
+            o.fresh = fresh;
+            o.fetched = fetched;
+            let meta = o.meta();
+            let mut r = s.send(
+                req,
+                &key,
+                &meta,
+                Source::Stored(o.body.clone()),
+                "cdnlab; fwd=stale",
+                stream,
+            );
+            r.headers_mut().insert(
+                "cache-status",
+                HeaderValue::from_static("cdnlab; fwd=stale; fwd-status=304"),
+            );
+            r
+        }
+        Fetched::Fill(fill, meta) if ran || meta.fresh.selects(req) => s.send(
+            req,
+            &key,
+            &meta,
+            Source::Fill(fill),
+            "cdnlab; fwd=stale; fwd-status=200",
+            stream,
+        ),
+        Fetched::Fill(_, meta) => {
+            s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
+        }
+        Fetched::Pass(slot, meta) => match slot.lock().expect("pass lock").take() {
+            Some((r, permit)) => s.send(
+                req,
+                &key,
+                &meta,
+                Source::Response(r, permit),
+                "cdnlab; fwd=stale; fwd-status=200",
+                stream,
+            ),
+            None => s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream),
+        },
+        Fetched::Busy => busy(),
+        Fetched::Status(404) => failure(
+            StatusCode::NOT_FOUND,
+            "cdnlab; fwd=stale; fwd-status=404".into(),
+        ),
+        Fetched::Status(code) if may_serve_stale => served_stale(code, stream),
+        Fetched::Timeout | Fetched::Unreachable if may_serve_stale => served_stale(504, stream),
+        Fetched::Status(code) => failure(
+            StatusCode::BAD_GATEWAY,
+            format!("cdnlab; fwd=stale; fwd-status={code}"),
+        ),
+        Fetched::Timeout => failure(
+            StatusCode::GATEWAY_TIMEOUT,
+            "cdnlab; fwd=stale; detail=\"origin timeout\"".into(),
+        ),
+        Fetched::Unreachable => failure(
+            StatusCode::BAD_GATEWAY,
+            "cdnlab; fwd=stale; detail=\"origin unreachable\"".into(),
         ),
     }
 }
@@ -259,15 +388,27 @@ impl EdgeState {
     /// Asks the origin for `key`, up to its response head (within the origin timeout): a
     /// cacheable object is filled by a task of its own (registered in `filling`), a larger
     /// one, or one the fill budget has no room for, is passed through.
-    pub(super) async fn fetch(self: &Arc<Self>, key: &Key) -> Fetched {
+    pub(super) async fn fetch(
+        self: &Arc<Self>,
+        key: &Key,
+        req: &HeaderMap,
+        stale: Option<&Object>,
+    ) -> Fetched {
         self.metrics.origin_fetches.inc();
         let started = tokio::time::Instant::now();
-        let sent = tokio::time::timeout(
-            self.cfg.origin_timeout,
-            self.client.get(self.url(key)).send(),
-        )
-        .await;
+        let mut get = self.client.get(self.url(key)).headers(negotiation(req));
+        if let Some((name, value)) = stale.and_then(|o| http::validation(&o.validators)) {
+            get = get.header(name, value);
+        }
+        let sent = tokio::time::timeout(self.cfg.origin_timeout, get.send()).await;
+        let now = SystemTime::now();
         let resp = match sent {
+            Ok(Ok(r)) if r.status() == reqwest::StatusCode::NOT_MODIFIED && stale.is_some() => {
+                // Section 4.3.4: the stored response is fresh again, by the 304's headers.
+                let c = http::Caching::of(r.headers(), now);
+                let fetched = arrived(&c);
+                return Fetched::NotModified(Fresh::of(&c, req, fetched), fetched);
+            }
             Ok(Ok(r)) if r.status() == reqwest::StatusCode::OK => r,
             Ok(Ok(r)) => {
                 if r.status() != reqwest::StatusCode::NOT_FOUND {
@@ -292,14 +433,20 @@ impl EdgeState {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map_or("application/octet-stream", crate::media::known_content_type);
+        let caching = http::Caching::of(resp.headers(), now);
+        let fetched = arrived(&caching);
         let meta = Meta {
             validators: Arc::new(Validators::from_headers(resp.headers())),
             len: resp.content_length().and_then(|n| usize::try_from(n).ok()),
-            fetched: tenths_since_epoch(),
+            fetched,
             media: key.name().map(|n| Arc::new((n, content_type))),
+            fresh: Fresh::of(&caching, req, fetched),
+            forward: (!caching.storable).then(|| Arc::new(forwarded(resp.headers()))),
         };
         let kib = |n: usize| u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX);
         let budget = match meta.len {
+            // Not storable (RFC 9111 section 3): passed through, never shared.
+            _ if !caching.storable => None,
             Some(n) if n > self.max_object => None,
             Some(n) => self.fill_budget.clone().try_acquire_many_owned(kib(n)).ok(),
             // Unknown length: the fill takes its budget as the bytes come.
@@ -368,6 +515,7 @@ impl EdgeState {
             validators: meta.validators.clone(),
             timeout: self.cfg.origin_timeout,
             streams: self.streams.clone(),
+            headers: negotiation(req),
         };
         let paced = self.shaper.is_some() || self.cfg.stream_rate.is_some() || stream.is_some();
         let body = match source {
@@ -394,6 +542,11 @@ impl EdgeState {
             header::CONTENT_TYPE,
             HeaderValue::from_static(meta.content_type()),
         );
+        if let Some(f) = &meta.forward {
+            for (k, v) in f.iter() {
+                headers.append(k, v.clone());
+            }
+        }
         if status != StatusCode::NOT_MODIFIED && meta.len.is_some() {
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body_len));
         }
@@ -450,6 +603,47 @@ impl EdgeState {
     }
 }
 
+/// When a response that arrived now was fetched, in tenths since [`EPOCH`]: now less the age
+/// it came with (RFC 9111 section 4.2.3), so that `Age` and freshness count it.
+fn arrived(c: &http::Caching) -> u32 {
+    tenths_since_epoch().saturating_sub(u32::try_from(c.age.as_millis() / 100).unwrap_or(u32::MAX))
+}
+
+/// The client's content-negotiation headers, passed on to the origin so that a response that
+/// varies on them (RFC 9110 section 12.5) is chosen for this client, and the `Vary` of what is
+/// stored can be checked (RFC 9111 section 4.1).
+fn negotiation(req: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for name in [
+        header::ACCEPT,
+        header::ACCEPT_ENCODING,
+        header::ACCEPT_LANGUAGE,
+    ] {
+        for v in req.get_all(&name) {
+            out.append(name.clone(), v.clone());
+        }
+    }
+    out
+}
+
+/// Copies of the headers a response that is not stored passes on to its client.
+fn forwarded(h: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for name in [
+        header::SET_COOKIE,
+        header::CACHE_CONTROL,
+        header::VARY,
+        header::EXPIRES,
+    ] {
+        for v in h.get_all(&name) {
+            if let Ok(v) = HeaderValue::from_bytes(v.as_bytes()) {
+                out.append(name.clone(), v);
+            }
+        }
+    }
+    out
+}
+
 /// Reads a fill from the origin to its end, within the deadline, the largest object size and
 /// the fill budget (taken as the bytes come when the length was not announced), then stores
 /// it; otherwise abandons it, and its readers go on from the origin.
@@ -490,6 +684,7 @@ async fn run_fill(
         let body = fill.complete();
         let object = Object {
             body,
+            fresh: meta.fresh.clone(),
             validators: meta.validators.clone(),
             fetched: meta.fetched,
             media: meta.media.clone(),

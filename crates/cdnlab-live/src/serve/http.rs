@@ -62,6 +62,113 @@ impl Validators {
     }
 }
 
+/// What a shared cache may do with a response (RFC 9111), from its headers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Caching {
+    /// Whether a shared cache may store it (section 3): not with `no-store` (5.2.2.5),
+    /// `private` (5.2.2.7) or `Vary: *` (4.1), and, as nginx's `proxy_cache` does, not with
+    /// `Set-Cookie` (a cookie set for one client is not to be handed to the others).
+    pub storable: bool,
+    /// Freshness lifetime (section 4.2.1): `s-maxage` (5.2.2.10), else `max-age` (5.2.2.1),
+    /// else `Expires` minus `Date` (5.3), else a tenth of the time since `Last-Modified`
+    /// (the heuristic of 4.2.2, capped at a day), else zero. `no-cache` (5.2.2.4) makes it
+    /// zero: stored, and validated before each use.
+    pub lifetime: Duration,
+    /// The response's age when it arrived (the `Age` header, section 5.1).
+    pub age: Duration,
+    /// `must-revalidate` or `proxy-revalidate` (5.2.2.2, 5.2.2.8): never served stale.
+    pub must_revalidate: bool,
+    /// `stale-if-error` (RFC 5861 section 4): how long after it goes stale it may still be
+    /// served when the origin fails.
+    pub stale_if_error: Duration,
+    /// The request headers the response varies on (section 4.1), lower case.
+    pub vary: Vec<String>,
+}
+
+/// The longest heuristic freshness: a day.
+const MAX_HEURISTIC: Duration = Duration::from_secs(86_400);
+
+impl Caching {
+    /// The caching rules of a response with headers `h`, received at `now`.
+    pub fn of(h: &HeaderMap, now: SystemTime) -> Caching {
+        let mut cc: Vec<(String, Option<String>)> = Vec::new();
+        for v in h.get_all(header::CACHE_CONTROL) {
+            let Ok(v) = v.to_str() else { continue };
+            for d in v.split(',') {
+                let (name, value) = match d.split_once('=') {
+                    Some((n, v)) => (n, Some(v.trim().trim_matches('"').to_string())),
+                    None => (d, None),
+                };
+                cc.push((name.trim().to_ascii_lowercase(), value));
+            }
+        }
+        let has = |name: &str| cc.iter().any(|(n, _)| n == name);
+        let seconds = |name: &str| {
+            cc.iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| v.as_deref()?.parse::<u64>().ok())
+                .map(Duration::from_secs)
+        };
+        let date = |name: header::HeaderName| {
+            h.get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| httpdate::parse_http_date(v).ok())
+        };
+        let vary: Vec<String> = h
+            .get_all(header::VARY)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|f| f.trim().to_ascii_lowercase())
+            .filter(|f| !f.is_empty())
+            .collect();
+        let storable = !has("no-store")
+            && !has("private")
+            && !h.contains_key(header::SET_COOKIE)
+            && !vary.iter().any(|f| f == "*");
+        let served = date(header::DATE).unwrap_or(now);
+        let lifetime = if has("no-cache") {
+            Duration::ZERO
+        } else if let Some(s) = seconds("s-maxage").or_else(|| seconds("max-age")) {
+            s
+        } else if h.contains_key(header::EXPIRES) {
+            // An invalid date (such as "0") means already expired (section 5.3).
+            date(header::EXPIRES)
+                .and_then(|e| e.duration_since(served).ok())
+                .unwrap_or_default()
+        } else if let Some(modified) = date(header::LAST_MODIFIED) {
+            (served.duration_since(modified).unwrap_or_default() / 10).min(MAX_HEURISTIC)
+        } else {
+            Duration::ZERO
+        };
+        let age = h
+            .get(header::AGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs)
+            .unwrap_or_default();
+        Caching {
+            storable,
+            lifetime,
+            age,
+            must_revalidate: has("must-revalidate") || has("proxy-revalidate"),
+            stale_if_error: seconds("stale-if-error").unwrap_or_default(),
+            vary,
+        }
+    }
+}
+
+/// The request's conditional headers to validate a stored response with validators `v`
+/// (RFC 9111 section 4.3.1): `If-None-Match` with its entity tag, else `If-Modified-Since`
+/// with its `Last-Modified`.
+pub fn validation(v: &Validators) -> Option<(header::HeaderName, String)> {
+    if let Some(e) = &v.etag {
+        return Some((header::IF_NONE_MATCH, e.clone()));
+    }
+    v.last_modified
+        .map(|t| (header::IF_MODIFIED_SINCE, httpdate::fmt_http_date(t)))
+}
+
 /// What to answer to a GET for a representation of `len` bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
@@ -273,6 +380,85 @@ mod tests {
         assert_eq!(with("\"other\""), Plan::Whole);
         assert_eq!(with("Tue, 14 Nov 2023 22:13:20 GMT"), Plan::Part(0..10));
         assert_eq!(with("Tue, 14 Nov 2023 22:13:21 GMT"), Plan::Whole);
+    }
+
+    #[test]
+    fn caching_as_rfc_9111() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let of = |pairs: &[(&str, &str)]| Caching::of(&req(pairs), now);
+        let date = "Tue, 14 Nov 2023 22:13:20 GMT"; // = now
+        let plus_60 = "Tue, 14 Nov 2023 22:14:20 GMT";
+        let minus_1000 = "Tue, 14 Nov 2023 21:56:40 GMT";
+        // 5.2.2.1, 5.2.2.10: s-maxage wins for a shared cache.
+        assert_eq!(
+            of(&[("cache-control", "max-age=100")]).lifetime,
+            Duration::from_secs(100)
+        );
+        assert_eq!(
+            of(&[("cache-control", "max-age=100, s-maxage=7")]).lifetime,
+            Duration::from_secs(7)
+        );
+        // 5.3: Expires minus Date; an invalid Expires is already expired; max-age wins.
+        assert_eq!(
+            of(&[("date", date), ("expires", plus_60)]).lifetime,
+            Duration::from_secs(60)
+        );
+        assert_eq!(of(&[("expires", "0")]).lifetime, Duration::ZERO);
+        assert_eq!(
+            of(&[
+                ("date", date),
+                ("expires", plus_60),
+                ("cache-control", "max-age=5")
+            ])
+            .lifetime,
+            Duration::from_secs(5)
+        );
+        // 4.2.2: a tenth of the time since Last-Modified.
+        assert_eq!(
+            of(&[("date", date), ("last-modified", minus_1000)]).lifetime,
+            Duration::from_secs(100)
+        );
+        // 5.2.2.4: no-cache is stored, and validated every time.
+        let c = of(&[("cache-control", "no-cache, max-age=100")]);
+        assert!(c.storable && c.lifetime.is_zero());
+        // 5.2.2.5, 5.2.2.7, 4.1, and Set-Cookie: not stored.
+        for h in [
+            &[("cache-control", "no-store")][..],
+            &[("cache-control", "Private")][..],
+            &[("vary", "*")][..],
+            &[("set-cookie", "id=1")][..],
+            &[
+                ("cache-control", "private, no-store"),
+                ("set-cookie", "s=1"),
+            ][..],
+        ] {
+            assert!(!of(h).storable, "{h:?}");
+        }
+        let c = of(&[
+            (
+                "cache-control",
+                "max-age=1, must-revalidate, stale-if-error=\"30\"",
+            ),
+            ("vary", "Accept-Language, accept-encoding"),
+            ("age", "3"),
+        ]);
+        assert!(c.storable && c.must_revalidate);
+        assert_eq!(c.stale_if_error, Duration::from_secs(30));
+        assert_eq!(c.age, Duration::from_secs(3));
+        assert_eq!(c.vary, ["accept-language", "accept-encoding"]);
+        // 4.3.1: validation by entity tag first, else by date.
+        assert_eq!(
+            validation(&validators()),
+            Some((header::IF_NONE_MATCH, "\"abc\"".to_string()))
+        );
+        let by_date = Validators {
+            etag: None,
+            ..validators()
+        };
+        assert_eq!(
+            validation(&by_date),
+            Some((header::IF_MODIFIED_SINCE, date.to_string()))
+        );
     }
 
     #[test]
