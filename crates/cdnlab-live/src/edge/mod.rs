@@ -266,7 +266,7 @@ struct Fresh {
     stale_until: u32,
     /// The request headers it varies on, with the values of the request that fetched it
     /// (section 4.1): another request's values must match for it to be used.
-    vary: Option<Arc<[Selecting]>>,
+    vary: Option<Arc<Vec<Selecting>>>,
 }
 
 /// A request header a stored response varies on, and its value in the request that fetched
@@ -284,10 +284,12 @@ impl Fresh {
             until.saturating_add(tenths(c.stale_if_error))
         };
         let vary = (!c.vary.is_empty()).then(|| {
-            c.vary
-                .iter()
-                .map(|f| (f.clone(), req.get(f.as_str()).map(|v| v.as_bytes().into())))
-                .collect()
+            Arc::new(
+                c.vary
+                    .iter()
+                    .map(|f| (f.clone(), req.get(f.as_str()).map(|v| v.as_bytes().into())))
+                    .collect(),
+            )
         });
         Fresh {
             until,
