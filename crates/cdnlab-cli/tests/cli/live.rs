@@ -3,6 +3,30 @@
 
 use super::*;
 
+/// A field of `/proc/{pid}/status` in bytes (`VmRSS:`, resident now; `VmHWM:`, the peak).
+#[cfg(all(target_os = "linux", feature = "live"))]
+fn proc_bytes(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// A spawned server, killed when dropped (a failed test leaves nothing running).
+#[cfg(all(target_os = "linux", feature = "live"))]
+struct Killed(std::process::Child);
+
+#[cfg(all(target_os = "linux", feature = "live"))]
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `cdnlab live`: bad values get one clear message each; a tiny demo writes its files.
 #[cfg(feature = "live")]
 #[test]
@@ -266,22 +290,7 @@ fn edge_memory_stays_within_its_capacity() {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
-    fn rss(pid: u32) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let kb: u64 = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap();
-        kb * 1024
-    }
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
+    let rss = |pid| proc_bytes(pid, "VmRSS:");
     let base = 25_000 + (std::process::id() % 500) as u16 * 2;
     // (object size, capacity, requests); the 8 MiB objects' requests are never read.
     for (k, (size, capacity, requests)) in [
@@ -408,22 +417,7 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::{TcpListener, TcpStream};
     use std::time::{Duration, Instant};
-    fn peak(pid: u32) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let kb: u64 = status
-            .lines()
-            .find(|l| l.starts_with("VmHWM:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap();
-        kb * 1024
-    }
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
+    let peak = |pid| proc_bytes(pid, "VmHWM:");
     let spawn = |args: &[&str]| {
         Killed(
             Command::new(env!("CARGO_BIN_EXE_cdnlab"))
@@ -665,21 +659,7 @@ fn a_player_report_bomb_stays_bounded() {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
-    fn status_kb(pid: u32, key: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            .unwrap()
-    }
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
+    let status_kb = |pid, key| proc_bytes(pid, key) / 1024;
     // A player directory with the page and stand-ins for the npm scripts.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("play.html"), "<html></html>").unwrap();

@@ -180,11 +180,9 @@ pub(super) async fn answer(
         s.metrics.collapsed.inc();
     }
     match fetched {
-        // A waiter whose request headers the response does not vary alike: its own request.
-        Fetched::Fill(_, meta) if !ran && !meta.fresh.selects(req) => {
-            s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
-        }
-        Fetched::Fill(fill, meta) if meta.name() == name.as_ref() => {
+        Fetched::Fill(fill, meta)
+            if meta.name() == name.as_ref() && (ran || meta.fresh.selects(req)) =>
+        {
             let status = if ran {
                 "cdnlab; fwd=miss; stored"
             } else {
@@ -192,46 +190,42 @@ pub(super) async fn answer(
             };
             s.send(req, &key, &meta, Source::Fill(fill), status, stream)
         }
-        // Another file with the same hash (media), or an object passed through: this request
-        // streams its own.
-        Fetched::Fill(_, meta) | Fetched::Pass(_, meta) if !ran => {
-            s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
-        }
+        // Another file with the same hash (media), or a waiter whose request headers the
+        // response does not vary alike (RFC 9111 section 4.1): a request of its own.
         Fetched::Fill(_, meta) => {
             s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
         }
-        Fetched::Pass(slot, meta) => match slot.lock().expect("pass lock").take() {
-            Some((r, permit)) => s.send(
-                req,
-                &key,
-                &meta,
-                Source::Response(r, permit),
-                "cdnlab; fwd=miss",
-                stream,
-            ),
-            None => s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream),
-        },
+        Fetched::Pass(slot, meta) => s.pass(req, &key, &slot, &meta, "cdnlab; fwd=miss", stream),
+        other => origin_failed(&other, "miss"),
+    }
+}
+
+/// The answer to a fetch that gave no body: 404 for an object the origin lacks, 502 for its
+/// errors or no connection, 504 for its timeout, 503 when no pass-through stream is free;
+/// `fwd` is the `Cache-Status` forward reason (`miss`, or `stale` for a validation).
+fn origin_failed(fetched: &Fetched, fwd: &str) -> Response {
+    match fetched {
         Fetched::Busy => busy(),
-        // Not asked for a validation: the origin should not have said 304.
-        Fetched::NotModified(..) => failure(
-            StatusCode::BAD_GATEWAY,
-            "cdnlab; fwd=miss; fwd-status=304".into(),
-        ),
         Fetched::Status(404) => failure(
             StatusCode::NOT_FOUND,
-            "cdnlab; fwd=miss; fwd-status=404".into(),
+            format!("cdnlab; fwd={fwd}; fwd-status=404"),
         ),
         Fetched::Status(code) => failure(
             StatusCode::BAD_GATEWAY,
-            format!("cdnlab; fwd=miss; fwd-status={code}"),
+            format!("cdnlab; fwd={fwd}; fwd-status={code}"),
+        ),
+        // A 304 to a request that was not a validation: the origin is confused.
+        Fetched::NotModified(..) => failure(
+            StatusCode::BAD_GATEWAY,
+            format!("cdnlab; fwd={fwd}; fwd-status=304"),
         ),
         Fetched::Timeout => failure(
             StatusCode::GATEWAY_TIMEOUT,
-            "cdnlab; fwd=miss; detail=\"origin timeout\"".into(),
+            format!("cdnlab; fwd={fwd}; detail=\"origin timeout\""),
         ),
-        Fetched::Unreachable => failure(
+        Fetched::Unreachable | Fetched::Fill(..) | Fetched::Pass(..) => failure(
             StatusCode::BAD_GATEWAY,
-            "cdnlab; fwd=miss; detail=\"origin unreachable\"".into(),
+            format!("cdnlab; fwd={fwd}; detail=\"origin unreachable\""),
         ),
     }
 }
@@ -321,36 +315,17 @@ async fn revalidate(
         Fetched::Fill(_, meta) => {
             s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream)
         }
-        Fetched::Pass(slot, meta) => match slot.lock().expect("pass lock").take() {
-            Some((r, permit)) => s.send(
-                req,
-                &key,
-                &meta,
-                Source::Response(r, permit),
-                "cdnlab; fwd=stale; fwd-status=200",
-                stream,
-            ),
-            None => s.send(req, &key, &meta, Source::Origin, "cdnlab; fwd=miss", stream),
-        },
-        Fetched::Busy => busy(),
-        Fetched::Status(404) => failure(
-            StatusCode::NOT_FOUND,
-            "cdnlab; fwd=stale; fwd-status=404".into(),
+        Fetched::Pass(slot, meta) => s.pass(
+            req,
+            &key,
+            &slot,
+            &meta,
+            "cdnlab; fwd=stale; fwd-status=200",
+            stream,
         ),
-        Fetched::Status(code) if may_serve_stale => served_stale(code, stream),
+        Fetched::Status(code) if may_serve_stale && code != 404 => served_stale(code, stream),
         Fetched::Timeout | Fetched::Unreachable if may_serve_stale => served_stale(504, stream),
-        Fetched::Status(code) => failure(
-            StatusCode::BAD_GATEWAY,
-            format!("cdnlab; fwd=stale; fwd-status={code}"),
-        ),
-        Fetched::Timeout => failure(
-            StatusCode::GATEWAY_TIMEOUT,
-            "cdnlab; fwd=stale; detail=\"origin timeout\"".into(),
-        ),
-        Fetched::Unreachable => failure(
-            StatusCode::BAD_GATEWAY,
-            "cdnlab; fwd=stale; detail=\"origin unreachable\"".into(),
-        ),
+        other => origin_failed(&other, "stale"),
     }
 }
 
@@ -560,6 +535,30 @@ impl EdgeState {
             HeaderValue::from(tenths_since_epoch().saturating_sub(meta.fetched) / 10),
         );
         (status, headers, body).into_response()
+    }
+
+    /// A passed-through response: the origin's answer to the request that fetched it, or, for
+    /// the others that waited, a request of their own.
+    fn pass(
+        self: &Arc<Self>,
+        req: &HeaderMap,
+        key: &Key,
+        slot: &Mutex<Option<(reqwest::Response, OwnedSemaphorePermit)>>,
+        meta: &Meta,
+        cache_status: &'static str,
+        stream: Option<Admitted>,
+    ) -> Response {
+        match slot.lock().expect("pass lock").take() {
+            Some((r, permit)) => self.send(
+                req,
+                key,
+                meta,
+                Source::Response(r, permit),
+                cache_status,
+                stream,
+            ),
+            None => self.send(req, key, meta, Source::Origin, "cdnlab; fwd=miss", stream),
+        }
     }
 
     /// A body read from `reader`, in chunks of at most [`CHUNK`] bytes through the shaper and
