@@ -484,7 +484,9 @@ impl EdgeState {
         if meta.len.is_some() {
             self.metrics.bytes_sent.inc_by(body_len as u64);
         }
-        let origin = fill::Origin {
+        // How a reader goes to the origin; built only for bodies that stream (not for a small
+        // hit, whose rate it would cost).
+        let origin = || fill::Origin {
             client: self.client.clone(),
             url: self.url(key),
             validators: meta.validators.clone(),
@@ -503,12 +505,12 @@ impl EdgeState {
             ),
             source => {
                 let reader = match source {
-                    Source::Stored(b) => fill::Reader::from_stored(&b, part, origin),
-                    Source::Fill(f) => fill::Reader::from_fill(f, part, origin),
+                    Source::Stored(b) => fill::Reader::from_stored(&b, part, origin()),
+                    Source::Fill(f) => fill::Reader::from_fill(f, part, origin()),
                     Source::Response(r, permit) => {
-                        fill::Reader::from_response(r, part, permit, origin)
+                        fill::Reader::from_response(r, part, permit, origin())
                     }
-                    Source::Origin => fill::Reader::from_origin(part, origin),
+                    Source::Origin => fill::Reader::from_origin(part, origin()),
                 };
                 self.stream_body(reader, stream)
             }
