@@ -303,7 +303,7 @@ async fn huge_counts_and_huge_reports_do_not_wrap_or_buffer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_playlists_clones_and_throughput() {
     let (o, ea, ec, s) = media_steering().await;
-    let (a, c) = (ea.server.addr, ec.server.addr);
+    let a = ea.server.addr;
     // pa's shares: 10 at a, 20 at c.
     assert_eq!(s.thresholds(), [10, 20, 0, 10]);
     let base = format!("http://{}", s.server.addr);
@@ -398,7 +398,6 @@ async fn sessions_playlists_clones_and_throughput() {
         st == 404 && why.contains("master.m3u8 or manifest.mpd"),
         "{why}"
     );
-    let _ = c;
     s.server.stop().await;
     stop_all([ea.server, ec.server, o.server]).await;
 }

@@ -15,6 +15,45 @@ fn proc_bytes(pid: u32, key: &str) -> u64 {
     kb * 1024
 }
 
+#[cfg(all(target_os = "linux", feature = "live"))]
+/// Reads one response on `r` (its body read and dropped): its status and body length,
+/// chunked or not.
+fn response(r: &mut impl std::io::BufRead) -> (u16, u64) {
+    use std::io::Read;
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let (mut len, mut chunked) = (0u64, false);
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).unwrap();
+        if h == "\r\n" {
+            break;
+        }
+        let h = h.to_ascii_lowercase();
+        if let Some(v) = h.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+        chunked |= h.starts_with("transfer-encoding:") && h.contains("chunked");
+    }
+    if !chunked {
+        std::io::copy(&mut r.by_ref().take(len), &mut std::io::sink()).unwrap();
+        return (status, len);
+    }
+    let mut total = 0;
+    loop {
+        let mut size = String::new();
+        r.read_line(&mut size).unwrap();
+        let n = u64::from_str_radix(size.trim(), 16).unwrap();
+        std::io::copy(&mut r.by_ref().take(n + 2), &mut std::io::sink()).unwrap();
+        if n == 0 {
+            return (status, total);
+        }
+        total += n;
+    }
+}
+// Ports of its own in this binary's blocks (the others: 21,000-21,899, 24,000-27,999).
+
 /// A spawned server, killed when dropped (a failed test leaves nothing running).
 #[cfg(all(target_os = "linux", feature = "live"))]
 struct Killed(std::process::Child);
@@ -287,7 +326,7 @@ fn sigterm_drains_in_flight_responses_and_exits_0() {
 #[cfg(all(target_os = "linux", feature = "live"))]
 #[test]
 fn edge_memory_stays_within_its_capacity() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufReader, Write};
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
     let rss = |pid| proc_bytes(pid, "VmRSS:");
@@ -375,20 +414,7 @@ fn edge_memory_stays_within_its_capacity() {
             // One write per request (several small ones would wait on delayed ACKs).
             w.write_all(format!("GET /content/{id} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
                 .unwrap();
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                r.read_line(&mut line).unwrap();
-                if line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0u8; len];
-            r.read_exact(&mut body).unwrap();
-            assert_eq!(len as u64, size);
+            assert_eq!(response(&mut r).1, size);
         }
         let held = rss(edge.0.id());
         let bound = capacity * 13 / 10;
@@ -414,7 +440,7 @@ fn edge_memory_stays_within_its_capacity() {
 #[cfg(all(target_os = "linux", feature = "live"))]
 #[test]
 fn edge_memory_stays_within_its_budget_under_miss_attacks() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader, Write};
     use std::net::{TcpListener, TcpStream};
     use std::time::{Duration, Instant};
     let peak = |pid| proc_bytes(pid, "VmHWM:");
@@ -437,41 +463,6 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
-    /// Reads one response on `r`: its status and body length (chunked or not).
-    fn response(r: &mut impl BufRead) -> (u16, u64) {
-        let mut line = String::new();
-        r.read_line(&mut line).unwrap();
-        let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-        let (mut len, mut chunked) = (0u64, false);
-        loop {
-            let mut h = String::new();
-            r.read_line(&mut h).unwrap();
-            if h == "\r\n" {
-                break;
-            }
-            let h = h.to_ascii_lowercase();
-            if let Some(v) = h.strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap();
-            }
-            chunked |= h.starts_with("transfer-encoding:") && h.contains("chunked");
-        }
-        if !chunked {
-            std::io::copy(&mut r.by_ref().take(len), &mut std::io::sink()).unwrap();
-            return (status, len);
-        }
-        let mut total = 0;
-        loop {
-            let mut size = String::new();
-            r.read_line(&mut size).unwrap();
-            let n = u64::from_str_radix(size.trim(), 16).unwrap();
-            std::io::copy(&mut r.by_ref().take(n + 2), &mut std::io::sink()).unwrap();
-            if n == 0 {
-                return (status, total);
-            }
-            total += n;
-        }
-    }
-    // Ports of its own in this binary's blocks (the others: 21,000-21,899, 24,000-27,999).
     let base = 28_000 + (std::process::id() % 500) as u16 * 6;
     let mib = 1u64 << 20;
     let bound = |capacity: u64| capacity * 13 / 10 + 64 * mib;
@@ -656,7 +647,7 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
 #[cfg(all(target_os = "linux", feature = "live"))]
 #[test]
 fn a_player_report_bomb_stays_bounded() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufReader, Read, Write};
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
     let status_kb = |pid, key| proc_bytes(pid, key) / 1024;
@@ -719,23 +710,7 @@ fn a_player_report_bomb_stays_bounded() {
                 .as_bytes(),
             )
             .unwrap();
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            let code: u16 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-            *codes.entry(code).or_default() += 1;
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                r.read_line(&mut h).unwrap();
-                if h == "\r\n" {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0u8; len];
-            r.read_exact(&mut body).unwrap();
+            *codes.entry(response(&mut r).0).or_default() += 1;
         }
     }
     // The list, read whole.

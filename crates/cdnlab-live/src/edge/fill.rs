@@ -60,7 +60,6 @@ impl Pieces {
     pub fn single(&self) -> Option<&Bytes> {
         match self.pieces.as_slice() {
             [one] => Some(one),
-            [] => None,
             _ => None,
         }
     }
