@@ -11,6 +11,7 @@
 //! | edge | `edge.rs` | the caching reverse proxy: cache policy, coalesced misses, `Cache-Status`, shaping, streaming sessions with admission |
 //! | DHT edges | `dht/` | edges as a multi-hash DHT: RBS over HTTP probes, replication, gap removal, hand-over; `dht/ring.rs` the ring file (members, K, virtual nodes, secret) |
 //! | steering | `steer/` | the Transportation Problem over a metro topology: thresholds on edges, content-steering manifests, re-allocation |
+//! | sessions | `session.rs` | streaming-session tokens: minted and signed (HMAC-SHA256) by the steering server, checked by the edges |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
 //! | players | `players.rs` | headless Chromium on the player page, and the pages' reports per session |
 //! | demos | `demo/` | what `cdnlab live demo` runs: GWTW users (`demo/mod.rs`), the DHT under a flash crowd and a killed edge (`demo/dht.rs`), optimal allocation vs nearest server (`demo/steer.rs`), real players through three edges (`demo/players.rs`) |
@@ -26,6 +27,7 @@ pub mod media;
 pub mod origin;
 pub mod players;
 pub mod serve;
+pub mod session;
 pub mod steer;
 
 /// What the live servers and clients can refuse or fail at.

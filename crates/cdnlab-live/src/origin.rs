@@ -161,7 +161,7 @@ struct Reports {
     kept: Vec<bytes::Bytes>,
     bytes: usize,
     /// Per client address: (tokens in bytes, when last filled).
-    buckets: std::collections::HashMap<std::net::IpAddr, (f64, Instant)>,
+    buckets: std::collections::HashMap<std::net::IpAddr, crate::serve::shaper::Allowance>,
     refused_rate: u64,
     refused_full: u64,
 }
@@ -364,25 +364,21 @@ fn keep_report(s: &OriginState, ip: std::net::IpAddr, body: bytes::Bytes) -> Res
     let now = Instant::now();
     if r.buckets.len() >= MAX_REPORTERS && !r.buckets.contains_key(&ip) {
         // Forget the addresses whose buckets are full again: they lose nothing.
-        r.buckets.retain(|_, (tokens, at)| {
-            *tokens + now.duration_since(*at).as_secs_f64() * limits.rate < limits.burst
-        });
+        r.buckets
+            .retain(|_, a| a.level(limits.rate, limits.burst, now) < limits.burst);
     }
     if r.buckets.len() >= MAX_REPORTERS && !r.buckets.contains_key(&ip) {
         r.refused_rate += 1;
         return too_many();
     }
-    let (tokens, at) = r.buckets.entry(ip).or_insert((limits.burst, now));
-    let filled = (*tokens + now.duration_since(*at).as_secs_f64() * limits.rate).min(limits.burst);
-    let cost = body.len() as f64;
-    if filled < cost {
-        *tokens = filled;
-        *at = now;
+    let bucket = r
+        .buckets
+        .entry(ip)
+        .or_insert(crate::serve::shaper::Allowance::full(limits.burst, now));
+    if !bucket.try_take(body.len() as f64, limits.rate, limits.burst, now) {
         r.refused_rate += 1;
         return too_many();
     }
-    *tokens = filled - cost;
-    *at = now;
     if r.bytes + body.len() > limits.max_bytes || r.kept.len() >= limits.max_count {
         r.refused_full += 1;
         return (

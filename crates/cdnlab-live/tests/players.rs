@@ -164,6 +164,8 @@ async fn play(kind: &str) {
             timeout: Duration::from_secs(2),
             limits: Limits::default(),
             min_share: steer::DEFAULT_MIN_SHARE,
+            sessions: steer::SessionLimits::default(),
+            guarantee: true,
             media: Some(asset.clone()),
         })
     })
@@ -306,13 +308,19 @@ async fn play(kind: &str) {
     // holder takes it. So the test waits for a round in which every holder was admitted.
     let all_held = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let held = all_held.clone();
+    // Sessions the steering server did not open, with tokens signed by the secret (serials far
+    // above the test's): the edge takes them as its own.
+    let expires = cdnlab_live::session::unix_now() + 3600;
+    let tokens: Vec<String> = (0..6)
+        .map(|k| cdnlab_live::session::mint(SECRET_VALUE, "pa", 1_000_000 + k, expires))
+        .collect();
     let holders = tokio::spawn(async move {
         let client = reqwest::Client::new();
         loop {
             let mut admitted = 0;
-            for k in 0..6 {
+            for token in &tokens {
                 let ok = client
-                    .get(format!("http://{east}/p/pa/holder-{k}/init-0.m4s"))
+                    .get(format!("http://{east}/p/pa/{token}/init-0.m4s"))
                     .send()
                     .await
                     .is_ok_and(|r| r.status().is_success());

@@ -55,6 +55,11 @@ pub(super) struct EdgeArgs {
     /// slot after its latest request.
     #[arg(long, default_value_t = 10.0)]
     session_lease: f64,
+    /// Requests of one streaming session under way at once (more get 429): a session token
+    /// shared by many clients does not become many streams. The default is what a browser
+    /// opens to one host.
+    #[arg(long, default_value_t = cdnlab_live::edge::DEFAULT_SESSION_REQUESTS)]
+    session_requests: u32,
     /// Eviction policy, from the library's registry; every one but belady, which needs to know
     /// the future.
     #[arg(long, default_value = Policy::Lru.name(), value_parser = crate::cmd::named::<Policy>())]
@@ -149,6 +154,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
         admission: topology.map(|t| t.secret),
         stream_rate: a.stream_rate,
         session_lease: super::seconds("session-lease", a.session_lease)?,
+        session_requests: a.session_requests,
         steering,
         max_object_size: a.max_object_size,
         fill_budget: a.fill_budget,

@@ -31,6 +31,23 @@ pub(super) struct SteerArgs {
     /// take the others' share.
     #[arg(long, default_value_t = steer::DEFAULT_MIN_SHARE)]
     min_share: f64,
+    /// Re-allocate by the demand estimate alone (with the --min-share floor), as the paper's
+    /// rule does. By default a re-allocation keeps each population the streams it was planned
+    /// to have under the topology's demands, as far as it uses them, whatever another
+    /// population's flood does to the estimate.
+    #[arg(long)]
+    no_guarantee: bool,
+    /// Hours a session token (minted by /play) may start a session at an edge.
+    #[arg(long, default_value_t = steer::DEFAULT_SESSION_LIFETIME.as_secs_f64() / 3600.0)]
+    session_lifetime_hours: f64,
+    /// New sessions a population may open per window, as a multiple of its allocated streams
+    /// (more get 429 with Retry-After).
+    #[arg(long, default_value_t = steer::DEFAULT_SESSION_RATE)]
+    session_rate: f64,
+    /// Most sessions remembered; when full, a new session replaces one idle for three TTLs,
+    /// or is refused (503).
+    #[arg(long, default_value_t = steer::MAX_SESSIONS)]
+    max_sessions: usize,
     /// The streaming asset (a directory built by media/make-asset.sh, also given to the
     /// origin): enables `/play/{population}/master.m3u8` and `/play/{population}/manifest.mpd`,
     /// which open a session with one pathway per edge.
@@ -54,6 +71,20 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
         timeout: Duration::from_secs(5),
         limits: a.limits.limits(),
         min_share: a.min_share,
+        guarantee: !a.no_guarantee,
+        sessions: steer::SessionLimits {
+            lifetime: Duration::try_from_secs_f64(a.session_lifetime_hours * 3600.0)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--session-lifetime-hours {}: a number of hours > 0 is allowed",
+                        a.session_lifetime_hours
+                    ))
+                })?,
+            rate: a.session_rate,
+            max: a.max_sessions,
+        },
         media: a
             .media
             .as_deref()

@@ -145,6 +145,8 @@ pub async fn run(
         timeout: Duration::from_secs(2),
         limits: Limits::default(),
         min_share: steer::DEFAULT_MIN_SHARE,
+        sessions: steer::SessionLimits::default(),
+        guarantee: true,
         media: Some(asset.clone()),
     })
     .await?;

@@ -157,6 +157,8 @@ pub async fn run(
         timeout: Duration::from_secs(5),
         limits: Limits::default(),
         min_share: steer::DEFAULT_MIN_SHARE,
+        sessions: steer::SessionLimits::default(),
+        guarantee: true,
         media: None,
     };
     let mut results = Vec::new();

@@ -16,11 +16,16 @@
 //!
 //! `GET /p/{population}/{session}/{name}` serves file `name` of the origin's media asset
 //! (`/media/{name}`) to a streaming session (see [`crate::media`]): cached by name, shared by
-//! every session, with the origin's `Content-Type`. With admission, a session of a population is
-//! admitted at its first request while fewer of that population's sessions than its threshold
-//! are active here, and stays admitted while it keeps requesting (a lease of
-//! [`EdgeConfig::session_lease`] from its latest request); a refused session gets 503 with
-//! `Retry-After` and counts once per lease as blocked. Content answers allow any origin (CORS).
+//! every session, with the origin's `Content-Type`. With admission, the session is a token the
+//! steering server minted and signed for the population ([`crate::session`]); a made-up,
+//! altered, other population's or (at its first request here) expired token gets 403, counted.
+//! A session of a population is admitted at its first request while fewer of that population's
+//! sessions than its threshold are active here, and stays admitted while it keeps requesting
+//! (a lease of [`EdgeConfig::session_lease`] from the end of its latest request); a refused
+//! session gets 503 with `Retry-After` and counts once per lease as blocked. One session has at
+//! most [`EdgeConfig::session_requests`] requests under way (more get 429, counted): a token
+//! shared by many clients does not become many streams on one slot. Content answers allow any
+//! origin (CORS).
 //!
 //! Misses stream through fills within a memory budget, and responses never pin an evicted
 //! body ([`fill`]). Only complete 200 answers are stored. With a bandwidth, bodies go out in
@@ -41,6 +46,7 @@ use crate::serve::http::{self, Validators};
 use crate::serve::metrics::{self, Kind, Metrics, single};
 use crate::serve::shaper::TokenBucket;
 use crate::serve::{self, Limits, Running};
+use crate::session;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
@@ -54,6 +60,7 @@ use cdnlab::alloc::admission;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -84,6 +91,8 @@ pub struct EdgeConfig {
     pub stream_rate: Option<u64>,
     /// How long an admitted streaming session keeps its slot after its latest request.
     pub session_lease: Duration,
+    /// Requests of one streaming session under way at once; more get 429.
+    pub session_requests: u32,
     /// With admission: the steering server to ask for this edge's thresholds when it starts
     /// (a restarted edge need not wait for the steering server's next window).
     pub steering: Option<SteeringLink>,
@@ -111,6 +120,11 @@ pub struct SteeringLink {
 /// gives it back within 10 s.
 pub const DEFAULT_SESSION_LEASE: Duration = Duration::from_secs(10);
 
+/// The default of [`EdgeConfig::session_requests`]: 6, the connections a browser opens to one
+/// host over HTTP/1.1, so no player in a browser can be refused (hls.js and dash.js have a
+/// playlist or manifest and a segment per media type under way at most).
+pub const DEFAULT_SESSION_REQUESTS: u32 = 6;
+
 impl EdgeConfig {
     /// An LRU edge of 64 MiB in front of `origin`: unshaped, a 5 s origin timeout, default
     /// limits, every request admitted, the default session lease.
@@ -125,6 +139,7 @@ impl EdgeConfig {
             admission: None,
             stream_rate: None,
             session_lease: DEFAULT_SESSION_LEASE,
+            session_requests: DEFAULT_SESSION_REQUESTS,
             steering: None,
             max_object_size: None,
             fill_budget: None,
@@ -415,15 +430,24 @@ struct EdgeState {
     sessions: Mutex<Sessions>,
     /// Requests refused because their population has no threshold here (yet).
     no_threshold: std::sync::atomic::AtomicU64,
+    /// Session requests refused for their token (403), and for too many under way (429).
+    bad_token: std::sync::atomic::AtomicU64,
+    busy: std::sync::atomic::AtomicU64,
 }
 
-/// Streaming sessions: when each admitted one last asked, and when each refused one was
-/// refused (counted as blocked once per lease).
+/// Streaming sessions: each admitted one's requests under way and when its latest ended, and
+/// when each refused one was refused (counted as blocked once per lease).
 #[derive(Default)]
 struct Sessions {
-    admitted: HashMap<(String, String), Instant>,
+    admitted: HashMap<(String, String), Held>,
     refused: HashMap<(String, String), Instant>,
     swept: Option<Instant>,
+}
+
+/// An admitted session's slot.
+struct Held {
+    last: Instant,
+    under_way: u32,
 }
 
 impl Sessions {
@@ -444,8 +468,9 @@ impl Sessions {
             return;
         }
         self.swept = Some(now);
-        self.admitted.retain(|(p, _), last| {
-            let live = now.duration_since(*last) < lease;
+        self.admitted.retain(|(p, _), held| {
+            // A session with a request under way (a long download) keeps its slot.
+            let live = held.under_way > 0 || now.duration_since(held.last) < lease;
             if !live && let Some(s) = shares.get_mut(p) {
                 s.active = s.active.saturating_sub(1);
             }
@@ -481,32 +506,63 @@ impl Key {
     }
 }
 
-/// A population's share at this edge: its threshold, streams now, and counts.
+/// A population's share at this edge: its threshold, streams now, the most at once since the
+/// last report was read, and counts.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Share {
     pub limit: u64,
     pub active: u64,
+    /// The most streams at once since the last report (what the population used here, for the
+    /// steering server's guarantee); reports of older edges have none.
+    #[serde(default)]
+    pub peak: u64,
     pub admitted: u64,
     pub blocked: u64,
 }
 
-/// A stream admitted for a population: it holds a slot until dropped (the body ended, or the
-/// client went away).
+impl Share {
+    /// One more stream.
+    fn take(&mut self) {
+        self.active += 1;
+        self.admitted += 1;
+        self.peak = self.peak.max(self.active);
+    }
+}
+
+/// A request admitted for a population: a stream's slot, or one of a session's requests under
+/// way; given back when dropped (the body ended, or the client went away).
 struct Admitted {
     state: Arc<EdgeState>,
-    population: String,
+    held: Holding,
+}
+
+enum Holding {
+    Stream(String),
+    Session((String, String)),
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        if let Some(s) = self
-            .state
-            .admission
-            .lock()
-            .expect("admission lock")
-            .get_mut(&self.population)
-        {
-            s.active -= 1;
+        match &self.held {
+            Holding::Stream(population) => {
+                if let Some(s) = self
+                    .state
+                    .admission
+                    .lock()
+                    .expect("admission lock")
+                    .get_mut(population)
+                {
+                    s.active -= 1;
+                }
+            }
+            Holding::Session(key) => {
+                let mut sessions = self.state.sessions.lock().expect("sessions lock");
+                if let Some(h) = sessions.admitted.get_mut(key) {
+                    h.under_way = h.under_way.saturating_sub(1);
+                    // The lease runs from the end of the latest request.
+                    h.last = Instant::now();
+                }
+            }
         }
     }
 }
@@ -527,6 +583,9 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
     }
     if cfg.session_lease.is_zero() {
         return Err(cdnlab::Error::param("session-lease", "0", "a duration > 0").into());
+    }
+    if cfg.session_requests == 0 {
+        return Err(cdnlab::Error::param("session-requests", 0, "at least 1 request").into());
     }
     if cfg.pass_through == 0 {
         return Err(cdnlab::Error::param("max-pass-through", 0, "at least 1 stream").into());
@@ -576,6 +635,8 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         admission: Mutex::new(HashMap::new()),
         sessions: Mutex::new(Sessions::default()),
         no_threshold: Default::default(),
+        bad_token: Default::default(),
+        busy: Default::default(),
         cfg: cfg.clone(),
     });
     let router = Router::new()
@@ -679,11 +740,10 @@ impl EdgeState {
             s.blocked += 1;
             return Err(Refusal::OverShare);
         }
-        s.active += 1;
-        s.admitted += 1;
+        s.take();
         Ok(Some(Admitted {
             state: self.clone(),
-            population: p.to_string(),
+            held: Holding::Stream(p.to_string()),
         }))
     }
 }
@@ -691,26 +751,55 @@ impl EdgeState {
 impl EdgeState {
     /// A refusal for a population without a threshold here: counted.
     fn no_threshold(&self) -> Refusal {
-        self.no_threshold
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.no_threshold.fetch_add(1, Relaxed);
         Refusal::NoThreshold
     }
 
-    /// Admits a request of streaming session `session` of `population`: an admitted session's
-    /// lease is renewed; a new one takes a slot if the population is under its threshold here.
-    fn admit_session(&self, population: &str, session: &str) -> Result<(), Refusal> {
-        if self.cfg.admission.is_none() {
-            return Ok(());
-        }
+    /// Admits a request of streaming session `session` of `population`: a new session's token
+    /// is checked, then it takes a slot if the population is under its threshold here; an
+    /// admitted session's request is under way until the guard returned is dropped.
+    fn admit_session(
+        self: &Arc<Self>,
+        population: &str,
+        session: &str,
+    ) -> Result<Option<Admitted>, Refusal> {
+        let Some(secret) = &self.cfg.admission else {
+            return Ok(None);
+        };
         let now = Instant::now();
         let lease = self.cfg.session_lease;
+        let key = (population.to_string(), session.to_string());
+        let admitted = |held| {
+            Ok(Some(Admitted {
+                state: self.clone(),
+                held,
+            }))
+        };
+        {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            if let Some(h) = sessions.admitted.get_mut(&key) {
+                if h.under_way >= self.cfg.session_requests {
+                    self.busy.fetch_add(1, Relaxed);
+                    return Err(Refusal::Busy);
+                }
+                h.under_way += 1;
+                h.last = now;
+                return admitted(Holding::Session(key));
+            }
+        }
+        // Only a session admitted above skips the check: its token was checked then.
+        if let Err(why) = session::check(secret, population, session, session::unix_now()) {
+            self.bad_token.fetch_add(1, Relaxed);
+            return Err(Refusal::Token(why));
+        }
         let mut shares = self.admission.lock().expect("admission lock");
         let mut sessions = self.sessions.lock().expect("sessions lock");
         sessions.sweep(&mut shares, now, lease, false);
-        let key = (population.to_string(), session.to_string());
-        if let Some(last) = sessions.admitted.get_mut(&key) {
-            *last = now;
-            return Ok(());
+        if let Some(h) = sessions.admitted.get_mut(&key) {
+            // Admitted by a concurrent first request meanwhile.
+            h.under_way += 1;
+            h.last = now;
+            return admitted(Holding::Session(key));
         }
         let s = shares
             .get_mut(population)
@@ -726,10 +815,15 @@ impl EdgeState {
             return Err(Refusal::OverShare);
         }
         sessions.refused.remove(&key);
-        sessions.admitted.insert(key, now);
-        s.active += 1;
-        s.admitted += 1;
-        Ok(())
+        sessions.admitted.insert(
+            key.clone(),
+            Held {
+                last: now,
+                under_way: 1,
+            },
+        );
+        s.take();
+        admitted(Holding::Session(key))
     }
 }
 
@@ -741,6 +835,10 @@ enum Refusal {
     /// steering server checks every edge's thresholds every window.
     NoThreshold,
     OverShare,
+    /// A session token that is not the steering server's, or expired (403).
+    Token(crate::session::TokenError),
+    /// Too many requests of one session under way (429).
+    Busy,
 }
 
 impl IntoResponse for Refusal {
@@ -761,6 +859,19 @@ impl IntoResponse for Refusal {
                 StatusCode::SERVICE_UNAVAILABLE,
                 [(header::RETRY_AFTER, "1")],
                 "population over its share at this edge\n",
+            )
+                .into_response(),
+            Refusal::Token(why) => (
+                StatusCode::FORBIDDEN,
+                format!(
+                    "{why}: open a session with the steering server (/play/POPULATION/master.m3u8 or manifest.mpd)\n"
+                ),
+            )
+                .into_response(),
+            Refusal::Busy => (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "1")],
+                "too many requests of this session under way\n",
             )
                 .into_response(),
         }

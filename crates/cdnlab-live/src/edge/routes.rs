@@ -37,7 +37,12 @@ pub(super) async fn shares(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Res
         let mut shares = s.admission.lock().expect("admission lock");
         let mut sessions = s.sessions.lock().expect("sessions lock");
         sessions.sweep(&mut shares, Instant::now(), s.cfg.session_lease, true);
-        shares.clone()
+        let report = shares.clone();
+        // The peak is per report: the next one starts from the streams held now.
+        for x in shares.values_mut() {
+            x.peak = x.active;
+        }
+        report
     };
     axum::Json(shares).into_response()
 }
@@ -103,7 +108,7 @@ pub(super) async fn media(
             .into_response()
     } else {
         match s.admit_session(&population, &session) {
-            Ok(()) => answer(&s, Key::Media(name.into()), &req, None).await,
+            Ok(held) => answer(&s, Key::Media(name.into()), &req, held).await,
             Err(refused) => refused.into_response(),
         }
     };
@@ -729,7 +734,19 @@ pub(super) async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
             "cdnlab_admission_no_threshold_total",
             "Streams refused (503) because their population has no threshold here (yet).",
             Kind::COUNTER,
-            s.no_threshold.load(std::sync::atomic::Ordering::Relaxed) as f64,
+            s.no_threshold.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_admission_bad_token_total",
+            "Session requests refused (403): a token not minted for the population, or expired.",
+            Kind::COUNTER,
+            s.bad_token.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_admission_session_busy_total",
+            "Session requests refused (429): too many of one session under way.",
+            Kind::COUNTER,
+            s.busy.load(Relaxed) as f64,
         ),
         single(
             "cdnlab_origin_fetches_in_flight",

@@ -14,7 +14,8 @@ pub struct TokenBucket {
     rate: f64,
     /// Most tokens saved up.
     burst: f64,
-    state: Mutex<(f64, Instant)>,
+    /// Tokens (negative: debt) and when.
+    state: Mutex<Allowance>,
 }
 
 impl TokenBucket {
@@ -33,7 +34,7 @@ impl TokenBucket {
         Ok(TokenBucket {
             rate: rate as f64,
             burst: burst as f64,
-            state: Mutex::new((burst as f64, Instant::now())),
+            state: Mutex::new(Allowance::full(burst as f64, Instant::now())),
         })
     }
 
@@ -41,10 +42,8 @@ impl TokenBucket {
     pub fn reserve(&self, n: u64) -> Duration {
         let mut s = self.state.lock().expect("bucket lock");
         let now = Instant::now();
-        let (tokens, last) = *s;
-        let tokens = (tokens + now.duration_since(last).as_secs_f64() * self.rate).min(self.burst)
-            - n as f64;
-        *s = (tokens, now);
+        let tokens = s.level(self.rate, self.burst, now) - n as f64;
+        *s = Allowance { tokens, at: now };
         if tokens >= 0.0 {
             Duration::ZERO
         } else {
@@ -58,6 +57,38 @@ impl TokenBucket {
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
+    }
+}
+
+/// A token bucket's level without a lock or a queue, for buckets kept per key in a map (per
+/// client address, per population): it never goes into debt, a cost it cannot pay is refused.
+#[derive(Debug, Clone, Copy)]
+pub struct Allowance {
+    tokens: f64,
+    at: Instant,
+}
+
+impl Allowance {
+    /// A full bucket of `burst` tokens.
+    pub fn full(burst: f64, now: Instant) -> Self {
+        Allowance {
+            tokens: burst,
+            at: now,
+        }
+    }
+
+    /// Tokens now, refilled at `rate` per second up to `burst`.
+    pub fn level(&self, rate: f64, burst: f64, now: Instant) -> f64 {
+        (self.tokens + now.saturating_duration_since(self.at).as_secs_f64() * rate).min(burst)
+    }
+
+    /// Takes `cost` tokens if there are that many; false (and nothing taken) otherwise.
+    pub fn try_take(&mut self, cost: f64, rate: f64, burst: f64, now: Instant) -> bool {
+        let level = self.level(rate, burst, now);
+        let ok = level >= cost;
+        self.tokens = if ok { level - cost } else { level };
+        self.at = now;
+        ok
     }
 }
 
@@ -75,5 +106,18 @@ mod tests {
         assert!((w1 - 1.0).abs() < 0.01, "{w1}");
         assert!((w2 - 2.0).abs() < 0.01, "{w2}");
         assert!(TokenBucket::new(0, 1).is_err() && TokenBucket::new(1, 0).is_err());
+    }
+
+    /// An allowance pays what it holds, refills at its rate up to its burst, never owes.
+    #[test]
+    fn an_allowance_refuses_what_it_cannot_pay() {
+        let t0 = Instant::now();
+        let mut a = Allowance::full(3.0, t0);
+        assert!((0..3).all(|_| a.try_take(1.0, 2.0, 3.0, t0)));
+        assert!(!a.try_take(1.0, 2.0, 3.0, t0));
+        let half = t0 + Duration::from_millis(500);
+        assert!(a.try_take(1.0, 2.0, 3.0, half));
+        assert!(!a.try_take(1.0, 2.0, 3.0, half));
+        assert_eq!(a.level(2.0, 3.0, t0 + Duration::from_secs(60)), 3.0);
     }
 }

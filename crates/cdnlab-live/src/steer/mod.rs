@@ -23,7 +23,15 @@
 //! and `GET /play/{population}/manifest.mpd` open a session and answer its multivariant
 //! playlist or MPD ([`crate::media`]), whose pathways are the edges the session's order lists
 //! and whose steering URI is `/steering/{population}?session=S` (`/steering/{population}/dash`
-//! for DASH). A session's order comes from the library's rule
+//! for DASH). The session's name S is a token signed with the topology's secret
+//! ([`crate::session`]), valid for [`SessionLimits::lifetime`], which the edges check before
+//! the session may take a slot. A population opens at most [`SessionLimits::rate`] times its
+//! allocated streams of new sessions per window (more get 429); the session table holds
+//! [`SessionLimits::max`], and when it is full a
+//! newcomer takes the place of the session unused the longest, if that one has been idle for
+//! three TTLs (a player reloads the manifest every TTL), and is refused with 503 otherwise:
+//! a flood of `/play` cannot push out sessions in use. A session's order comes from the
+//! library's rule
 //! ([`cdnlab::alloc::steering::session_order`]): the n-th session of a population gets the
 //! n-th point of the golden-ratio sequence, so the first pathways of N sessions follow the
 //! allocation's shares; the order is sticky while the shares stand (`RELOAD-URI` keeps the
@@ -45,6 +53,7 @@ use crate::edge::Share;
 use crate::media::{Asset, Pathway};
 use crate::serve::SECRET;
 use crate::serve::metrics::{self, Kind, Metrics, family, single};
+use crate::serve::shaper::Allowance;
 use crate::serve::warn::{self, Warn};
 use crate::serve::{self, Limits, Running};
 use axum::Router;
@@ -83,10 +92,47 @@ pub struct SteerConfig {
     pub min_share: f64,
     /// The asset streamed through the edges: enables `/play/...` sessions.
     pub media: Option<Arc<Asset>>,
+    /// Session tokens' lifetime, new sessions per window, the session table's size.
+    pub sessions: SessionLimits,
+    /// Keep each population the planned share it uses in every re-allocation
+    /// ([`admission::guarantee`]); false: re-allocate by the demand estimate alone (with the
+    /// `min_share` floor), as the paper's rule does.
+    pub guarantee: bool,
 }
 
-/// Most sessions remembered (the oldest is forgotten first; a forgotten session still gets
-/// manifests, with a point hashed from its id and every edge taken as listed).
+/// What bounds streaming sessions at the steering server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SessionLimits {
+    /// How long a session token may start a session at an edge.
+    pub lifetime: Duration,
+    /// New sessions a population may open per window, as a multiple of its allocated streams.
+    pub rate: f64,
+    /// Most sessions remembered.
+    pub max: usize,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            lifetime: DEFAULT_SESSION_LIFETIME,
+            rate: DEFAULT_SESSION_RATE,
+            max: MAX_SESSIONS,
+        }
+    }
+}
+
+/// The default of [`SessionLimits::lifetime`]: 6 hours, a long film with its pauses; a
+/// token copied out of a playlist starts sessions for no longer.
+pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(6 * 3600);
+
+/// The default of [`SessionLimits::rate`]: twice the population's allocated streams per
+/// window. Admitted sessions hold their slots for minutes, so a population that fills its
+/// share from nothing opens its allocation once; twice leaves room for players that give up
+/// and come back, and bounds a flood to that.
+pub const DEFAULT_SESSION_RATE: f64 = 2.0;
+
+/// The default of [`SessionLimits::max`] (a forgotten session still gets manifests,
+/// with its point from its token's serial and every edge taken as listed).
 pub const MAX_SESSIONS: usize = 65_536;
 
 /// A streaming session opened by `/play`.
@@ -98,14 +144,72 @@ struct Session {
     listed: Vec<usize>,
     /// The pathway it last reported (`_HLS_pathway`), and when.
     pathway: Option<(usize, Instant)>,
+    /// When it was last used (opened, or a manifest asked for), and its place in that order.
+    used: Instant,
+    tick: u64,
 }
 
-/// Sessions by id, with the order they came in and the count per population.
+/// Sessions by id, in the order of their last use, with per-population counts.
 #[derive(Debug, Default)]
 struct Sessions {
     by_id: HashMap<String, Session>,
-    arrival: std::collections::VecDeque<String>,
+    /// Ids by last use, least recent first.
+    by_use: std::collections::BTreeMap<u64, String>,
+    ticks: u64,
+    /// Sessions opened per population (the next serial).
     opened: Vec<u64>,
+    /// New sessions per population: its allowance, and refusals for the rate and for a full
+    /// table.
+    allowance: Vec<Option<Allowance>>,
+    refused_rate: Vec<u64>,
+    refused_full: Vec<u64>,
+    evicted: u64,
+}
+
+impl Sessions {
+    /// Marks session `id` used now.
+    fn touch(&mut self, id: &str, now: Instant) {
+        self.ticks += 1;
+        let tick = self.ticks;
+        if let Some(x) = self.by_id.get_mut(id) {
+            self.by_use.remove(&x.tick);
+            x.tick = tick;
+            x.used = now;
+            self.by_use.insert(tick, id.to_string());
+        }
+    }
+
+    fn insert(&mut self, id: String, mut x: Session) {
+        self.ticks += 1;
+        x.tick = self.ticks;
+        self.by_use.insert(x.tick, id.clone());
+        if let Some(old) = self.by_id.insert(id, x) {
+            self.by_use.remove(&old.tick);
+        }
+    }
+
+    /// Room for one more of at most `max`: forgets the session unused the longest if it has
+    /// been idle for `idle` (counted); false if the table is full of sessions in use.
+    fn make_room(&mut self, max: usize, idle: Duration, now: Instant) -> bool {
+        if self.by_id.len() < max {
+            return true;
+        }
+        let Some((&tick, id)) = self.by_use.first_key_value() else {
+            return max > 0;
+        };
+        let idle_enough = self
+            .by_id
+            .get(id)
+            .is_none_or(|x| now.saturating_duration_since(x.used) >= idle);
+        if !idle_enough {
+            return false;
+        }
+        let id = id.clone();
+        self.by_use.remove(&tick);
+        self.by_id.remove(&id);
+        self.evicted += 1;
+        true
+    }
 }
 
 /// The default of [`SteerConfig::min_share`].
@@ -121,6 +225,8 @@ const MAX_REPORT_BYTES: usize = 4 << 20;
 /// The allocation in force.
 #[derive(Debug, Clone)]
 struct Plan {
+    /// Rows under the declared demands: what each population is planned to have.
+    planned: Vec<i64>,
     /// Thresholds, population by server.
     thresholds: Vec<i64>,
     basis: Basis,
@@ -187,18 +293,20 @@ impl Steer {
 }
 
 /// Solves the allocation for `demand` (scaled to the total capacity, every population at least
-/// its floor of `min_share`, so each keeps a share), warm from `basis` if given.
+/// its floor of `min_share`, so each keeps a share, and its `guaranteed` streams), warm from
+/// `basis` if given; returns the thresholds, the basis and the rows.
 fn solve(
     t: &Topology,
     demand: &[i64],
     min_share: f64,
+    guaranteed: &[i64],
     basis: Option<&Basis>,
-) -> Result<(Vec<i64>, Basis), cdnlab::Error> {
+) -> Result<(Vec<i64>, Basis, Vec<i64>), cdnlab::Error> {
     let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
-    let rows = admission::demand_rows(demand, capacity.iter().sum(), min_share);
-    let p = Problem::new(rows, capacity, t.costs())?;
+    let rows = admission::guarded_rows(demand, capacity.iter().sum(), min_share, guaranteed);
+    let p = Problem::new(rows.clone(), capacity, t.costs())?;
     let (a, b) = admission::optimal(&p, basis)?;
-    Ok((a.dense(p.rows(), p.cols()), b))
+    Ok((a.dense(p.rows(), p.cols()), b, rows))
 }
 
 /// Starts the steering server: solves, installs the thresholds, serves manifests.
@@ -218,7 +326,22 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
             cdnlab::Error::param("min-share", cfg.min_share, "a fraction in [0, 1]").into(),
         );
     }
-    let (thresholds, basis) = solve(t, &demand, cfg.min_share, None)?;
+    let limits = cfg.sessions;
+    if !(limits.rate > 0.0 && limits.rate.is_finite()) {
+        return Err(cdnlab::Error::param(
+            "session-rate",
+            limits.rate,
+            "a multiple > 0 of the allocated streams",
+        )
+        .into());
+    }
+    if limits.max == 0 || limits.lifetime.is_zero() {
+        return Err(
+            cdnlab::Error::param("max-sessions/session-lifetime", "0", "values > 0").into(),
+        );
+    }
+    let none = vec![0; demand.len()];
+    let (thresholds, basis, planned) = solve(t, &demand, cfg.min_share, &none, None)?;
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(cfg.timeout)
@@ -231,6 +354,7 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
     let state = Arc::new(SteerState {
         addr,
         plan: Mutex::new(Plan {
+            planned,
             thresholds,
             basis,
             demand,
@@ -245,6 +369,9 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         metrics: Metrics::default(),
         sessions: Mutex::new(Sessions {
             opened: vec![0; t.populations.len()],
+            allowance: vec![None; t.populations.len()],
+            refused_rate: vec![0; t.populations.len()],
+            refused_full: vec![0; t.populations.len()],
             ..Sessions::default()
         }),
         reachable: Mutex::new(vec![true; t.servers.len()]),
@@ -336,7 +463,8 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
             _ = tokio::time::sleep(s.cfg.window) => {}
             _ = stopped.changed() => return,
         }
-        let (mut arrivals, mut blocked) = (
+        let (mut arrivals, mut blocked, mut in_use) = (
+            vec![0u64; t.populations.len()],
             vec![0u64; t.populations.len()],
             vec![0u64; t.populations.len()],
         );
@@ -402,6 +530,9 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 // Saturating: an edge's counts may be anything.
                 arrivals[i] = arrivals[i].saturating_add(da.saturating_add(db));
                 blocked[i] = blocked[i].saturating_add(db);
+                // What the population used: the most streams it held here in the window, and
+                // the streams refused (a sum over edges of peaks: at most their sum's peak).
+                in_use[i] = in_use[i].saturating_add(now.peak.max(now.active).saturating_add(db));
                 seen[j].insert(p.name.clone(), (now.admitted, now.blocked));
             }
         }
@@ -413,12 +544,27 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
         *s.blocking.lock().expect("blocking lock") = b;
         // The library's re-allocation rule, as the simulator runs it.
         if let Some(estimate) = admission::reallocation(&arrivals, &blocked, s.cfg.b_max) {
-            let basis = s.plan.lock().expect("plan lock").basis.clone();
+            let (basis, planned) = {
+                let plan = s.plan.lock().expect("plan lock");
+                (plan.basis.clone(), plan.planned.clone())
+            };
+            let guaranteed = if s.cfg.guarantee {
+                let used: Vec<i64> = in_use
+                    .iter()
+                    .map(|&u| i64::try_from(u).unwrap_or(i64::MAX))
+                    .collect();
+                admission::guarantee(&planned, &used)
+            } else {
+                vec![0; planned.len()]
+            };
             let clock = Instant::now();
-            if let Ok((thresholds, basis)) = solve(t, &estimate, s.cfg.min_share, Some(&basis)) {
+            if let Ok((thresholds, basis, _)) =
+                solve(t, &estimate, s.cfg.min_share, &guaranteed, Some(&basis))
+            {
                 s.solve_micros
                     .store(clock.elapsed().as_micros() as u64, Relaxed);
                 *s.plan.lock().expect("plan lock") = Plan {
+                    planned,
                     thresholds,
                     basis,
                     demand: estimate,

@@ -161,8 +161,12 @@ pub(super) fn steering_answer(
             let mut sessions = s.sessions.lock().expect("sessions lock");
             let known = sessions
                 .by_id
-                .get_mut(id.as_str())
-                .filter(|x| x.population == i);
+                .get(id.as_str())
+                .is_some_and(|x| x.population == i);
+            if known {
+                sessions.touch(id, Instant::now());
+            }
+            let known = sessions.by_id.get_mut(id.as_str()).filter(|_| known);
             let (point, listed) = match known {
                 Some(x) => {
                     // The pathway in use: hls.js's one value, the first of dash.js's list.
@@ -175,7 +179,15 @@ pub(super) fn steering_answer(
                     }
                     (x.point, x.listed.clone())
                 }
-                None => (steering::hashed_point(id), (0..n).collect()),
+                // A session forgotten (or opened before a restart) keeps its point if its token
+                // is this population's; anything else gets a point hashed from it.
+                None => {
+                    let point = crate::session::check(&t.secret, population, id, 0).map_or_else(
+                        |_| steering::hashed_point(id),
+                        |x| steering::session_point(x.serial),
+                    );
+                    (point, (0..n).collect())
+                }
             };
             drop(sessions);
             (order_for(s, i, point, &slow), listed)
@@ -296,17 +308,58 @@ pub(super) async fn play(
                 .into_response();
         }
     };
-    let (id, point) = {
-        let mut sessions = s.sessions.lock().expect("sessions lock");
-        let k = sessions.opened[i];
-        sessions.opened[i] += 1;
-        (
-            format!("{}-{k}", t.populations[i].name),
-            steering::session_point(k),
-        )
+    // One critical section: the rate, the room, the serial and the entry agree.
+    let now = Instant::now();
+    let mut sessions = s.sessions.lock().expect("sessions lock");
+    let allocated = {
+        let n = t.servers.len();
+        let plan = s.plan.lock().expect("plan lock");
+        plan.thresholds[i * n..(i + 1) * n]
+            .iter()
+            .sum::<i64>()
+            .max(1)
     };
+    // New sessions per window: a multiple of the population's allocated streams (at least 1).
+    let per_window = (s.cfg.sessions.rate * allocated as f64).max(1.0);
+    let rate = per_window / s.cfg.window.as_secs_f64();
+    let allowance = sessions.allowance[i].get_or_insert(Allowance::full(per_window, now));
+    if !allowance.try_take(1.0, rate, per_window, now) {
+        sessions.refused_rate[i] += 1;
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            s.cfg.window,
+            "this population opens no more sessions this window\n",
+        );
+    }
+    // Sessions in use are never pushed out by newcomers; one idle for three TTLs may be.
+    let idle = Duration::from_secs(3 * u64::from(s.cfg.ttl));
+    if !sessions.make_room(s.cfg.sessions.max, idle, now) {
+        sessions.refused_full[i] += 1;
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_secs(u64::from(s.cfg.ttl)),
+            "every session is in use\n",
+        );
+    }
+    let k = sessions.opened[i];
+    sessions.opened[i] += 1;
+    let expires = crate::session::unix_now().saturating_add(s.cfg.sessions.lifetime.as_secs());
+    let id = crate::session::mint(&t.secret, &population, k, expires);
+    let point = steering::session_point(k);
     // Never empty (`never_empty`): with nothing usable now, every edge is listed.
     let listed = order_for(&s, i, point, &[]);
+    sessions.insert(
+        id.clone(),
+        Session {
+            population: i,
+            point,
+            listed: listed.clone(),
+            pathway: None,
+            used: now,
+            tick: 0,
+        },
+    );
+    drop(sessions);
     let pathways: Vec<Pathway> = listed
         .iter()
         .map(|&j| Pathway {
@@ -327,24 +380,6 @@ pub(super) async fn play(
             crate::media::content_type(crate::media::HLS_MANIFEST),
         )
     };
-    {
-        let mut sessions = s.sessions.lock().expect("sessions lock");
-        if sessions.by_id.len() >= MAX_SESSIONS
-            && let Some(old) = sessions.arrival.pop_front()
-        {
-            sessions.by_id.remove(&old);
-        }
-        sessions.arrival.push_back(id.clone());
-        sessions.by_id.insert(
-            id,
-            Session {
-                population: i,
-                point,
-                listed,
-                pathway: None,
-            },
-        );
-    }
     (
         [
             (header::CONTENT_TYPE, kind.to_string()),
@@ -352,6 +387,20 @@ pub(super) async fn play(
             (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
         ],
         body,
+    )
+        .into_response()
+}
+
+/// A refused `/play`: `code` with Retry-After in whole seconds (at least 1).
+fn refuse(code: StatusCode, retry: Duration, why: &'static str) -> Response {
+    let secs = retry.as_secs_f64().ceil().max(1.0) as u64;
+    (
+        code,
+        [
+            (header::RETRY_AFTER, secs.to_string()),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
+        ],
+        why,
     )
         .into_response()
 }
@@ -456,6 +505,23 @@ pub(super) async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
     let blocking = s.blocking.lock().expect("blocking lock").clone();
     let thresholds = s.plan.lock().expect("plan lock").thresholds.clone();
     let n = t.servers.len();
+    let (held, refused, evicted) = {
+        let x = s.sessions.lock().expect("sessions lock");
+        let refused: Vec<(Vec<(&str, String)>, f64)> = t
+            .populations
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| {
+                [("rate", x.refused_rate[i]), ("full", x.refused_full[i])].map(|(why, k)| {
+                    (
+                        vec![("population", p.name.clone()), ("reason", why.to_string())],
+                        k as f64,
+                    )
+                })
+            })
+            .collect();
+        (x.by_id.len(), refused, x.evicted)
+    };
     let families = [
         family(
             "cdnlab_steer_blocking",
@@ -503,6 +569,24 @@ pub(super) async fn metrics(State(s): State<Arc<SteerState>>) -> Response {
             "Threshold installations that failed.",
             Kind::COUNTER,
             s.install_errors.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_steer_sessions",
+            "Streaming sessions remembered.",
+            Kind::GAUGE,
+            held as f64,
+        ),
+        family(
+            "cdnlab_steer_sessions_refused_total",
+            "New sessions refused: over the population's rate (429), or every session in use (503).",
+            Kind::COUNTER,
+            refused,
+        ),
+        single(
+            "cdnlab_steer_sessions_evicted_total",
+            "Sessions forgotten, idle for three TTLs, to make room for a new one.",
+            Kind::COUNTER,
+            evicted as f64,
         ),
         single(
             "cdnlab_steer_solve_seconds",

@@ -10,7 +10,8 @@
 //!   cluster).
 //! - [`reallocation`]: the re-allocation rule, a pure function from a window's counts to "re-solve
 //!   with this demand" or nothing; [`demand_rows`]: how a demand estimate becomes the problem's
-//!   rows.
+//!   rows; [`guarded_rows`] and [`guarantee`]: the same, keeping each population the planned
+//!   share it uses.
 //!
 //! Rules: TP-R2 (`allocate`), TP-R3, TP-R4, TP-R5 and TP-R6 of docs/spec/transport.md.
 
@@ -88,6 +89,20 @@ pub fn optimal(p: &Problem, basis: Option<&Basis>) -> Result<(Allocation, Basis)
 /// least 1 stream (while the capacity allows one per population); the streams come from the
 /// populations furthest above it.
 pub fn demand_rows(demand: &[i64], total_capacity: i64, min_share: f64) -> Vec<i64> {
+    guarded_rows(demand, total_capacity, min_share, &vec![0; demand.len()])
+}
+
+/// [`demand_rows`] with a guarantee: population i's row is also raised to `guaranteed[i]`, so
+/// that a re-allocation driven by another population's demand cannot take from it what it is
+/// guaranteed (see [`guarantee`]). The streams come from the rows furthest above their own
+/// floor; rows are raised in order, and if the floors add up to more than the capacity the
+/// later ones stop short (rows always sum to the capacity).
+pub fn guarded_rows(
+    demand: &[i64],
+    total_capacity: i64,
+    min_share: f64,
+    guaranteed: &[i64],
+) -> Vec<i64> {
     let want: Vec<i64> = demand.iter().map(|&d| d.max(1)).collect();
     let mut rows = scale_to(&want, total_capacity);
     let n = rows.len() as i64;
@@ -95,18 +110,23 @@ pub fn demand_rows(demand: &[i64], total_capacity: i64, min_share: f64) -> Vec<i
         return rows;
     }
     let equal = total_capacity / n;
-    let floor = ((min_share.clamp(0.0, 1.0) * equal as f64) as i64)
+    let least = ((min_share.clamp(0.0, 1.0) * equal as f64) as i64)
         .max(1)
         .min(equal);
+    let floors: Vec<i64> = (0..rows.len())
+        .map(|i| least.max(guaranteed.get(i).copied().unwrap_or(0)))
+        .collect();
     for i in 0..rows.len() {
-        while rows[i] < floor {
-            // The largest row gives (the first on ties); it stays at or above the floor.
-            let (j, &top) = rows
+        while rows[i] < floors[i] {
+            // The row furthest above its own floor gives (the first on ties).
+            let (j, excess) = rows
                 .iter()
+                .zip(&floors)
+                .map(|(&r, &f)| r - f)
                 .enumerate()
-                .max_by_key(|&(j, &r)| (r, std::cmp::Reverse(j)))
+                .max_by_key(|&(j, e)| (e, Reverse(j)))
                 .expect("rows are not empty");
-            let give = (floor - rows[i]).min(top - floor);
+            let give = (floors[i] - rows[i]).min(excess);
             if give <= 0 {
                 break;
             }
@@ -115,6 +135,19 @@ pub fn demand_rows(demand: &[i64], total_capacity: i64, min_share: f64) -> Vec<i
         }
     }
     rows
+}
+
+/// Each population's guaranteed streams after a re-allocation: its row under the declared
+/// demands (`declared`, what the operator planned for it), but no more than it uses (`in_use`:
+/// streams it held plus streams refused in the window). A population keeps what it was
+/// planned to have while it uses it, whatever another population's flood makes the demand
+/// estimate say; what it does not use can go to a population whose demand really grew.
+pub fn guarantee(declared: &[i64], in_use: &[i64]) -> Vec<i64> {
+    declared
+        .iter()
+        .zip(in_use)
+        .map(|(&d, &u)| d.min(u).max(0))
+        .collect()
 }
 
 /// The re-allocation rule: when some population's blocking in the window (`blocked` of
@@ -393,6 +426,42 @@ mod tests {
             let r = demand_rows(&d, c, m);
             assert_eq!(r.iter().sum::<i64>(), c, "{d:?} {c} {m}");
             assert!(r.iter().all(|&x| x >= 1), "{r:?}");
+        }
+    }
+
+    /// A flood from one population cannot take what another is guaranteed: its planned row
+    /// while it uses it. Unused, the share goes where the demand went.
+    #[test]
+    fn a_flood_cannot_take_a_used_planned_share() {
+        // Planned [30, 10] of 40; pb floods (its estimate is 100 times pa's).
+        let planned = demand_rows(&[30, 10], 40, 0.1);
+        assert_eq!(planned, vec![30, 10]);
+        let flood = [100, 10_000];
+        // Without a guarantee pa is left the floor: 0.1 of an equal split of 40.
+        assert_eq!(demand_rows(&flood, 40, 0.1), vec![2, 38]);
+        // pa uses 24 streams: it keeps them; pb takes the rest.
+        let g = guarantee(&planned, &[24, 500]);
+        assert_eq!(g, vec![24, 10]);
+        assert_eq!(guarded_rows(&flood, 40, 0.1, &g), vec![24, 16]);
+        // pa uses more than planned: it is guaranteed its plan, no more.
+        let g = guarantee(&planned, &[35, 500]);
+        assert_eq!(guarded_rows(&flood, 40, 0.1, &g), vec![30, 10]);
+        // pa uses nothing: the floor only.
+        let g = guarantee(&planned, &[0, 500]);
+        assert_eq!(guarded_rows(&flood, 40, 0.1, &g), vec![2, 38]);
+        // Floors above the capacity: rows still sum to it, each at least its least share.
+        let r = guarded_rows(&[1, 1, 1], 10, 0.5, &[9, 9, 9]);
+        assert_eq!(r.iter().sum::<i64>(), 10, "{r:?}");
+        assert!(r.iter().all(|&x| x >= 1), "{r:?}");
+        // No guarantee is demand_rows.
+        for (d, c, m) in [
+            (vec![5_i64, 0, 9, 1_000], 17_i64, 0.3),
+            (vec![7; 9], 100, 0.9),
+        ] {
+            assert_eq!(
+                guarded_rows(&d, c, m, &vec![0; d.len()]),
+                demand_rows(&d, c, m)
+            );
         }
     }
 }
