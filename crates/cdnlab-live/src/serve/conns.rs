@@ -16,11 +16,17 @@
 //! 2. partial heads older than [`Limits::head_grace`], oldest first (a client that has taken
 //!    that long for one head is a slowloris or lost);
 //! 3. slow readers: answering, stalled on the client now, and below [`Limits::min_rate`] over
-//!    the last [`Limits::rate_window`] of the answer, slowest first;
-//! 4. fair share: a connection of the address holding the most slots, if it holds more than the
-//!    newcomer's address (the newcomer included), preferring one not yet answering, then the
+//!    the last [`Limits::rate_window`] of the answer, slowest first, of addresses holding more
+//!    slots than the newcomer's would (the newcomer included);
+//! 4. fair share: a connection of the address holding the most slots, if it holds more than
+//!    twice what the newcomer's address would, preferring one not yet answering, then the
 //!    longest stalled. No address can then keep a new address out: what holds every slot from
 //!    a few addresses gives way to a client from another one.
+//!
+//! Rules 3 and 4 spare addresses no heavier than the newcomer's: attackers from several
+//! addresses reopening connections would otherwise shed each other without end, each shed
+//! handing an attacker a slot and a new body to start (8 addresses x 256 never-readers of an
+//! 8 MiB object: 3,500 sheds in 12 s, and a normal client's 8 MiB took up to 2 s).
 //!
 //! Rules 2 to 4 close abortively (`SO_LINGER` 0: a reset, and the kernel drops what was queued
 //! for the client), so the slot and the memory come back at once rather than when a graceful
@@ -311,9 +317,18 @@ impl Conns {
         {
             return Some((c.0.clone(), Shed::PartialHead));
         }
-        // 3. Slow readers, slowest first.
+        // Slots held per address, the newcomer's included.
+        let mut held: HashMap<IpAddr, usize> = HashMap::new();
+        for c in &open {
+            *held.entry(c.ip).or_default() += 1;
+        }
+        let mine = held.get(&ip).copied().unwrap_or(0) + 1;
+        // 3. Slow readers, slowest first, of addresses holding more than the newcomer's would:
+        // attackers on equal footing do not shed each other (each shed would hand another
+        // attacker a slot and a new body to start), while any lighter address gets in.
         if let Some((c, _)) = open
             .iter()
+            .filter(|c| held.get(&c.ip).is_some_and(|&n| n > mine))
             .filter(|c| c.stalled_for().is_some())
             .filter_map(|c| Some((c, c.rate(limits.rate_window)?)))
             .filter(|&(_, r)| r < limits.min_rate as f64)
@@ -321,17 +336,15 @@ impl Conns {
         {
             return Some((c.clone(), Shed::SlowReader));
         }
-        // 4. Fair share between addresses, by the slots they hold (the newcomer's included).
-        let mut held: HashMap<IpAddr, usize> = HashMap::new();
-        for c in &open {
-            *held.entry(c.ip).or_default() += 1;
-        }
-        let mine = held.get(&ip).copied().unwrap_or(0) + 1;
+        // 4. Fair share between addresses, by the slots they hold (the newcomer's included):
+        // the heaviest address gives way if it holds more than twice what the newcomer's
+        // would. Twice, not more than: addresses within a factor of two of each other do not
+        // shed each other back and forth one slot at a time.
         let (&heavy, &most) = held
             .iter()
             .filter(|&(a, _)| *a != ip)
             .max_by_key(|&(a, n)| (*n, *a))?;
-        if most <= mine {
+        if most <= 2 * mine {
             return None;
         }
         open.iter()
@@ -358,13 +371,15 @@ impl Drop for PerAddress {
 
 /// A connection's socket: writes fail with `TimedOut` when the peer takes no bytes for the send
 /// timeout; what the kernel takes is counted, stalls and the start of each head are noted on
-/// the [`Conn`], and a shed connection is reset when dropped.
+/// the [`Conn`], and a shed or timed-out connection is reset when dropped.
 pub struct Io {
     stream: TcpStream,
     conn: Arc<Conn>,
     timeout: Duration,
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
     timeouts: prometheus::IntCounter,
+    /// Reset when dropped (the send timeout ran out).
+    reset: bool,
 }
 
 impl Io {
@@ -380,6 +395,7 @@ impl Io {
             timeout,
             stalled: None,
             timeouts,
+            reset: false,
         }
     }
 
@@ -406,6 +422,12 @@ impl Io {
         });
         if sleep.as_mut().poll(cx).is_ready() {
             self.timeouts.inc();
+            // Reset, not closed gracefully (nginx's `reset_timedout_connection`): a graceful
+            // close leaves an orphaned socket holding its queued bytes in kernel memory until
+            // the kernel gives up on the client, minutes later. Under never-reading clients
+            // those orphans drove TCP memory to its limit, and every other connection's
+            // transfers slowed with it.
+            self.reset = true;
             return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 "the client took no bytes within the send timeout",
@@ -417,7 +439,7 @@ impl Io {
 
 impl Drop for Io {
     fn drop(&mut self) {
-        if self.conn.shed.load(Relaxed) {
+        if self.reset || self.conn.shed.load(Relaxed) {
             // An abortive close (RFC 9293 section 3.6: a reset): the slot and the socket's
             // queued bytes come back now, not when a stalled client takes them.
             let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
@@ -575,12 +597,12 @@ mod tests {
             guards.push(conns.admit(ip, 100).unwrap());
             conns.open(ip).1
         };
-        // Four from `a`: one fresh (a head within its grace), two answering fast, one idle.
+        // Six from `a`: one fresh (a head within its grace), four answering fast, one idle.
         let fresh = open(a);
         let fast = open(a);
         let _fast_busy = fast.begin();
-        let also_fast = open(a);
-        let _also_busy = also_fast.begin();
+        let fast_ones: Vec<_> = (0..3).map(|_| open(a)).collect();
+        let _busy: Vec<_> = fast_ones.iter().map(|c| c.begin()).collect();
         let idle = open(a);
         drop(idle.begin());
         let mine = open(me);
@@ -589,15 +611,18 @@ mod tests {
         assert_eq!(shed(&conns), Some(Shed::Idle));
         assert!(idle.shed.load(Relaxed));
         // No idle one left; `fresh` is within its grace: the fair share takes one of `a`'s
-        // (3 held, against 2 here with the newcomer), one not yet answering first.
+        // (5 held, more than twice the 2 here with the newcomer), one not yet answering first.
         assert_eq!(shed(&conns), Some(Shed::FairShare));
         assert!(fresh.shed.load(Relaxed));
+        // 4 held against 2: within twice, nobody (no shedding back and forth).
+        assert!(conns.shed_one(me, &l, &m).is_none());
         // A partial head past its grace goes before anything but idle ones.
         let slowloris = open(a);
         std::thread::sleep(Duration::from_millis(40));
         assert_eq!(shed(&conns), Some(Shed::PartialHead));
         assert!(slowloris.shed.load(Relaxed));
-        // A stalled reader below the rate over a window of its answer.
+        // A stalled reader below the rate over a window of its answer, of an address heavier
+        // than the newcomer's (5 against 2).
         let stalled = open(a);
         let _b = stalled.begin();
         stalled.sample(l.rate_window);
@@ -605,6 +630,21 @@ mod tests {
         stalled.stalled_since.store(stalled.now(), Relaxed);
         assert_eq!(shed(&conns), Some(Shed::SlowReader));
         assert!(stalled.shed.load(Relaxed));
+        // A stalled reader is not shed for an address as heavy as its own.
+        let b: IpAddr = [127, 0, 0, 3].into();
+        let b_stalled: Vec<_> = (0..4).map(|_| open(b)).collect();
+        let _bb: Vec<_> = b_stalled.iter().map(|c| c.begin()).collect();
+        for c in &b_stalled {
+            c.sample(l.rate_window);
+        }
+        std::thread::sleep(Duration::from_millis(40));
+        for c in &b_stalled {
+            c.stalled_since.store(c.now(), Relaxed);
+        }
+        assert!(
+            conns.shed_one(b, &l, &m).is_none(),
+            "b would hold 5, a holds 4"
+        );
         // Same address as the newcomer, or no more than it holds: nobody.
         assert!(conns.shed_one(a, &l, &m).is_none());
         assert!(!fast.shed.load(Relaxed) && !mine.shed.load(Relaxed));

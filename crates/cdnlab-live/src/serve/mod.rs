@@ -231,11 +231,33 @@ impl Running {
     }
 }
 
+/// Connections the kernel queues for `accept` (capped by `net.core.somaxconn`, 4096 by default
+/// since Linux 5.4). The standard library's 128 overflowed under a burst of connections (8
+/// addresses reopening never-reading connections): the kernel dropped SYNs, and a normal
+/// client's connect waited for its retransmission, a whole second (RFC 6298's initial RTO).
+/// nginx uses 511.
+const BACKLOG: i32 = 4096;
+
+/// Unsent bytes a connection's socket may hold (`TCP_NOTSENT_LOWAT`, Linux): two 64 KiB body
+/// pieces, so the kernel always has the next piece while it sends one.
+#[cfg(target_os = "linux")]
+const NOTSENT_LOWAT: u32 = 128 << 10;
+
 /// Binds `addr` (port 0: any free port).
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|e| Error::io(format!("cannot listen on {addr}"), e))
+    let err = |e| Error::io(format!("cannot listen on {addr}"), e);
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )
+    .map_err(err)?;
+    // As the standard library and tokio do: a restarted server may bind at once.
+    socket.set_reuse_address(true).map_err(err)?;
+    socket.bind(&addr.into()).map_err(err)?;
+    socket.listen(BACKLOG).map_err(err)?;
+    socket.set_nonblocking(true).map_err(err)?;
+    TcpListener::from_std(socket.into()).map_err(err)
 }
 
 /// Serves `router` on `listener` until stopped, counting refused and reclaimed connections in
@@ -339,6 +361,12 @@ async fn connection(
         return;
     };
     let _ = stream.set_nodelay(true);
+    // At most NOTSENT_LOWAT bytes wait unsent in the kernel (on top of those in flight): a
+    // client that does not read holds that much kernel memory, not a send buffer autotuned up
+    // to 4 MiB. With a thousand never-readers the buffers drove the kernel's TCP memory into
+    // pressure, where every socket's buffer shrinks and every transfer slows.
+    #[cfg(target_os = "linux")]
+    let _ = socket2::SockRef::from(&stream).set_tcp_notsent_lowat(NOTSENT_LOWAT);
     let (id, conn) = conns.open(ip);
     metrics.connections.inc();
     let c = conn.clone();
