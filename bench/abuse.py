@@ -3,12 +3,13 @@ bench/abuse.sh). Prints, per attack and server: resident memory, the p99 of 200 
 made during the attack, how many of those failed, and what the attack got."""
 import asyncio
 import os
-import re
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from abuse_lib import nginx_pids, rss, wait_port
 
 cdnlab = sys.argv[1]
 work = tempfile.mkdtemp()
@@ -22,34 +23,6 @@ def spawn(*args):
     p = subprocess.Popen([cdnlab, *args], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     procs.append(p)
     return p
-
-
-def rss(pids):
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                m = re.search(r"VmRSS:\s+(\d+)", f.read())
-        except OSError:
-            continue
-        if m:  # an exited process (nginx's cache loader, once done) has none
-            total += int(m.group(1)) * 1024
-    return total
-
-
-def nginx_pids(master):
-    out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout
-    return [master] + [int(x) for x in out.split()]
-
-
-def wait_port(port):
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on {port}")
 
 
 async def normal(port, path, ids, n=200):

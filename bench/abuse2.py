@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+from abuse_lib import nginx_pids, rss, wait_port
+
 cdnlab = sys.argv[1]
 work = tempfile.mkdtemp()
 os.chmod(work, 0o755)  # nginx workers run unprivileged
@@ -51,19 +53,6 @@ def stop(p):
     procs.remove(p)
 
 
-def rss(pids):
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                m = re.search(r"VmRSS:\s+(\d+)", f.read())
-        except OSError:
-            continue
-        if m:
-            total += int(m.group(1)) * 1024
-    return total
-
-
 class Peak(threading.Thread):
     """The largest resident memory of `pids()` sampled every 50 ms until stopped."""
 
@@ -80,16 +69,6 @@ class Peak(threading.Thread):
         self.done.set()
         self.join()
         return self.peak
-
-
-def wait_port(port):
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on {port}")
 
 
 async def normal(port, path, ids, n=500):
@@ -204,11 +183,26 @@ http {{ access_log off; send_timeout 5s; client_header_timeout 10s;
     procs.append(p)
     wait_port(NGX)
 
-    def pids():
-        out = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout
-        return [p.pid] + [int(x) for x in out.split()]
+    return p, lambda: nginx_pids(p.pid)
 
-    return p, pids
+
+def origin(*args):
+    """A cdnlab origin on ORIGIN with `args` (objects and sizes)."""
+    o = spawn("live", "origin", "--listen", f"127.0.0.1:{ORIGIN}", *args)
+    wait_port(ORIGIN)
+    return o
+
+
+def servers(upstream, capacity_mib, nginx_extra=""):
+    """The edge and then nginx in front of `upstream`, each stopped when the caller moves on:
+    yields (server, port, pids)."""
+    for server in ["cdnlab edge", "nginx"]:
+        if server == "nginx":
+            (p, pids), port = nginx(capacity_mib, upstream, nginx_extra), NGX
+        else:
+            (p, pids), port = edge(upstream, capacity_mib * MiB), EDGE
+        yield server, port, pids
+        stop(p)
 
 
 def edge(upstream, capacity, *extra):
@@ -278,17 +272,12 @@ def hostage():
     """8 addresses x 256 never-reading connections on a cached 8 MiB object (the finding:
     from 8 s to 30 s a client on another address got 0 of 8 requests)."""
     name = "never-readers, 8 addresses x 256, 8 MiB hit"
-    o = spawn("live", "origin", "--listen", f"127.0.0.1:{ORIGIN}", "--objects", "10",
-              "--min-size", str(8 * MiB), "--max-size", str(8 * MiB))
-    wait_port(ORIGIN)
+    o = origin("--objects", "10", "--min-size", str(8 * MiB), "--max-size", str(8 * MiB))
     req = lambda i: f"GET /content/{i % 10} HTTP/1.1\r\nhost: x\r\n\r\n".encode()
-    for server in ["cdnlab edge", "nginx"]:
-        p, pids = edge(ORIGIN, 64 * MiB) if server != "nginx" else nginx(64, ORIGIN)
-        port = EDGE if server != "nginx" else NGX
+    for server, port, pids in servers(ORIGIN, 64):
         warm(port, "/content/", 10)
         run_attack(name, server, pids, port, "/content/", 10,
                    Holders(port, sources(8), 256, req, False, 25), seconds=25)
-        stop(p)
     stop(o)
     judge(name)
 
@@ -297,16 +286,12 @@ def slowloris():
     """5 addresses x 230 partial heads, a byte a second, reopened (the finding: 58% of a normal
     client's requests got 503)."""
     name = "slowloris, 5 addresses x 230, reopened"
-    o = spawn("live", "origin", "--listen", f"127.0.0.1:{ORIGIN}", "--objects", "1000")
-    wait_port(ORIGIN)
+    o = origin("--objects", "1000")
     head = lambda i: f"GET /content/{i % 50} HTTP/1.1\r\nhost: x\r\nx-pad: aaaaaaaaaaaaaaaaaaaa\r\n\r\n".encode()
-    for server in ["cdnlab edge", "nginx"]:
-        p, pids = edge(ORIGIN, 64 * MiB) if server != "nginx" else nginx(64, ORIGIN)
-        port = EDGE if server != "nginx" else NGX
+    for server, port, pids in servers(ORIGIN, 64):
         warm(port, "/content/", 50)
         run_attack(name, server, pids, port, "/content/", 50,
                    Holders(port, sources(5), 230, head, True, 25), seconds=25)
-        stop(p)
     stop(o)
     judge(name)
 
@@ -315,17 +300,12 @@ def distinct_misses():
     """250 never-reading clients of distinct 8 MiB misses, 64 MiB cache (the finding: 946 MB
     RSS, peak 1,120 MB)."""
     name = "never-readers of 250 distinct 8 MiB misses"
-    o = spawn("live", "origin", "--listen", f"127.0.0.1:{ORIGIN}", "--objects", "1000",
-              "--min-size", str(8 * MiB), "--max-size", str(8 * MiB))
-    wait_port(ORIGIN)
+    o = origin("--objects", "1000", "--min-size", str(8 * MiB), "--max-size", str(8 * MiB))
     req = lambda i: f"GET /content/{100 + i} HTTP/1.1\r\nhost: x\r\n\r\n".encode()
-    for server in ["cdnlab edge", "nginx"]:
-        p, pids = edge(ORIGIN, 64 * MiB) if server != "nginx" else nginx(64, ORIGIN)
-        port = EDGE if server != "nginx" else NGX
+    for server, port, pids in servers(ORIGIN, 64):
         warm(port, "/content/", 4)
         run_attack(name, server, pids, port, "/content/", 4,
                    Holders(port, sources(1), 250, req, False, 20), seconds=20)
-        stop(p)
     stop(o)
     judge(name, bound=int(1.3 * 64 * MiB) + 64 * MiB)
 
@@ -381,18 +361,15 @@ def big_object():
             result[port] = (first, n)
         return go
 
-    for server in ["cdnlab edge", "nginx"]:
-        health = 'location = /nginx-health { return 200 "ok"; }'
-        p, pids = edge(CHUNKED, 64 * MiB) if server != "nginx" else nginx(64, CHUNKED, health)
-        port = EDGE if server != "nginx" else NGX
-        # The normal client's objects are the same chunked answer: 300 MB each is too much, so
-        # its unloaded and loaded requests go to /health on the edge, / on nginx (404, fast).
+    health = 'location = /nginx-health { return 200 "ok"; }'
+    for server, port, pids in servers(CHUNKED, 64, health):
+        # The normal client's objects would be the same chunked answer, 300 MB each: its
+        # requests go to /health on the edge, to the same kind of answer on nginx.
         run_attack(name, server, pids, port, "/health?" if server != "nginx" else "/nginx-health?",
                    1, load=read_it(port), seconds=60)
         first, n = result.get(port, (None, 0))
         rows[-1] = rows[-1][:6] + (f"first byte after {first * 1e3:.0f} ms, {n / 1e6:.0f} MB"
                                    if first else "no body",)
-        stop(p)
     srv.close()
     judge(name, bound=int(1.3 * 64 * MiB) + 64 * MiB)
 
@@ -401,15 +378,12 @@ def random_misses():
     """wrk, 64 connections of random misses for 1 KiB objects through an 8 MiB cache (the
     finding: 23.5 MB RSS, growth 1.64 x the capacity)."""
     name = "random misses, wrk 64 connections, 8 MiB cache"
-    o = spawn("live", "origin", "--listen", f"127.0.0.1:{ORIGIN}", "--objects", "1000000")
-    wait_port(ORIGIN)
+    o = origin("--objects", "1000000")
     lua = f"{work}/random.lua"
     with open(lua, "w") as f:
         f.write('math.randomseed(7)\nrequest = function()\n'
                 '  return wrk.format("GET", "/content/" .. math.random(100, 999999))\nend\n')
-    for server in ["cdnlab edge", "nginx"]:
-        p, pids = edge(ORIGIN, 8 * MiB) if server != "nginx" else nginx(8, ORIGIN)
-        port = EDGE if server != "nginx" else NGX
+    for server, port, pids in servers(ORIGIN, 8):
         warm(port, "/content/", 50)
         out = {}
 
@@ -423,7 +397,6 @@ def random_misses():
         run_attack(name, server, pids, port, "/content/", 50, load=load, seconds=15)
         rate = re.search(r"Requests/sec:\s+([\d.]+)", out.get("wrk", ""))
         rows[-1] = rows[-1][:6] + (f"wrk: {float(rate.group(1)):.0f} misses/s" if rate else "",)
-        stop(p)
     stop(o)
     judge(name, bound=int(1.3 * 8 * MiB) + 64 * MiB)
 
