@@ -33,7 +33,7 @@ work = tempfile.mkdtemp()
 os.chmod(work, 0o755)  # nginx workers run unprivileged
 procs = []
 # Ports of this bench (below the ephemeral range, apart from round one's 26070-26092).
-ORIGIN, EDGE, NGX, CHUNKED = 26180, 26181, 26182, 26183
+ORIGIN, EDGE, NGX, CHUNKED, STEER = 26180, 26181, 26182, 26183, 26184
 MiB = 1 << 20
 
 
@@ -231,8 +231,8 @@ def row(attack, server, peak, unloaded, under, note=""):
 
 
 def judge(attack, bound=None):
-    """The bar for cdnlab's row of `attack` against nginx's."""
-    cdn = next(r for r in rows if r[0] == attack and r[1] == "cdnlab edge")
+    """The bar for cdnlab's row of `attack` against nginx's (if nginx has one)."""
+    cdn = next(r for r in rows if r[0] == attack and r[1] not in ("nginx", "bar"))
     ngx = next((r for r in rows if r[0] == attack and r[1] == "nginx"), None)
     allowed = max(2 * cdn[3], ngx[4] if ngx else 0)
     ok = cdn[5] >= 495 and cdn[4] <= allowed
@@ -401,10 +401,153 @@ def random_misses():
     judge(name, bound=int(1.3 * 8 * MiB) + 64 * MiB)
 
 
+class Flood(multiprocessing.Process):
+    """`count` requests of `request` (bytes) from each of `sources` in turn, on keep-alive
+    connections (one per source), as fast as answers come, each answer read; the statuses are
+    counted in `codes` (a dictionary shared between processes), under the process's name."""
+
+    def __init__(self, port, sources, request, count, codes):
+        super().__init__(daemon=True)
+        self.port, self.sources, self.request, self.count = port, sources, request, count
+        self.codes = codes
+
+    def run(self):
+        codes, conns = {}, {}
+        for k in range(self.count * len(self.sources)):
+            source = self.sources[k % len(self.sources)]
+            s, f = conns.get(source, (None, None))
+            try:
+                if s is None:
+                    s = socket.create_connection(("127.0.0.1", self.port), timeout=5,
+                                                 source_address=(source, 0))
+                    f = s.makefile("rb")
+                    conns[source] = (s, f)
+                s.sendall(self.request)
+                status = f.readline().split()[1].decode()
+                n, close = 0, False
+                while (line := f.readline()) not in (b"\r\n", b""):
+                    h = line.lower()
+                    n = int(h.split(b":")[1]) if h.startswith(b"content-length:") else n
+                    close |= h.startswith(b"connection: close")
+                f.read(n)
+                if close:
+                    s.close()
+                    conns.pop(source)
+            except (OSError, IndexError, ValueError):
+                status = "no answer"
+                conns.pop(source, None)
+            codes[status] = codes.get(status, 0) + 1
+        self.codes[self.name] = codes
+
+
+def tally(codes):
+    """The statuses counted by each flood process, summed."""
+    total = {}
+    for counted in codes.values():
+        for status, n in counted.items():
+            total[status] = total.get(status, 0) + n
+    return dict(sorted(total.items()))
+
+
+def report_bomb():
+    """3,600 player reports of 64 KiB `[0,0,...]` from 60 addresses to an origin with --player
+    (the finding: 400 grew it from 17 to 418 MB in 0.4 s). cdnlab only: nginx takes no reports.
+    The normal client reads the origin's content meanwhile."""
+    name = "player-report bomb, 60 addresses x 60 x 64 KiB"
+    player = f"{work}/player"
+    for rel in ["node_modules/hls.js/dist/hls.min.js",
+                "node_modules/dashjs/dist/modern/umd/dash.all.min.js", "play.html"]:
+        os.makedirs(os.path.dirname(f"{player}/{rel}"), exist_ok=True)
+        with open(f"{player}/{rel}", "w") as f:
+            f.write("// stand-in\n")
+    o = origin("--objects", "1000", "--player", player)
+    bomb = "[0" + ",0" * 32_765 + "]"
+    post = (f"POST /player/report HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(bomb)}\r\n\r\n{bomb}").encode()
+    codes = multiprocessing.Manager().dict()
+    floods = [Flood(ORIGIN, [f"127.0.0.{20 + 10 * p + k}" for k in range(10)], post, 60, codes)
+              for p in range(6)]
+
+    def load():
+        for fl in floods:
+            fl.start()
+        for fl in floods:
+            fl.join()
+
+    idle = rss([o.pid])
+    run_attack(name, "cdnlab origin", lambda: [o.pid], ORIGIN, "/content/", 50, load=load)
+    rows[-1] = rows[-1][:6] + (f"answers to the posts {tally(codes)}",)
+    stop(o)
+    # Item 5's bound: 50 MB of growth over the idle origin.
+    judge(name, bound=idle + 50_000_000)
+
+
+def play_flood():
+    """66,000 `/play` requests from 4 addresses (the finding: 66,000 in 5 s pushed 7 of 20
+    earlier sessions out of the table). cdnlab only: nginx has no steering. The normal client
+    asks for the population's steering manifest meanwhile."""
+    name = "/play flood, 4 addresses x 16,500"
+    media = f"{work}/media"
+    os.makedirs(media, exist_ok=True)
+    with open(f"{media}/master.m3u8", "w") as f:
+        f.write("#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=101552,"
+                "CODECS=\"vp09.00.11.08\"\nmedia_0.m3u8\n")
+    with open(f"{media}/manifest.mpd", "w") as f:
+        f.write("<?xml version=\"1.0\"?>\n<MPD type=\"static\"><Period/></MPD>\n")
+    o = origin("--objects", "1000")
+    topo = f"{work}/topology.json"
+    with open(topo, "w") as f:
+        f.write('{"secret": "0123456789abcdef-bench", "metros": ["A", "B"], "links": [["A", "B"]],'
+                f' "servers": [{{"name": "a", "metro": "A", "addr": "127.0.0.1:{EDGE}", "capacity": 100}},'
+                f' {{"name": "b", "metro": "B", "addr": "127.0.0.1:{NGX}", "capacity": 100}}],'
+                ' "populations": [{"name": "pa", "metro": "A", "demand": 100},'
+                ' {"name": "pb", "metro": "B", "demand": 100}]}')
+    edges = [spawn("live", "edge", "--origin", f"127.0.0.1:{ORIGIN}", "--listen",
+                   f"127.0.0.1:{port}", "--admission", topo) for port in (EDGE, NGX)]
+    steer = spawn("live", "steer", "--topology", topo, "--media", media, "--listen",
+                  f"127.0.0.1:{STEER}")
+    for port in (EDGE, NGX, STEER):
+        wait_port(port)
+    # 20 sessions opened before the flood.
+    before = []
+    for _ in range(20):
+        with socket.create_connection(("127.0.0.1", STEER)) as c:
+            c.sendall(b"GET /play/pa/master.m3u8 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            text = b""
+            while data := c.recv(1 << 16):
+                text += data
+        before.append(re.search(rb"session=([0-9a-f-]+)", text).group(1).decode())
+    req = b"GET /play/pa/master.m3u8 HTTP/1.1\r\nhost: x\r\n\r\n"
+    codes = multiprocessing.Manager().dict()
+    floods = [Flood(STEER, [f"127.0.0.{20 + k}"], req, 16_500, codes) for k in range(4)]
+
+    def load():
+        for fl in floods:
+            fl.start()
+        for fl in floods:
+            fl.join()
+
+    run_attack(name, "cdnlab steering", lambda: [steer.pid], STEER, "/steering/pa?", 1,
+               load=load, seconds=120)
+    with socket.create_connection(("127.0.0.1", STEER)) as c:
+        c.sendall(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        text = b""
+        while data := c.recv(1 << 16):
+            text += data
+    evicted = re.search(rb"cdnlab_steer_sessions_evicted_total (\d+)", text)
+    rows[-1] = rows[-1][:6] + (f"answers {tally(codes)}; sessions forgotten: "
+                               f"{evicted.group(1).decode() if evicted else '?'}",)
+    for p in [steer, *edges]:
+        stop(p)
+    stop(o)
+    judge(name)
+
+
 def main():
     # ABUSE_ONLY=hostage,slowloris runs only those.
     only = os.environ.get("ABUSE_ONLY", "").split(",")
-    for attack in [hostage, slowloris, distinct_misses, big_object, random_misses]:
+    for attack in [hostage, slowloris, distinct_misses, big_object, random_misses, report_bomb,
+                   play_flood]:
         if only != [""] and attack.__name__ not in only:
             continue
         attack()
