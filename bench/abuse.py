@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 
-from abuse_lib import nginx_pids, rss, wait_port
+from abuse_lib import nginx_pids, normal, rss, wait_port
 
 cdnlab = sys.argv[1]
 work = tempfile.mkdtemp()
@@ -23,26 +23,6 @@ def spawn(*args):
     p = subprocess.Popen([cdnlab, *args], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     procs.append(p)
     return p
-
-
-async def normal(port, path, ids, n=200):
-    """n requests (one connection each, as many clients would): p99 seconds and failures."""
-    times, failed = [], 0
-    for i in range(n):
-        t = time.perf_counter()
-        try:
-            r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 2)
-            w.write(f"GET {path}{i % ids} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
-            data = await asyncio.wait_for(r.read(), 2)
-            w.close()
-            if not data.startswith(b"HTTP/1.1 200"):
-                failed += 1
-        except (OSError, asyncio.TimeoutError):
-            failed += 1
-        times.append(time.perf_counter() - t)
-        await asyncio.sleep(0.005)
-    times.sort()
-    return times[int(0.99 * len(times)) - 1], failed
 
 
 async def hold(port, n, source, send=b""):
@@ -82,7 +62,8 @@ async def attack(name, port, pids, run, path, ids):
     normal requests for `path`0..ids meanwhile."""
     task = asyncio.ensure_future(run(port, path))
     await asyncio.sleep(2)
-    p99, failed = await normal(port, path, ids)
+    p99, ok = await normal(port, path, ids, 200)
+    failed = 200 - ok
     got = await task
     print(f"{name:40s} {rss(pids) / 2**20:8.1f} MiB {p99 * 1000:9.1f} ms {failed:6d}   {got}")
 

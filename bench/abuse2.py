@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from abuse_lib import nginx_pids, rss, wait_port
+from abuse_lib import nginx_pids, normal, rss, wait_port
 
 cdnlab = sys.argv[1]
 work = tempfile.mkdtemp()
@@ -69,28 +69,6 @@ class Peak(threading.Thread):
         self.done.set()
         self.join()
         return self.peak
-
-
-async def normal(port, path, ids, n=500):
-    """n requests from 127.0.0.1, one connection each, 5 ms apart: (p99 s, answered 200)."""
-    times, ok = [], 0
-    for i in range(n):
-        t = time.perf_counter()
-        try:
-            r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 2)
-            w.write(f"GET {path}{i % ids} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
-            data = await asyncio.wait_for(r.read(), 5)
-            w.close()
-            ok += data.startswith(b"HTTP/1.1 200")
-        except (OSError, asyncio.TimeoutError):
-            pass
-        times.append(time.perf_counter() - t)
-        await asyncio.sleep(0.005)
-    times.sort()
-    if os.environ.get("ABUSE_TIMES"):
-        print("times (ms):", [round(t * 1e3, 1) for t in times[::10]] + [round(times[-1] * 1e3, 1)],
-              file=sys.stderr)
-    return times[int(0.99 * len(times)) - 1], ok
 
 
 def closed(s):
@@ -248,13 +226,13 @@ def judge(attack, bound=None):
 def run_attack(attack, server, pids, port, path, ids, holders=None, load=None, seconds=8):
     """The normal client's unloaded p99, then the attack (`holders`, or a `load` function run
     in a thread) with the normal client 2 s into it; peak RSS over the attack."""
-    unloaded, _ = asyncio.run(normal(port, path, ids))
+    unloaded, _ = asyncio.run(normal(port, path, ids, 500))
     peak = Peak(pids)
     peak.start()
     t = holders or threading.Thread(target=load, daemon=True)
     t.start()
     time.sleep(2)
-    under = asyncio.run(normal(port, path, ids))
+    under = asyncio.run(normal(port, path, ids, 500))
     if os.environ.get("ABUSE_TIMES") and server != "nginx":
         with socket.create_connection(("127.0.0.1", port), timeout=5) as m:
             m.sendall(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")

@@ -465,7 +465,12 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
     };
     let base = 28_000 + (std::process::id() % 500) as u16 * 6;
     let mib = 1u64 << 20;
-    let bound = |capacity: u64| capacity * 13 / 10 + 64 * mib;
+    // The peak resident memory of `edge` after `load`, within 1.3 x `capacity` + 64 MiB.
+    let within = |edge: &Killed, capacity: u64, load: &str| {
+        let (held, bound) = (peak(edge.0.id()), capacity * 13 / 10 + 64 * mib);
+        eprintln!("{load}: peak RSS {} MiB", held / mib);
+        assert!(held <= bound, "{load}: peak {held} above {bound}");
+    };
 
     // 1. 250 never-reading clients of distinct 8 MiB misses, a 64 MiB cache.
     let (o_addr, e_addr) = (
@@ -505,16 +510,7 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
         stalled.push(c);
     }
     std::thread::sleep(Duration::from_secs(4));
-    let held = peak(edge.0.id());
-    eprintln!(
-        "250 never-readers of 8 MiB misses: peak RSS {} MiB",
-        held / mib
-    );
-    assert!(
-        held <= bound(64 * mib),
-        "peak {held} above {}",
-        bound(64 * mib)
-    );
+    within(&edge, 64 * mib, "250 never-readers of 8 MiB misses");
     drop(stalled);
     drop(edge);
 
@@ -570,17 +566,8 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
     c.write_all(b"GET /content/1 HTTP/1.1\r\nhost: x\r\n\r\n")
         .unwrap();
     let (status, len) = response(&mut BufReader::new(c));
-    let held = peak(edge.0.id());
-    eprintln!(
-        "a 300 MB chunked object: {status}, {len} bytes; peak RSS {} MiB",
-        held / mib
-    );
     assert_eq!((status, len), (200, 4578 << 16));
-    assert!(
-        held <= bound(64 * mib),
-        "peak {held} above {}",
-        bound(64 * mib)
-    );
+    within(&edge, 64 * mib, "a 300 MB chunked object");
     drop(edge);
 
     // 3. Random misses of 1 KiB objects from 64 connections, an 8 MiB cache.
@@ -626,15 +613,10 @@ fn edge_memory_stays_within_its_budget_under_miss_attacks() {
     for c in clients {
         c.join().unwrap();
     }
-    let held = peak(edge.0.id());
-    eprintln!(
-        "25,600 random misses of 1 KiB from 64 connections: peak RSS {} MiB",
-        held / mib
-    );
-    assert!(
-        held <= bound(8 * mib),
-        "peak {held} above {}",
-        bound(8 * mib)
+    within(
+        &edge,
+        8 * mib,
+        "25,600 random misses of 1 KiB from 64 connections",
     );
 }
 
