@@ -31,7 +31,13 @@ impl Browser {
             std::process::id(),
             PROFILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
+        // Chromium's own temporary folders (`org.chromium.Chromium.*`, left behind when it is
+        // killed) go inside the profile, which is removed with the browser.
+        let tmp = profile.join("tmp");
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| crate::Error::io(tmp.display().to_string(), e))?;
         let child = std::process::Command::new("chromium")
+            .env("TMPDIR", &tmp)
             .args([
                 "--headless=new",
                 "--no-sandbox",
