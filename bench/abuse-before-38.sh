@@ -16,8 +16,9 @@
 # named below FAILS; the script prints each and exits 1 if one passes.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-old="$(mktemp -d)/before"
-trap 'git -C "$root" worktree remove --force "$old" >/dev/null 2>&1' EXIT
+tmp="$(mktemp -d)"
+old="$tmp/before"
+trap 'git -C "$root" worktree remove --force "$old" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 git -C "$root" worktree add --detach "$old" 046eb56 >/dev/null
 git -C "$old" apply "$root/bench/abuse-before-38.patch"
 export CARGO_TARGET_DIR="$root/target/before-38"
