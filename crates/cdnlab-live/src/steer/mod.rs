@@ -167,16 +167,15 @@ struct Sessions {
 }
 
 impl Sessions {
-    /// Marks session `id` used now.
-    fn touch(&mut self, id: &str, now: Instant) {
+    /// Session `id` of population `i`, marked used now; None if there is no such session.
+    fn touch(&mut self, id: &str, i: usize, now: Instant) -> Option<&mut Session> {
+        let x = self.by_id.get_mut(id).filter(|x| x.population == i)?;
         self.ticks += 1;
-        let tick = self.ticks;
-        if let Some(x) = self.by_id.get_mut(id) {
-            self.by_use.remove(&x.tick);
-            x.tick = tick;
-            x.used = now;
-            self.by_use.insert(tick, id.to_string());
-        }
+        self.by_use.remove(&x.tick);
+        x.tick = self.ticks;
+        x.used = now;
+        self.by_use.insert(x.tick, id.to_string());
+        Some(x)
     }
 
     fn insert(&mut self, id: String, mut x: Session) {

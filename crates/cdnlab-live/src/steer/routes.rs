@@ -159,15 +159,7 @@ pub(super) fn steering_answer(
         }
         Some(id) => {
             let mut sessions = s.sessions.lock().expect("sessions lock");
-            let known = sessions
-                .by_id
-                .get(id.as_str())
-                .is_some_and(|x| x.population == i);
-            if known {
-                sessions.touch(id, Instant::now());
-            }
-            let known = sessions.by_id.get_mut(id.as_str()).filter(|_| known);
-            let (point, listed) = match known {
+            let (point, listed) = match sessions.touch(id, i, Instant::now()) {
                 Some(x) => {
                     // The pathway in use: hls.js's one value, the first of dash.js's list.
                     if let Some(j) = q

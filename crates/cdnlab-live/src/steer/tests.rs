@@ -40,7 +40,8 @@ fn sessions_are_forgotten_by_last_use_and_only_when_idle() {
     assert_eq!((x.by_id.len(), x.evicted), (3, 0));
     // s0 is used again: s1 is now the one unused the longest, and goes first.
     let later = t0 + Duration::from_secs(20);
-    x.touch("s0", later);
+    assert!(x.touch("s0", 1, later).is_none(), "another population's");
+    assert!(x.touch("s0", 0, later).is_some());
     let idle = t0 + Duration::from_secs(31);
     assert!(x.make_room(3, Duration::from_secs(30), idle));
     assert!(!x.by_id.contains_key("s1") && x.by_id.contains_key("s0"));
