@@ -11,7 +11,7 @@ mod say;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    mrc, replay, reproduce, run as runner, synth as gentrace, tp, trace_stats as tracestats,
+    mrc, replay, reproduce, run as runner, synth as gentrace, topo, tp, trace_stats as tracestats,
 };
 use std::process::ExitCode;
 
@@ -46,6 +46,8 @@ enum Command {
     Experiments,
     /// The Transportation Problem: solve an instance (optimal, north-west corner or Vogel).
     Tp(tp::TpArgs),
+    /// Real network topologies: statistics, maps, conversion (Topology Zoo, SNDlib, topohub).
+    Topo(topo::TopoArgs),
     /// Real HTTP on loopback: origin, caching edges, GWTW users, and a demo of all three.
     #[cfg(feature = "live")]
     Live(live::LiveArgs),
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::GenTrace(a) => gentrace::run(a),
         Command::TraceStats(a) => tracestats::run(a),
         Command::Tp(a) => tp::run(a),
+        Command::Topo(a) => topo::run(a),
         #[cfg(feature = "live")]
         Command::Live(a) => live::run(a),
         #[cfg(not(feature = "live"))]

@@ -32,6 +32,7 @@ pub mod reproduce;
 pub mod runner;
 pub mod scenario;
 pub mod stop;
+pub mod topo;
 pub mod tp;
 pub mod trace;
 

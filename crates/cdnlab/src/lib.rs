@@ -90,6 +90,7 @@ pub mod rng;
 pub mod select;
 pub mod sim;
 pub mod stats;
+pub mod topology;
 pub mod workload;
 
 pub use error::Error;

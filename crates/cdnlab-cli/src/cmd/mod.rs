@@ -8,6 +8,7 @@ pub mod replay;
 pub mod reproduce;
 pub mod run;
 pub mod synth;
+pub mod topo;
 pub mod tp;
 pub mod trace_stats;
 
