@@ -42,6 +42,13 @@ pub const PLAYERS: Tool = Tool {
     install: "npm ci --prefix player",
 };
 
+/// Every network topohub ships, exported by `data/fetch-topologies.sh` (PyPI, into a virtual
+/// environment) into `data/topologies/topohub`.
+pub const TOPOHUB: Tool = Tool {
+    name: "topohub's networks (data/topologies/topohub)",
+    install: "data/fetch-topologies.sh",
+};
+
 /// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.
 pub fn under_ci() -> bool {
     ci_value(std::env::var("CI").ok().as_deref())

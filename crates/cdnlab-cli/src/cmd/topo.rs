@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
   cdnlab topo stats data/topologies/sndlib/abilene.json
   cdnlab topo stats --csv data/topologies > networks.csv      # one row per network in a folder
   cdnlab topo plot data/topologies/sndlib/geant.json -o geant.png
+  cdnlab topo plot data/topologies/zoo -o maps/ --png              # one figure per network
   cdnlab topo convert Geant2012.gml geant.json --drop-uncoordinated
   cdnlab topo convert abilene.txt abilene.json --series demands/ --interval 300
 
@@ -83,13 +84,18 @@ pub struct StatsArgs {
 /// Arguments of `cdnlab topo plot`.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// The topology file.
-    pub file: PathBuf,
+    /// Topology files, or folders (every topology file under them).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
-    /// Where to write the figure: .svg or .png (default: the file's name with .svg, here).
+    /// Where to write: for one file, the figure (.svg or .png; default: its name with .svg,
+    /// here); for several or a folder, a folder (one figure per file, named by its path).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// With several files: write PNGs (default SVGs).
+    #[arg(long)]
+    pub png: bool,
 }
 
 /// Arguments of `cdnlab topo convert`.
@@ -127,15 +133,7 @@ fn positive(s: &str) -> std::result::Result<f64, String> {
 pub fn run(a: &TopoArgs) -> Result<()> {
     match &a.command {
         TopoCommand::Stats(s) => stats(s),
-        TopoCommand::Plot(p) => {
-            let t = load(&p.read.input(&p.file))?;
-            let out = p.output.clone().unwrap_or_else(|| {
-                PathBuf::from(p.file.file_stem().unwrap_or_default()).with_extension("svg")
-            });
-            write_map(&t, &out)?;
-            outln!("wrote {}", out.display());
-            Ok(())
-        }
+        TopoCommand::Plot(p) => plot(p),
         TopoCommand::Convert(c) => {
             let mut t = load(&c.read.input(&c.input))?;
             if let Some(dir) = &c.series {
@@ -166,19 +164,83 @@ pub fn run(a: &TopoArgs) -> Result<()> {
     }
 }
 
-fn stats(a: &StatsArgs) -> Result<()> {
-    let mut files = Vec::new();
-    for f in &a.files {
+/// The files named, with every topology file under the folders named; whether a folder was.
+fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, bool)> {
+    let (mut files, mut folder) = (Vec::new(), false);
+    for f in paths {
         if f.is_dir() {
             let under = files_under(f)?;
             if under.is_empty() {
                 return Err(Error::file(f, "no topology files in the folder"));
             }
             files.extend(under);
+            folder = true;
         } else {
             files.push(f.clone());
         }
     }
+    Ok((files, folder))
+}
+
+fn plot(p: &PlotArgs) -> Result<()> {
+    let (files, folder) = expand(&p.files)?;
+    if files.len() == 1 && !folder {
+        let t = load(&p.read.input(&files[0]))?;
+        let out = p.output.clone().unwrap_or_else(|| {
+            PathBuf::from(files[0].file_stem().unwrap_or_default()).with_extension("svg")
+        });
+        write_map(&t, &out)?;
+        outln!("wrote {}", out.display());
+        return Ok(());
+    }
+    let dir = p.output.clone().ok_or_else(|| {
+        Error::Usage("several files: name the folder to write the figures to with -o DIR".into())
+    })?;
+    let ext = if p.png { "png" } else { "svg" };
+    let mut failed = 0;
+    for f in &files {
+        // One name per input path: its folders and stem joined, so that gabriel/25/0.json and
+        // gabriel/30/0.json do not overwrite each other.
+        let rel = p
+            .files
+            .iter()
+            .find_map(|root| {
+                f.strip_prefix(root)
+                    .ok()
+                    .filter(|r| !r.as_os_str().is_empty())
+            })
+            .unwrap_or(f.as_path());
+        let name = rel
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("-");
+        let out = dir.join(format!("{name}.{ext}"));
+        match load(&p.read.input(f)).and_then(|t| write_map(&t, &out)) {
+            Ok(()) => {}
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed += 1;
+            }
+        }
+    }
+    outln!(
+        "wrote {} figures to {}",
+        files.len() - failed,
+        dir.display()
+    );
+    if failed > 0 {
+        return Err(Error::Failed(format!(
+            "{failed} of {} files could not be drawn",
+            files.len()
+        )));
+    }
+    Ok(())
+}
+
+fn stats(a: &StatsArgs) -> Result<()> {
+    let (files, _) = expand(&a.files)?;
     if a.csv {
         outln!("{}", STATS_COLUMNS.join(","));
     }
