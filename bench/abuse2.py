@@ -475,7 +475,7 @@ def play_flood():
     o = origin("--objects", "1000")
     topo = f"{work}/topology.json"
     with open(topo, "w") as f:
-        f.write('{"secret": "0123456789abcdef-bench", "metros": ["A", "B"], "links": [["A", "B"]],'
+        f.write('{"secret": "0123456789abcdef-bench", "network": {"nodes": [{"id": "A", "pos": [0, 0]}, {"id": "B", "pos": [1, 0]}], "edges": [{"source": "A", "target": "B"}]},'
                 f' "servers": [{{"name": "a", "metro": "A", "addr": "127.0.0.1:{EDGE}", "capacity": 100}},'
                 f' {{"name": "b", "metro": "B", "addr": "127.0.0.1:{NGX}", "capacity": 100}}],'
                 ' "populations": [{"name": "pa", "metro": "A", "demand": 100},'

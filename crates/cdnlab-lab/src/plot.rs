@@ -19,6 +19,10 @@ pub struct Series {
 
 const DASHES: [&str; 4] = ["", "7 4", "2 3", "9 3 2 3"];
 
+/// A series' `dash` for markers without a line: a scatter (points that are not a curve, such
+/// as one per network against a property of the network).
+pub const SCATTER: usize = usize::MAX;
+
 /// A chart to draw.
 #[derive(Debug, Clone, Default)]
 pub struct Chart {
@@ -341,6 +345,9 @@ pub fn svg(c: &Chart) -> String {
     // Lines first, then every series' bars and markers on top, so no line hides a marker.
     for (i, ser) in c.series.iter().enumerate() {
         let (col, dash, _) = style(i, ser);
+        if ser.dash == SCATTER {
+            continue;
+        }
         let path: Vec<String> = placed[i]
             .iter()
             .enumerate()
@@ -375,9 +382,10 @@ pub fn svg(c: &Chart) -> String {
         let ly = TOP + 10.0 + 20.0 * i as f64;
         let lx = LEFT + pw + 15.0;
         let (_, dash, _) = style(i, ser);
+        let stroke = if ser.dash == SCATTER { "none" } else { col };
         let _ = writeln!(
             s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{col}" stroke-width="2"{dash}/><g transform="translate({} {ly})" fill="{col}" stroke="white" stroke-width="0.6">{marker}</g><text x="{}" y="{}">{}</text>"#,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{stroke}" stroke-width="2"{dash}/><g transform="translate({} {ly})" fill="{col}" stroke="white" stroke-width="0.6">{marker}</g><text x="{}" y="{}">{}</text>"#,
             lx + 22.0,
             lx + 11.0,
             lx + LEGEND_TEXT - 15.0,

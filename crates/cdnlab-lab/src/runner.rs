@@ -666,6 +666,9 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
             series_vals.push(s);
         }
     }
+    // x is a parameter (a curve), or a metric (a scatter: one point per cell, at the metric's
+    // mean; the grid parameters that vary make the points).
+    let x_metric = metrics.iter().position(|m| *m == p.x);
     let mut series = Vec::new();
     for sv in &series_vals {
         for (dash, m) in p.y.iter().enumerate() {
@@ -681,7 +684,11 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
                 })
                 .map(|r| {
                     let s = &r.metrics[mi];
-                    (num(&r.params[&p.x]), s.mean, s.lo, s.hi)
+                    let x = match x_metric {
+                        Some(xi) => r.metrics[xi].mean,
+                        None => num(&r.params[&p.x]),
+                    };
+                    (x, s.mean, s.lo, s.hi)
                 })
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -693,7 +700,11 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
             series.push(plot::Series {
                 label,
                 points,
-                dash,
+                dash: if x_metric.is_some() {
+                    plot::SCATTER
+                } else {
+                    dash
+                },
             });
         }
     }
@@ -704,7 +715,15 @@ pub fn chart(sc: &Scenario, p: &crate::scenario::PlotSpec, rows: &[SummaryRow]) 
             .params()
             .iter()
             .find(|s| s.name == p.x)
-            .map_or_else(|| p.x.clone(), |s| s.label()),
+            .map(|s| s.label())
+            .or_else(|| {
+                sc.experiment
+                    .metrics()
+                    .iter()
+                    .find(|m| m.name == p.x)
+                    .map(|m| m.label())
+            })
+            .unwrap_or_else(|| p.x.clone()),
         // Shares and yes/no rates cannot leave 0..1.
         y_bounds: p
             .y

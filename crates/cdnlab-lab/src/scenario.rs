@@ -583,9 +583,11 @@ pub(crate) fn check_plot(
     exp: &dyn Experiment,
 ) -> std::result::Result<(), String> {
     let grid: Vec<&String> = r.grid.keys().collect();
-    if !r.grid.contains_key(&p.x) {
+    // x is a grid parameter (a curve) or a metric (a scatter of the cells).
+    let scatter = exp.metric_names().contains(&p.x.as_str());
+    if !r.grid.contains_key(&p.x) && !scatter {
         return Err(format!(
-            "plot `{}`: x = `{}` is not a grid parameter (grid: {})",
+            "plot `{}`: x = `{}` is neither a grid parameter (grid: {}) nor a metric",
             p.file,
             p.x,
             grid.iter()
@@ -594,8 +596,11 @@ pub(crate) fn check_plot(
                 .join(", ")
         ));
     }
-    if let Some(v) = r.grid[&p.x]
-        .iter()
+    if let Some(v) = r
+        .grid
+        .get(&p.x)
+        .into_iter()
+        .flatten()
         .find(|v| !matches!(v, toml::Value::Integer(_) | toml::Value::Float(_)))
     {
         return Err(format!(
@@ -627,7 +632,7 @@ pub(crate) fn check_plot(
     }
     for g in grid {
         let free = g != &p.x && Some(g) != p.series.as_ref();
-        if free && r.grid[g].len() > 1 && !p.filter.contains_key(g) {
+        if free && !scatter && r.grid[g].len() > 1 && !p.filter.contains_key(g) {
             return Err(format!(
                 "plot `{}`: grid parameter `{g}` varies but is neither x nor series; fix it with \
                  where = {{ {g} = ... }}",

@@ -22,7 +22,7 @@ use cdnlab_live::media::{Asset, Files};
 use cdnlab_live::origin::{self, OriginConfig};
 use cdnlab_live::players::{self, Browser, SessionReport as Session};
 use cdnlab_live::serve::{Limits, SECRET};
-use cdnlab_live::steer::{self, SteerConfig, Topology};
+use cdnlab_live::steer::{self, Deployment, SteerConfig};
 use common::on_free_port;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -146,8 +146,8 @@ async fn play(kind: &str) {
     }
     let (east, west) = (edges[0].server.addr, edges[1].server.addr);
     // Capacities 6 and 10 streams: population pa's shares are 6/16 and 10/16.
-    let topology = Topology::parse(&format!(
-        r#"{{"secret": "{SECRET_VALUE}", "metros": ["A", "B"], "links": [["A", "B"]],
+    let topology = Deployment::parse(&format!(
+        r#"{{"secret": "{SECRET_VALUE}", "network": {{"nodes": [{{"id": "A", "pos": [0, 0]}}, {{"id": "B", "pos": [1, 0]}}], "edges": [{{"source": "A", "target": "B"}}]}},
             "servers": [{{"name": "east", "metro": "A", "addr": "{east}", "capacity": 6}},
                         {{"name": "west", "metro": "B", "addr": "{west}", "capacity": 10}}],
             "populations": [{{"name": "pa", "metro": "A", "demand": 16}}]}}"#

@@ -4,7 +4,7 @@
 
 mod common;
 use cdnlab_live::serve::Limits;
-use cdnlab_live::steer::{self, SteerConfig, Topology};
+use cdnlab_live::steer::{self, Deployment, SteerConfig};
 use common::*;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,9 +13,9 @@ use std::time::Duration;
 
 const KEY: &str = "0123456789abcdef-steer";
 
-fn topology(a: SocketAddr, c: SocketAddr) -> Topology {
-    Topology::parse(&format!(
-        r#"{{"secret": "{KEY}", "metros": ["A", "B", "C"], "links": [["A", "B"], ["B", "C"]],
+fn topology(a: SocketAddr, c: SocketAddr) -> Deployment {
+    Deployment::parse(&format!(
+        r#"{{"secret": "{KEY}", "network": {{"nodes": [{{"id": "A", "pos": [0, 0]}}, {{"id": "B", "pos": [1, 0]}}, {{"id": "C", "pos": [2, 0]}}], "edges": [{{"source": "A", "target": "B"}}, {{"source": "B", "target": "C"}}]}},
             "servers": [{{"name": "a", "metro": "A", "addr": "{a}", "capacity": 10}},
                         {{"name": "c", "metro": "C", "addr": "{c}", "capacity": 30}}],
             "populations": [{{"name": "pa", "metro": "A", "demand": 30}},
@@ -24,7 +24,7 @@ fn topology(a: SocketAddr, c: SocketAddr) -> Topology {
     .unwrap()
 }
 
-fn config(t: Topology, listen: SocketAddr) -> SteerConfig {
+fn config(t: Deployment, listen: SocketAddr) -> SteerConfig {
     SteerConfig {
         topology: t,
         listen,
@@ -41,7 +41,7 @@ fn config(t: Topology, listen: SocketAddr) -> SteerConfig {
 }
 
 /// A steering server for `t` on a free port of the test's block.
-async fn steering(t: Topology) -> steer::Steer {
+async fn steering(t: Deployment) -> steer::Steer {
     on_free_port(|a| steer::start(config(t.clone(), a))).await
 }
 

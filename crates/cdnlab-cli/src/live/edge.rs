@@ -7,7 +7,7 @@ use cdnlab_lab::{Error, Result};
 use cdnlab_live::dht::ring::RingFile;
 use cdnlab_live::dht::{self, DhtConfig};
 use cdnlab_live::edge::{self, EdgeConfig};
-use cdnlab_live::steer::Topology;
+use cdnlab_live::steer::Deployment;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -121,7 +121,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
     let topology = a
         .admission
         .as_ref()
-        .map(|p| Topology::load(p))
+        .map(|p| Deployment::load(p))
         .transpose()
         .map_err(|e| Error::Failed(e.to_string()))?;
     let steering = match (&topology, a.steering) {

@@ -3,7 +3,7 @@
 use super::*;
 use cdnlab_lab::{Error, Result};
 use cdnlab_live::media::Asset;
-use cdnlab_live::steer::{self, SteerConfig, Topology};
+use cdnlab_live::steer::{self, Deployment, SteerConfig};
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,7 +11,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub(super) struct SteerArgs {
-    /// The topology file (metros, links, edges with capacities, populations, secret).
+    /// The deployment file: the secret, the network (a file any `cdnlab topo` command reads, or
+    /// node-link JSON), edges with capacities and populations on its nodes (docs/live.md).
     #[arg(long)]
     topology: PathBuf,
     /// Address to listen on.
@@ -61,7 +62,7 @@ pub(super) struct SteerArgs {
 }
 
 pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
-    let topology = Topology::load(&a.topology).map_err(|e| Error::Failed(e.to_string()))?;
+    let topology = Deployment::load(&a.topology).map_err(|e| Error::Failed(e.to_string()))?;
     let s = steer::start(SteerConfig {
         topology,
         listen: a.listen,

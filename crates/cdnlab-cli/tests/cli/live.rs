@@ -738,8 +738,7 @@ fn steering_failures_are_logged_with_their_reason_and_rate_limited() {
     let topology = d.path().join("topology.json");
     std::fs::write(
         &topology,
-        r#"{"secret": "0123456789abcdef-warn", "metros": ["SEA", "SFO"],
-                "links": [["SEA", "SFO"]],
+        r#"{"secret": "0123456789abcdef-warn", "network": {"nodes": [{"id": "SEA", "pos": [0, 0]}, {"id": "SFO", "pos": [1, 0]}], "edges": [{"source": "SEA", "target": "SFO"}]},
                 "servers": [{"name": "a", "metro": "SEA", "addr": "127.0.0.1:1", "capacity": 10},
                             {"name": "b", "metro": "SFO", "addr": "127.0.0.1:2", "capacity": 10}],
                 "populations": [{"name": "sea", "metro": "SEA", "demand": 5}]}"#,

@@ -279,7 +279,7 @@ pub fn all() -> Vec<WrongModel> {
         WrongModel {
             id: "tp-never-reallocate",
             what: "re-allocation never triggers (b_max = 1: no window blocks more than all)",
-            runs: &["tp-t3"],
+            runs: &["tp-t3", "tp-net-t3"],
             alter: |m| {
                 if m.get("reallocate") == Some(&Value::Bool(true)) {
                     m.insert("b_max".into(), Value::Float(1.0));
@@ -325,6 +325,20 @@ pub fn all() -> Vec<WrongModel> {
                    from the window's arrivals (estimate = true)",
             runs: &["tp-t3"],
             alter: |m| text(m, "estimate", "true"),
+        },
+        WrongModel {
+            id: "tp-net-matched",
+            what: "on real networks, server capacity is placed where the demand is (capacity = \
+                   matched): a CDN built for its users, which leaves the allocation nothing to fix",
+            runs: &["tp-net-t1"],
+            alter: |m| text(m, "capacity", "matched"),
+        },
+        WrongModel {
+            id: "tp-net-links-everywhere",
+            what: "on real networks, links limit streams in every cell (links = carried), so \
+                   the optimal allocation is no longer a partition of circuits",
+            runs: &["tp-net-t1"],
+            alter: |m| text(m, "links", "carried"),
         },
         WrongModel {
             id: "tp-no-slack",
@@ -415,11 +429,20 @@ pub const REJECTS: &[(&str, &[&str])] = &[
     ("tp.solver-warm", &["tp-lp-solver", "tp-heuristic-solver"]),
     ("tp.vogel", &["tp-vogel-dearest"]),
     ("tp.multisource", &["tp-shared-paths"]),
+    ("tp.net-gap", &["tp-net-matched"]),
+    ("tp.net-gap-predictor", &["tp-net-matched"]),
+    ("tp.net-links", &["tp-net-matched"]),
+    ("tp.net-erlang", &["tp-net-links-everywhere"]),
+    ("tp.net-warm", &["tp-never-reallocate"]),
 ];
 
 /// Claims no wrong model of the simulator rejects yet, and why (docs/claims.md, "Wrong
 /// models", keeps the same list). Their doctored-data falsifiers still run.
 pub const NOT_YET: &[(&str, &str)] = &[
+    (
+        "tp.net-reallocation-zones",
+        "fails under the model already: a finding against the expectation (docs/claims.md)",
+    ),
     (
         "gwtw.C4-strict",
         "fails under the paper's rule already (an honest divergence)",

@@ -11,7 +11,7 @@ use crate::media::{Asset, Files};
 use crate::origin::{self, OriginConfig};
 use crate::players::{self, Browser};
 use crate::serve::Limits;
-use crate::steer::{self, SteerConfig, Topology};
+use crate::steer::{self, Deployment, SteerConfig};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -130,8 +130,8 @@ pub async fn run(
         })
         .collect();
     let capacity: i64 = EDGES.iter().map(|e| e.2).sum();
-    let topology = Topology::parse(&format!(
-        r#"{{"secret": "{SECRET}", "metros": ["A", "B", "C"], "links": [["A", "B"], ["B", "C"]],
+    let topology = Deployment::parse(&format!(
+        r#"{{"secret": "{SECRET}", "network": {{"nodes": [{{"id": "A", "pos": [0, 0]}}, {{"id": "B", "pos": [1, 0]}}, {{"id": "C", "pos": [2, 0]}}], "edges": [{{"source": "A", "target": "B"}}, {{"source": "B", "target": "C"}}]}},
             "servers": [{}], "populations": [{{"name": "pa", "metro": "A", "demand": {capacity}}}]}}"#,
         servers.join(", ")
     ))

@@ -11,8 +11,8 @@ use crate::catalogue::Catalogue;
 use crate::edge::{self, Edge, EdgeConfig};
 use crate::origin::{self, OriginConfig};
 use crate::serve::Limits;
-use crate::steer::{self, SteerConfig, Topology};
-use cdnlab::alloc::topology::{CAPACITY, LINKS, METROS, R1, R15, SHIFTED};
+use crate::steer::{self, Deployment, SteerConfig};
+use cdnlab::alloc::topology::{CAPACITY, METROS, R1, R15, SHIFTED, reference_network};
 use rand::RngExt;
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -139,7 +139,7 @@ pub async fn run(
         .iter()
         .map(|s| (s.name.clone(), s.addr))
         .collect();
-    let steered = |addr: SocketAddr, t: &Topology| -> Vec<Route> {
+    let steered = |addr: SocketAddr, t: &Deployment| -> Vec<Route> {
         t.populations
             .iter()
             .map(|p| Route::Steered {
@@ -148,7 +148,7 @@ pub async fn run(
             })
             .collect()
     };
-    let steering = |t: &Topology, b_max: f64| SteerConfig {
+    let steering = |t: &Deployment, b_max: f64| SteerConfig {
         topology: t.clone(),
         listen: any,
         ttl: 10,
@@ -184,7 +184,7 @@ pub async fn run(
         let j = topology
             .servers
             .iter()
-            .position(|s| s.metro == p.metro)
+            .position(|s| s.node == p.node)
             .expect("an edge per metro");
         nearest[i * n + j] = topology.servers[j].capacity;
         own.push(Route::Fixed(vec![topology.servers[j].addr]));
@@ -234,12 +234,17 @@ pub async fn run(
 }
 
 /// The reference topology over `edges` with these capacities and demands.
-fn reference(edges: &[Edge], capacity: &[i64], demand: &[i64]) -> Result<Topology, Error> {
+fn reference(edges: &[Edge], capacity: &[i64], demand: &[i64]) -> Result<Deployment, Error> {
     let name = |m: &str| m.to_lowercase();
-    Ok(Topology::parse(&serde_json::json!({
+    // The reference metros as a network (the library's one topology type, as node-link JSON).
+    let mut bytes = Vec::new();
+    cdnlab::topology::json::write(&reference_network(), &mut bytes)
+        .map_err(|e| cdnlab::Error::param("topology", e, "the reference network"))?;
+    let network: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| cdnlab::Error::param("topology", e, "the reference network"))?;
+    Ok(Deployment::parse(&serde_json::json!({
         "secret": SECRET,
-        "metros": METROS,
-        "links": LINKS.iter().map(|&(a, b)| [METROS[a], METROS[b]]).collect::<Vec<_>>(),
+        "network": network,
         "servers": METROS.iter().zip(edges).zip(capacity).map(|((m, e), c)| serde_json::json!({
             "name": format!("edge-{}", name(m)), "metro": m, "addr": e.server.addr.to_string(), "capacity": c})).collect::<Vec<_>>(),
         "populations": METROS.iter().zip(demand).map(|(m, d)| serde_json::json!({

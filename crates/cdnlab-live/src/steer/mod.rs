@@ -43,8 +43,8 @@
 //! Edges whose report failed in the last window, or taken out by the operator
 //! (`POST /internal/edge?name=E&out=true`, with the secret), are left out of every order.
 
+mod deployment;
 mod routes;
-mod topology;
 
 use routes::*;
 
@@ -63,6 +63,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use cdnlab::alloc::simplex::Basis;
 use cdnlab::alloc::{Problem, admission, steering};
+use deployment::good_name;
+pub use deployment::{Deployment, DeploymentError, Population, Server};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -70,13 +72,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-use topology::good_name;
-pub use topology::{Population, Server, Topology, TopologyError};
 
 /// How the steering server behaves.
 #[derive(Debug, Clone)]
 pub struct SteerConfig {
-    pub topology: Topology,
+    pub topology: Deployment,
     pub listen: SocketAddr,
     /// Seconds a manifest stays valid.
     pub ttl: u32,
@@ -295,7 +295,7 @@ impl Steer {
 /// its floor of `min_share`, so each keeps a share, and its `guaranteed` streams), warm from
 /// `basis` if given; returns the thresholds, the basis and the rows.
 fn solve(
-    t: &Topology,
+    t: &Deployment,
     demand: &[i64],
     min_share: f64,
     guaranteed: &[i64],
@@ -303,7 +303,7 @@ fn solve(
 ) -> Result<(Vec<i64>, Basis, Vec<i64>), cdnlab::Error> {
     let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
     let rows = admission::guarded_rows(demand, capacity.iter().sum(), min_share, guaranteed);
-    let p = Problem::new(rows.clone(), capacity, t.costs())?;
+    let p = Problem::new(rows.clone(), capacity, t.population_costs())?;
     let (a, b) = admission::optimal(&p, basis)?;
     Ok((a.dense(p.rows(), p.cols()), b, rows))
 }
@@ -413,7 +413,7 @@ async fn install(s: &SteerState) {
 /// installations failed, and the first failure.
 pub async fn install_thresholds(
     client: &reqwest::Client,
-    t: &Topology,
+    t: &Deployment,
     thresholds: &[i64],
 ) -> (u64, Option<String>) {
     let (mut failed, mut reason) = (0, None);
@@ -429,7 +429,7 @@ pub async fn install_thresholds(
 /// failure.
 async fn install_at(
     client: &reqwest::Client,
-    t: &Topology,
+    t: &Deployment,
     thresholds: &[i64],
     j: usize,
 ) -> (u64, Option<String>) {

@@ -91,7 +91,7 @@ pub(super) fn population_view(s: &SteerState, i: usize) -> (Vec<i64>, Vec<i64>, 
     let hops: Vec<i64> = t
         .servers
         .iter()
-        .map(|e| t.hops[t.populations[i].metro][e.metro])
+        .map(|e| t.costs[t.populations[i].node][e.node])
         .collect();
     (shares, hops, usable(s))
 }

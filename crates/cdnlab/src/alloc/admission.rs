@@ -270,13 +270,25 @@ impl Admission {
     /// their threshold with room; failing that, with slack sharing, to the cluster server with
     /// the most free slots above its reserve; else it is blocked (None).
     pub fn admit(&mut self, i: usize, hops: &[i64]) -> Option<Admit> {
+        self.admit_if(i, hops, |_| true)
+    }
+
+    /// CP-1 as [`Admission::admit`], among the servers that `room` allows: the simulator's
+    /// link capacities, where a server whose path to the population has a full link cannot
+    /// take the stream.
+    pub fn admit_if(
+        &mut self,
+        i: usize,
+        hops: &[i64],
+        room: impl Fn(usize) -> bool,
+    ) -> Option<Admit> {
         let k = self.servers;
         let (t, cluster) = (&self.t[i * k..(i + 1) * k], &self.clusters[i]);
         let (n, load, capacity) = (&self.n[i * k..(i + 1) * k], &self.load, &self.capacity);
         let open = cluster
             .iter()
             .copied()
-            .filter(|&j| under_threshold(n[j], t[j]) && load[j] < capacity[j]);
+            .filter(|&j| under_threshold(n[j], t[j]) && load[j] < capacity[j] && room(j));
         let pick = match self.choice {
             Choice::Residual => open.max_by_key(|&j| (t[j] - n[j], Reverse(j))),
             // (T_a - n_a) / T_a against (T_b - n_b) / T_b, exactly in integers.
@@ -293,7 +305,7 @@ impl Admission {
                 cluster
                     .iter()
                     .copied()
-                    .filter(|&j| (capacity[j] - load[j]) as f64 > self.reserve[j])
+                    .filter(|&j| (capacity[j] - load[j]) as f64 > self.reserve[j] && room(j))
                     .max_by_key(|&j| (capacity[j] - load[j], Reverse(j)))?,
             ),
         };

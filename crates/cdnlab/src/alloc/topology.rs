@@ -25,6 +25,42 @@ pub const LINKS: [(usize, usize); 12] = [
     (5, 6),
     (6, 7),
 ];
+/// Where the metros are, (longitude, latitude) in degrees: the cities they are named after, so
+/// that the reference instance is also a [`crate::topology::Topology`] (for the live steering
+/// server and the maps); its costs stay hop counts (TP-R1).
+pub const POSITIONS: [[f64; 2]; 8] = [
+    [-122.33, 47.61],
+    [-122.42, 37.77],
+    [-118.24, 34.05],
+    [-104.99, 39.74],
+    [-87.63, 41.88],
+    [-96.80, 32.78],
+    [-84.39, 33.75],
+    [-74.01, 40.71],
+];
+
+/// The reference metros and links as a network (no demands: the profiles are chosen per run).
+pub fn reference_network() -> crate::topology::Topology {
+    let mut b = crate::topology::Builder::new();
+    b.name("reference");
+    for (m, p) in METROS.iter().zip(POSITIONS) {
+        b.node(m, m, Some(p), 0).expect("distinct metros");
+    }
+    for &(a, c) in &LINKS {
+        b.link(
+            crate::topology::RawLink {
+                a: METROS[a].into(),
+                b: METROS[c].into(),
+                ..Default::default()
+            },
+            0,
+        )
+        .expect("valid links");
+    }
+    b.finish(crate::topology::ReadOptions::default())
+        .expect("the reference network")
+}
+
 /// Server capacities in concurrent streams (total 800).
 pub const CAPACITY: [i64; 8] = [80, 120, 100, 60, 120, 80, 80, 160];
 /// Demand profiles (total 800): R1 moderate mismatch, R15 stronger.
@@ -78,3 +114,18 @@ pub fn random_instance(n: usize, rng: &mut Rng) -> (Vec<Vec<i64>>, Vec<i64>, Vec
 
 /// The spec's shifted demand (from R1).
 pub const SHIFTED: [i64; 8] = [80, 128, 160, 32, 96, 64, 80, 160];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The network form of the reference instance has the same hops.
+    #[test]
+    fn the_reference_network_has_the_reference_hops() {
+        let t = reference_network();
+        let want = hops(8, &LINKS);
+        assert_eq!(t.costs(crate::topology::Cost::Hops), want);
+        // Seattle to New York over the links: at least the great circle (3,866 km).
+        assert!(t.distances()[0][7] > 3_800.0);
+    }
+}

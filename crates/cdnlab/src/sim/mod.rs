@@ -131,6 +131,8 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &transport::stream::StreamExperiment,
         &transport::paths::PathsExperiment,
         &transport::solver::SolverExperiment,
+        &transport::backbone::BackboneExperiment,
+        &transport::backbone::SeriesExperiment,
     ]
 }
 

@@ -363,6 +363,70 @@ pub fn poisson_cdf(mean: f64, k: u64) -> f64 {
     sum.min(1.0)
 }
 
+/// Ranks of `xs` from 1, ties sharing their mean rank.
+pub fn ranks(xs: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut r = vec![0.0; xs.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && xs[order[j + 1]] == xs[order[i]] {
+            j += 1;
+        }
+        let mean = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            r[k] = mean;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+fn pearson(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        return f64::NAN;
+    }
+    sxy / (sxx * syy).sqrt()
+}
+
+/// Spearman's rank correlation of paired samples (Pearson's on the ranks, ties at their mean
+/// rank); NaN if either sample is constant or there are fewer than 3 pairs.
+pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
+    if x.len() != y.len() || x.len() < 3 {
+        return f64::NAN;
+    }
+    pearson(&ranks(x), &ranks(y))
+}
+
+/// One-sided permutation p-value of a positive Spearman correlation: the share of `rounds`
+/// random pairings of `y` with `x` whose correlation is at least the observed one (with the
+/// observed pairing counted, so never 0).
+pub fn spearman_p_greater(x: &[f64], y: &[f64], rounds: usize, rng: &mut crate::rng::Rng) -> f64 {
+    use rand::seq::SliceRandom;
+    let observed = spearman(x, y);
+    if !observed.is_finite() {
+        return 1.0;
+    }
+    let (rx, mut ry) = (ranks(x), ranks(y));
+    let mut at_least = 1usize;
+    for _ in 0..rounds {
+        ry.shuffle(rng);
+        if pearson(&rx, &ry) >= observed - 1e-12 {
+            at_least += 1;
+        }
+    }
+    at_least as f64 / (rounds + 1) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -581,5 +645,24 @@ mod tests {
         assert!((s.ci95 - 3.182_446 * s.sd / 2.0).abs() < 1e-9);
         assert!(Summary::of(&[5.0]).ci95.is_nan());
         assert_eq!(Summary::of(&[]).n, 0);
+    }
+
+    /// SciPy's example: spearmanr([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) = 0.8207826816681233; ties
+    /// take their mean rank.
+    #[test]
+    fn spearman_agrees_with_scipy_and_its_permutation_test_with_chance() {
+        let (x, y) = ([1.0, 2.0, 3.0, 4.0, 5.0], [5.0, 6.0, 7.0, 8.0, 7.0]);
+        assert!((spearman(&x, &y) - 0.820_782_681_668_123_3).abs() < 1e-12);
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+        assert!(spearman(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]).is_nan());
+        let mut rng = crate::rng::stream(1, 0, 0);
+        // A perfect order of 10: p = 1 / 10! exactly, so the test gives (1 + hits) / 10001.
+        let a: Vec<f64> = (0..10).map(f64::from).collect();
+        assert!(spearman_p_greater(&a, &a, 10_000, &mut rng) < 0.001);
+        // Unrelated samples: p far from 0.
+        let b = [3.0, 9.0, 1.0, 7.0, 5.0, 0.0, 8.0, 2.0, 6.0, 4.0];
+        let r = spearman(&a, &b);
+        let p = spearman_p_greater(&a, &b, 10_000, &mut rng);
+        assert!(r.abs() < 0.3 && p > 0.2, "{r} {p}");
     }
 }

@@ -20,6 +20,7 @@
 //! light (fibre; as fnss and Icarus assume). Refusals carry the line they were found on
 //! ([`TopologyError`]). `docs/topologies.md` documents the readers and every rule here.
 
+pub mod catalog;
 pub mod gml;
 pub mod graphml;
 pub mod json;
@@ -41,6 +42,15 @@ crate::registry! {
         Sndlib => "sndlib": "SNDlib's native text format (NODES, LINKS, DEMANDS)",
         SndlibXml => "sndlib-xml": "SNDlib's XML format (networkStructure, demands)",
         Json => "json": "networkx node-link JSON as topohub ships it (graph.demands, node pos, edge dist)",
+    }
+}
+
+crate::registry! {
+    /// The cost of carrying a stream between two nodes, for the Transportation Problem (TP-R1).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Cost: "cost" {
+        Hops => "hops": "links on a shortest path (TP-R1: the spec's cost)",
+        Km => "km": "length of a shortest path over the real links, rounded to the km",
     }
 }
 
@@ -208,6 +218,10 @@ impl Demands {
     }
 }
 
+/// A shortest-path tree: for each node, the node before it and the link between (None for
+/// the root and unreachable nodes).
+pub type Tree = Vec<Option<(usize, usize)>>;
+
 /// A demand by node names: (source, destination, value).
 pub type NamedDemand = (String, String, f64);
 
@@ -346,6 +360,108 @@ impl Topology {
                 dist
             })
             .collect()
+    }
+
+    /// Costs between all nodes as integers for the Transportation Problem (`i64::MAX`:
+    /// unreachable).
+    pub fn costs(&self, cost: Cost) -> Vec<Vec<i64>> {
+        match cost {
+            Cost::Hops => self
+                .hops()
+                .into_iter()
+                .map(|row| {
+                    row.into_iter()
+                        .map(|h| if h == u32::MAX { i64::MAX } else { h as i64 })
+                        .collect()
+                })
+                .collect(),
+            Cost::Km => self
+                .distances()
+                .into_iter()
+                .map(|row| {
+                    row.into_iter()
+                        .map(|d| {
+                            if d.is_finite() {
+                                d.round() as i64
+                            } else {
+                                i64::MAX
+                            }
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// One shortest path from `s` to every node by `cost`: for each node, the link it is
+    /// reached over and the node before it (`None` for `s` and unreachable nodes). Ties go to the
+    /// path found first (neighbours in link order, the heap by distance then node), so the
+    /// paths are the same in every run.
+    pub fn shortest_paths(&self, s: usize, cost: Cost) -> Tree {
+        let adj = self.adjacency();
+        let n = self.nodes.len();
+        let mut pred = vec![None; n];
+        let weight = |l: usize| match cost {
+            Cost::Hops => 1.0,
+            Cost::Km => self.links[l].length,
+        };
+        let mut dist = vec![f64::INFINITY; n];
+        dist[s] = 0.0;
+        let mut heap = std::collections::BinaryHeap::new();
+        heap.push(std::cmp::Reverse((0u64, s)));
+        while let Some(std::cmp::Reverse((bits, u))) = heap.pop() {
+            let du = f64::from_bits(bits);
+            if du > dist[u] {
+                continue;
+            }
+            for &(v, l) in &adj[u] {
+                let dv = du + weight(l);
+                if dv < dist[v] {
+                    dist[v] = dv;
+                    pred[v] = Some((u, l));
+                    heap.push(std::cmp::Reverse((dv.to_bits(), v)));
+                }
+            }
+        }
+        pred
+    }
+
+    /// The links of the path to `v` in a tree from [`Topology::shortest_paths`], from the
+    /// source out.
+    pub fn path(pred: &[Option<(usize, usize)>], v: usize) -> Vec<usize> {
+        let mut links = Vec::new();
+        let mut at = v;
+        while let Some((u, l)) = pred[at] {
+            links.push(l);
+            at = u;
+        }
+        links.reverse();
+        links
+    }
+
+    /// The traffic each node and each link carries when every demand of `demands` follows its
+    /// shortest path by `cost` (a node carries what starts, ends or passes there).
+    pub fn carried(&self, demands: &Demands, cost: Cost) -> (Vec<f64>, Vec<f64>) {
+        let n = self.nodes.len();
+        let (mut nodes, mut links) = (vec![0.0; n], vec![0.0; self.links.len()]);
+        let mut trees: Vec<Option<Tree>> = vec![None; n];
+        for d in &demands.entries {
+            let pred = trees[d.src].get_or_insert_with(|| self.shortest_paths(d.src, cost));
+            if d.src != d.dst && pred[d.dst].is_none() {
+                continue; // unreachable: carried nowhere
+            }
+            nodes[d.src] += d.value;
+            for l in Self::path(pred, d.dst) {
+                links[l] += d.value;
+            }
+            // Every node after the source on the path (the source was counted above).
+            let mut at = d.dst;
+            while let Some((u, _)) = pred[at] {
+                nodes[at] += d.value;
+                at = u;
+            }
+        }
+        (nodes, links)
     }
 
     /// The component of every node (numbered from 0 in node order) and how many there are.

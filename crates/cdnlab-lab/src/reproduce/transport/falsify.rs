@@ -74,6 +74,60 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
         let b = 0.05 * num(r, "rho") * (0.7 + 0.3 * num(r, "reserve"));
         vec![("blocking", normal(rng, b, 0.001))]
     }
+    // Real networks: a network's properties from its place in the catalogue; the gap in
+    // proportion to the mismatch; nearest's blocking the same whatever the links (it uses
+    // none), a pseudo-noise of the cell and replication keeping twins equal.
+    fn net_index(r: &SummaryRow) -> f64 {
+        cdnlab::topology::catalog::NAMES
+            .iter()
+            .position(|n| *n == text(r, "network"))
+            .unwrap_or(0) as f64
+    }
+    fn net_mismatch(r: &SummaryRow) -> f64 {
+        let m = 0.06 + 0.34 * net_index(r) / 55.0;
+        if text(r, "capacity") == "degree" {
+            0.8 * m
+        } else {
+            m
+        }
+    }
+    fn net_nodes(r: &SummaryRow) -> f64 {
+        10.0 + (net_index(r) * 37.0) % 80.0
+    }
+    fn net_right(r: &SummaryRow, rep: u64, _: &mut Rng) -> V {
+        let (i, rho) = (net_index(r), num(r, "rho"));
+        let m = net_mismatch(r);
+        let wiggle = ((i as u64 * 31 + rep * 17) % 10) as f64 * 0.0004;
+        let opt = 0.03 * rho + wiggle;
+        let gap = 0.5 * m * rho + wiggle;
+        let links = text(r, "links") == "carried";
+        vec![
+            ("blocking_optimal", opt + if links { 0.01 } else { 0.0 }),
+            ("blocking_nearest", opt + gap),
+            ("blocking_sharing", 0.8 * opt),
+            ("gap", gap - if links { 0.01 } else { 0.0 }),
+            ("max_z", 1.5),
+            ("link_blocked", if links { 0.2 } else { 0.0 }),
+            ("link_blocked_nearest", 0.0),
+            ("nodes", net_nodes(r)),
+            ("diameter", 3.0 + (i * 7.0) % 10.0),
+            ("mean_degree", 2.0 + ((i * 13.0) % 20.0) / 10.0),
+            ("mismatch", m),
+            ("has_matrix", if i < 26.0 { 1.0 } else { 0.0 }),
+        ]
+    }
+    fn net_t3_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let spans = text(r, "network") != "sndlib/germany50";
+        let re = reallocates(r);
+        let b = if re && spans { 0.05 } else { 0.10 };
+        vec![
+            ("blocking", normal(rng, b, 0.002)),
+            ("blocking_tail", normal(rng, b, 0.004)),
+            ("reallocations", if re { 30.0 } else { 0.0 }),
+            ("warm_pivots", if re { 3.0 } else { 0.0 }),
+            ("cold_pivots", if re { 20.0 } else { 0.0 }),
+        ]
+    }
     fn balance_right(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
         let rho = num(r, "rho");
         let spread = match text(r, "choice") {
@@ -207,6 +261,62 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
             always,
             &[("blocking", Map(|r, x| x + 0.03 * (1.0 - num(r, "reserve"))))],
         ),
+        F::new("tp-net-t1", "tp.net-gap", net_right)
+            .doctor(
+                "nearest beats the optimal allocation at high load",
+                |r, _| num(r, "rho") > 1.1,
+                &[("gap", Is(-0.01))],
+            )
+            .whole(
+                "capacity where the demand is: no mismatch, no gap",
+                |r, rep, rng| {
+                    let mut v = net_right(r, rep, rng);
+                    crate::reproduce::fixture::set(&mut v, "mismatch", 0.0);
+                    crate::reproduce::fixture::set(&mut v, "gap", 0.0);
+                    v
+                },
+            ),
+        F::new("tp-net-t1", "tp.net-gap-predictor", net_right)
+            .doctor(
+                "the gap follows the size, not the mismatch",
+                always,
+                &[("gap", Map(|r, _| 0.001 * net_nodes(r)))],
+            )
+            .doctor(
+                "the gap is the same everywhere",
+                always,
+                &[("gap", Is(0.05))],
+            ),
+        F::new("tp-net-t1", "tp.net-links", net_right)
+            .doctor(
+                "nearest's streams cross links",
+                |r, rep| text(r, "links") == "carried" && rep == 2,
+                &[("link_blocked_nearest", Is(0.1))],
+            )
+            .doctor("links never bind", always, &[("link_blocked", Is(0.0))]),
+        F::new("tp-net-t1", "tp.net-erlang", net_right).doctor(
+            "one population far off Erlang-B in one run",
+            |r, rep| rep == 1 && r.cell == 5,
+            &[("max_z", Is(40.0))],
+        ),
+        F::new("tp-net-t3", "tp.net-reallocation-zones", net_t3_right)
+            .doctor(
+                "re-allocation does not help",
+                always,
+                &[("blocking", Map(|_, x| x.max(0.1)))],
+            )
+            .doctor(
+                "re-allocation helps only on GEANT",
+                |r, _| text(r, "network") == "sndlib/abilene",
+                &[("blocking", Map(|_, x| x.max(0.1)))],
+            ),
+        F::new("tp-net-t3", "tp.net-warm", net_t3_right)
+            .doctor(
+                "warm no faster than cold",
+                |r, _| reallocates(r),
+                &[("warm_pivots", Same("cold_pivots"))],
+            )
+            .doctor("never re-allocates", always, &[("reallocations", Is(0.0))]),
         F::new("tp-t5", "tp.solver-exact", t5_right)
             .doctor(
                 "one instance off the reference",

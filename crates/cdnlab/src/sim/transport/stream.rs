@@ -11,9 +11,7 @@ use crate::Error;
 use crate::Named;
 use crate::alloc::Problem;
 pub use crate::alloc::admission::Choice;
-use crate::alloc::admission::{
-    Admission, Admit, Method, allocate, demand_rows, optimal, reallocation,
-};
+use crate::alloc::admission::{Admission, Admit, Method, allocate, demand_rows, reallocation};
 use crate::alloc::erlang::erlang_b;
 use crate::alloc::topology::{CAPACITY, LINKS, R1, R15, SHIFTED, hops, random_instance};
 use crate::rng::Rng;
@@ -269,16 +267,19 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         deterministic: p.text("holding") == "deterministic",
         warmup: p.float("warmup"),
         hours: p.float("hours"),
-        shift: (shift_at > 0.0).then(|| Shift {
-            at: shift_at,
-            demand: SHIFTED.to_vec(),
-            reallocate: (p.values()["reallocate"] == crate::sim::Value::Bool(true))
-                .then(|| (p.float("window"), p.float("b_max"))),
-            oracle: p.text("estimate") == "true",
+        shift: (shift_at > 0.0).then(|| {
+            Shift::once(
+                shift_at,
+                SHIFTED.to_vec(),
+                (p.values()["reallocate"] == crate::sim::Value::Bool(true))
+                    .then(|| (p.float("window"), p.float("b_max"))),
+                p.text("estimate") == "true",
+            )
         }),
         tail: p.float("tail"),
         reserve: p.float("reserve"),
         choice: p.named("choice")?,
+        links: None,
     };
     let r = simulate(&cfg, rng)?;
     let mut out = vec![
@@ -338,6 +339,15 @@ pub struct Outcome {
     /// both 0 for the policies without thresholds.
     pub alloc_hops: f64,
     pub alloc_dmax: f64,
+    /// Blocked arrivals (measured) that the policy would have admitted but for a full link
+    /// on the path, per blocked arrival (0 without link capacities).
+    pub link_blocked: f64,
+    /// Per re-allocation: network simplex pivots warm (from the previous basis) and cold (with
+    /// `compare_cold`), and their wall-clock times in microseconds (with `compare_cold`).
+    pub warm_pivots: f64,
+    pub cold_pivots: f64,
+    pub warm_us: f64,
+    pub cold_us: f64,
 }
 
 /// The allocation problem: rows are populations (supplies = demands D_i), columns servers
@@ -356,13 +366,12 @@ fn method(policy: AllocationPolicy) -> Option<Method> {
     }
 }
 
-/// A demand shift and what the system does about it.
+/// Demand that changes during a run, and what the system does about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shift {
-    /// When (hours from the start, warm-up included).
-    pub at: f64,
-    /// The demand profile from then on.
-    pub demand: Vec<i64>,
+    /// The changes, in time order: (hour from the start, warm-up included; the demand from
+    /// then on). The spec's shift is one change; a demand series is one per interval.
+    pub steps: Vec<(f64, Vec<i64>)>,
     /// Re-allocation: every `window` hours, if some population's blocking in the window was
     /// above `b_max`, re-estimate demands from the window's arrival rates, re-solve warm from
     /// the previous basis and install the new thresholds (streams in progress stay).
@@ -370,6 +379,21 @@ pub struct Shift {
     /// Re-allocate for the true new demand instead of the window's estimate (a wrong model:
     /// the oracle that `tp.reallocation-excess` says the estimate falls short of).
     pub oracle: bool,
+    /// Also solve every re-allocation cold, and time both (wall clock: the one place this
+    /// engine reads a clock, for the `timed` experiment that reports it).
+    pub compare_cold: bool,
+}
+
+impl Shift {
+    /// One change, at hour `at`, to `demand`.
+    pub fn once(at: f64, demand: Vec<i64>, reallocate: Option<(f64, f64)>, oracle: bool) -> Self {
+        Shift {
+            steps: vec![(at, demand)],
+            reallocate,
+            oracle,
+            compare_cold: false,
+        }
+    }
 }
 
 /// One run's configuration.
@@ -395,6 +419,19 @@ pub struct Config {
     pub reserve: f64,
     /// How CP-1 picks among the cluster servers under their thresholds.
     pub choice: Choice,
+    /// Link capacities (None: links never limit, the spec's model): a stream from server j to
+    /// population i takes one unit on every link of its path, and a server whose path has a
+    /// full link cannot take it. CP-1 only.
+    pub links: Option<LinkModel>,
+}
+
+/// Links that streams occupy on their way from a server to a population.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkModel {
+    /// The links of the path from server j to population i, at `[i * servers + j]`.
+    pub paths: Vec<Vec<usize>>,
+    /// Each link's capacity, in streams.
+    pub capacity: Vec<i64>,
 }
 
 /// One run.
@@ -440,6 +477,16 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         .collect();
     let mut rate: Vec<f64> = demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
     let mut load = vec![0i64; k]; // streams per server, for the policies without thresholds
+    // Streams on each link, and blocks that a full link caused (no server had a free path).
+    let mut on_link = vec![0i64; cfg.links.as_ref().map_or(0, |l| l.capacity.len())];
+    let mut link_blocked = 0u64;
+    if cfg.links.is_some() && striped {
+        return Err(Error::param(
+            "protocol",
+            "cp2",
+            "cp1 when links have capacities (a striped stream has no single path)",
+        ));
+    }
     let (mut arrivals, mut blocked) = (vec![0u64; k], vec![0u64; k]);
     // Per batch of the measured period, for batch-means standard errors (blocking events are
     // correlated in time, so a binomial error would be too small).
@@ -469,9 +516,15 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let mut arrivals_from = 0u64;
     let (mut win_arr, mut win_blk) = (vec![0u64; k], vec![0u64; k]);
     let mut reallocations = 0u64;
+    // The demand in force (the oracle re-allocates for it), re-solve pivots and times.
+    let mut current: &[i64] = demand;
+    let (mut warm_pivots, mut cold_pivots, mut warm_us, mut cold_us) = (0u64, 0u64, 0.0, 0.0);
     if let Some(sh) = &cfg.shift {
-        heap.push(Reverse((us(sh.at), seq, 0, SHIFT)));
-        seq += 1;
+        // One change is queued at a time: the next when this one happens.
+        if let Some((at, _)) = sh.steps.first() {
+            heap.push(Reverse((us(*at), seq, 0, SHIFT)));
+            seq += 1;
+        }
         if let Some((window, _)) = sh.reallocate {
             heap.push(Reverse((us(window), seq, 0, CHECK)));
             seq += 1;
@@ -500,7 +553,13 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         }
         if what == SHIFT {
             let sh = cfg.shift.as_ref().expect("a shift is configured");
-            rate = sh.demand.iter().map(|&x| rho * x as f64 / HOLD).collect();
+            // The population slot of a change event holds its index in the steps.
+            current = &sh.steps[i].1;
+            if let Some((at, _)) = sh.steps.get(i + 1) {
+                heap.push(Reverse((us(*at).max(t), seq, i + 1, SHIFT)));
+                seq += 1;
+            }
+            rate = current.iter().map(|&x| rho * x as f64 / HOLD).collect();
             arrivals_from = seq;
             for (p, &r) in rate.iter().enumerate() {
                 if r > 0.0 {
@@ -515,14 +574,23 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             let (window, b_max) = sh.reallocate.expect("checks only with re-allocation");
             // The shared rule: demands in proportion to the window's arrival counts.
             let est = reallocation(&win_arr, &win_blk, b_max)
-                .map(|e| if sh.oracle { sh.demand.clone() } else { e });
+                .map(|e| if sh.oracle { current.to_vec() } else { e });
             if let (Some(est), Some(adm), AllocationPolicy::Optimal) =
                 (est, admission.as_mut(), policy)
             {
                 let prob = problem(cfg, &demand_rows(&est, capacity.iter().sum(), 0.0))?;
-                let (a, b) = optimal(&prob, basis.as_ref())?;
-                adm.install(&a);
-                basis = Some(b);
+                let clock = sh.compare_cold.then(std::time::Instant::now);
+                let warm = allocate(Method::Optimal, &prob, basis.as_ref())?;
+                if let Some(c) = clock {
+                    warm_us += c.elapsed().as_secs_f64() * 1e6;
+                    let c = std::time::Instant::now();
+                    let cold = allocate(Method::Optimal, &prob, None)?;
+                    cold_us += c.elapsed().as_secs_f64() * 1e6;
+                    cold_pivots += cold.pivots.unwrap_or(0);
+                }
+                warm_pivots += warm.pivots.unwrap_or(0);
+                adm.install(&warm.allocation);
+                basis = warm.basis;
                 reallocations += 1;
             }
             win_arr.fill(0);
@@ -536,6 +604,13 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         }
         if what != ARRIVAL {
             // A departure.
+            if let Some(lm) = &cfg.links
+                && what != STRIPE
+            {
+                for &l in &lm.paths[i * k + what] {
+                    on_link[l] -= 1;
+                }
+            }
             match (admission.as_mut(), what == STRIPE) {
                 (Some(adm), true) => adm.release_striped(i),
                 (Some(adm), false) => adm.release(i, what),
@@ -572,7 +647,14 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                     spread_sum += spread;
                     spread_n += 1;
                 }
-                adm.admit(i, &d[i]).map(|a| {
+                let room = |j: usize| {
+                    cfg.links.as_ref().is_none_or(|lm| {
+                        lm.paths[i * k + j]
+                            .iter()
+                            .all(|&l| on_link[l] < lm.capacity[l])
+                    })
+                };
+                adm.admit_if(i, &d[i], room).map(|a| {
                     if measured && matches!(a, Admit::Borrowed(_)) {
                         borrowed += 1;
                     }
@@ -587,7 +669,14 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 };
                 candidates
                     .iter()
-                    .find(|&&j| load[j] < capacity[j])
+                    .find(|&&j| {
+                        load[j] < capacity[j]
+                            && cfg.links.as_ref().is_none_or(|lm| {
+                                lm.paths[i * k + j]
+                                    .iter()
+                                    .all(|&l| on_link[l] < lm.capacity[l])
+                            })
+                    })
                     .map(|&j| (j, d[i][j] as f64))
             }
         };
@@ -595,6 +684,13 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             Some((j, h)) => {
                 if admission.is_none() {
                     load[j] += 1;
+                }
+                if let Some(lm) = &cfg.links
+                    && j != STRIPE
+                {
+                    for &l in &lm.paths[i * k + j] {
+                        on_link[l] += 1;
+                    }
                 }
                 let hold = if deterministic { HOLD } else { exp(rng, HOLD) };
                 heap.push(Reverse((t + us(hold), seq, i, j)));
@@ -605,6 +701,27 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 }
             }
             None => {
+                // Would the policy have admitted it but for the links? (A dry run without them:
+                // admitted and released at once, which leaves every count as it was.)
+                if measured && cfg.links.is_some() {
+                    let would = match admission.as_mut() {
+                        Some(adm) => adm.admit(i, &d[i]).map(|a| adm.release(i, a.server())),
+                        None => {
+                            let candidates = if policy == AllocationPolicy::Nearest {
+                                &by_distance[i][..1]
+                            } else {
+                                &by_distance[i][..]
+                            };
+                            candidates
+                                .iter()
+                                .any(|&j| load[j] < capacity[j])
+                                .then_some(())
+                        }
+                    };
+                    if would.is_some() {
+                        link_blocked += 1;
+                    }
+                }
                 win_blk[i] += 1;
                 if t >= tail_start {
                     tail_blk += 1;
@@ -641,7 +758,11 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         })
         .fold(0.0, f64::max);
     // Erlang-B for the demand in force at the end (after a shift, the new one).
-    let last = cfg.shift.as_ref().map_or(demand, |s| &s.demand[..]);
+    let last = cfg
+        .shift
+        .as_ref()
+        .and_then(|s| s.steps.last())
+        .map_or(demand, |(_, d)| &d[..]);
     let last_rate: f64 = last.iter().map(|&x| rho * x as f64 / HOLD).sum();
     let erlang_end = last
         .iter()
@@ -662,6 +783,11 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
         cluster_spread: spread_sum / spread_n.max(1) as f64,
         alloc_hops,
         alloc_dmax,
+        link_blocked: link_blocked as f64 / blocked.iter().sum::<u64>().max(1) as f64,
+        warm_pivots: warm_pivots as f64 / reallocations.max(1) as f64,
+        cold_pivots: cold_pivots as f64 / reallocations.max(1) as f64,
+        warm_us: warm_us / reallocations.max(1) as f64,
+        cold_us: cold_us / reallocations.max(1) as f64,
     })
 }
 
