@@ -30,7 +30,12 @@
 //!   CP-2, slack sharing, re-allocation), Erlang-B, and the content-steering rule that spreads
 //!   a population's sessions over its servers as the allocation's shares say
 //!   ([`alloc::steering`]).
-//! - [`stats`]: running moments, confidence intervals, line fits, binomial and Poisson tails.
+//! - [`topology`]: the one network type (nodes, links with capacity, length, delay and loss,
+//!   demand matrices and series) with streaming readers for Topology Zoo GML and GraphML,
+//!   SNDlib native and XML and topohub's JSON, graph functions (hops, shortest paths, carried
+//!   traffic, costs) and the committed networks built in ([`topology::catalog`]).
+//! - [`stats`]: running moments, confidence intervals, line fits, binomial and Poisson tails,
+//!   rank correlation.
 //! - [`error`]: the one error type, [`Error`].
 //! - [`named`]: [`Named`], the registry every named choice (cache policy, trace format, probe
 //!   rule, search strategy, allocation policy, ...) is declared with once: its members, their
