@@ -335,31 +335,42 @@ impl Topology {
 
     /// Shortest-path lengths between all nodes (Dijkstra from each; infinite: unreachable).
     pub fn distances(&self) -> Vec<Vec<f64>> {
+        (0..self.nodes.len())
+            .map(|s| self.dijkstra(s, Cost::Km).0)
+            .collect()
+    }
+
+    /// Dijkstra from `s` with link weights by `cost` (1 a link, or its length): distances, and
+    /// for each node the node before it and the link between. Ties go to the path found first
+    /// (neighbours in link order, the heap by distance then node), so the paths are the same in
+    /// every run.
+    fn dijkstra(&self, s: usize, cost: Cost) -> (Vec<f64>, Tree) {
         let adj = self.adjacency();
         let n = self.nodes.len();
-        (0..n)
-            .map(|s| {
-                let mut dist = vec![f64::INFINITY; n];
-                dist[s] = 0.0;
-                // Lengths are finite and non-negative, so their bits order like the numbers.
-                let mut heap = std::collections::BinaryHeap::new();
-                heap.push(std::cmp::Reverse((0u64, s)));
-                while let Some(std::cmp::Reverse((bits, u))) = heap.pop() {
-                    let du = f64::from_bits(bits);
-                    if du > dist[u] {
-                        continue;
-                    }
-                    for &(v, l) in &adj[u] {
-                        let dv = du + self.links[l].length;
-                        if dv < dist[v] {
-                            dist[v] = dv;
-                            heap.push(std::cmp::Reverse((dv.to_bits(), v)));
-                        }
-                    }
+        let weight = |l: usize| match cost {
+            Cost::Hops => 1.0,
+            Cost::Km => self.links[l].length,
+        };
+        let (mut dist, mut pred) = (vec![f64::INFINITY; n], vec![None; n]);
+        dist[s] = 0.0;
+        // Weights are finite and non-negative, so their bits order like the numbers.
+        let mut heap = std::collections::BinaryHeap::new();
+        heap.push(std::cmp::Reverse((0u64, s)));
+        while let Some(std::cmp::Reverse((bits, u))) = heap.pop() {
+            let du = f64::from_bits(bits);
+            if du > dist[u] {
+                continue;
+            }
+            for &(v, l) in &adj[u] {
+                let dv = du + weight(l);
+                if dv < dist[v] {
+                    dist[v] = dv;
+                    pred[v] = Some((u, l));
+                    heap.push(std::cmp::Reverse((dv.to_bits(), v)));
                 }
-                dist
-            })
-            .collect()
+            }
+        }
+        (dist, pred)
     }
 
     /// Costs between all nodes as integers for the Transportation Problem (`i64::MAX`:
@@ -394,36 +405,10 @@ impl Topology {
     }
 
     /// One shortest path from `s` to every node by `cost`: for each node, the link it is
-    /// reached over and the node before it (`None` for `s` and unreachable nodes). Ties go to the
-    /// path found first (neighbours in link order, the heap by distance then node), so the
-    /// paths are the same in every run.
+    /// reached over and the node before it (`None` for `s` and unreachable nodes); the same
+    /// paths in every run.
     pub fn shortest_paths(&self, s: usize, cost: Cost) -> Tree {
-        let adj = self.adjacency();
-        let n = self.nodes.len();
-        let mut pred = vec![None; n];
-        let weight = |l: usize| match cost {
-            Cost::Hops => 1.0,
-            Cost::Km => self.links[l].length,
-        };
-        let mut dist = vec![f64::INFINITY; n];
-        dist[s] = 0.0;
-        let mut heap = std::collections::BinaryHeap::new();
-        heap.push(std::cmp::Reverse((0u64, s)));
-        while let Some(std::cmp::Reverse((bits, u))) = heap.pop() {
-            let du = f64::from_bits(bits);
-            if du > dist[u] {
-                continue;
-            }
-            for &(v, l) in &adj[u] {
-                let dv = du + weight(l);
-                if dv < dist[v] {
-                    dist[v] = dv;
-                    pred[v] = Some((u, l));
-                    heap.push(std::cmp::Reverse((dv.to_bits(), v)));
-                }
-            }
-        }
-        pred
+        self.dijkstra(s, cost).1
     }
 
     /// The links of the path to `v` in a tree from [`Topology::shortest_paths`], from the

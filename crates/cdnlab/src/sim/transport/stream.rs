@@ -434,6 +434,15 @@ pub struct LinkModel {
     pub capacity: Vec<i64>,
 }
 
+/// The servers a policy without thresholds tries, nearest first: S1 only the nearest, S4 all.
+fn candidates(policy: AllocationPolicy, by_distance: &[usize]) -> &[usize] {
+    if policy == AllocationPolicy::Nearest {
+        &by_distance[..1]
+    } else {
+        by_distance
+    }
+}
+
 /// One run.
 pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     let (policy, striped, rho, deterministic) =
@@ -661,24 +670,17 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                     (a.server(), d[i][a.server()] as f64)
                 })
             }
-            (None, _) => {
-                let candidates = if policy == AllocationPolicy::Nearest {
-                    &by_distance[i][..1]
-                } else {
-                    &by_distance[i][..]
-                };
-                candidates
-                    .iter()
-                    .find(|&&j| {
-                        load[j] < capacity[j]
-                            && cfg.links.as_ref().is_none_or(|lm| {
-                                lm.paths[i * k + j]
-                                    .iter()
-                                    .all(|&l| on_link[l] < lm.capacity[l])
-                            })
-                    })
-                    .map(|&j| (j, d[i][j] as f64))
-            }
+            (None, _) => candidates(policy, &by_distance[i])
+                .iter()
+                .find(|&&j| {
+                    load[j] < capacity[j]
+                        && cfg.links.as_ref().is_none_or(|lm| {
+                            lm.paths[i * k + j]
+                                .iter()
+                                .all(|&l| on_link[l] < lm.capacity[l])
+                        })
+                })
+                .map(|&j| (j, d[i][j] as f64)),
         };
         match served {
             Some((j, h)) => {
@@ -706,17 +708,10 @@ pub fn simulate(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
                 if measured && cfg.links.is_some() {
                     let would = match admission.as_mut() {
                         Some(adm) => adm.admit(i, &d[i]).map(|a| adm.release(i, a.server())),
-                        None => {
-                            let candidates = if policy == AllocationPolicy::Nearest {
-                                &by_distance[i][..1]
-                            } else {
-                                &by_distance[i][..]
-                            };
-                            candidates
-                                .iter()
-                                .any(|&j| load[j] < capacity[j])
-                                .then_some(())
-                        }
+                        None => candidates(policy, &by_distance[i])
+                            .iter()
+                            .any(|&j| load[j] < capacity[j])
+                            .then_some(()),
                     };
                     if would.is_some() {
                         link_blocked += 1;
