@@ -166,3 +166,26 @@ fn a_week_of_five_minute_intervals_replays_with_reallocation() {
         .to_string();
     assert!(err.contains("no demand series"), "{err}");
 }
+
+/// An attached series is replayed as it is, scaled so that its mean total is the static total:
+/// two intervals of 300 s, totals 10 and 30 (mean 20), at 500 streams: x 25.
+#[test]
+fn an_attached_series_is_replayed_at_the_static_total() {
+    let mut t = tiny();
+    t.attach_series(vec![
+        (0.0, vec![("Berlin".into(), "Rome".into(), 10.0)]),
+        (
+            300.0,
+            vec![
+                ("Berlin".into(), "Rome".into(), 20.0),
+                ("Rome".into(), "Paris".into(), 10.0),
+            ],
+        ),
+    ])
+    .unwrap();
+    let i = instance(t, &rules(CapacityRule::Uniform, LinkRule::Unlimited)).unwrap();
+    let steps = attached_steps(&i).unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0], (0.0, vec![0, 0, 0, 0, 250]));
+    assert_eq!(steps[1], (300.0 / 3600.0, vec![0, 250, 0, 0, 500]));
+}
