@@ -498,12 +498,39 @@ fn plot_redraws_a_finished_run() {
         results,
         "plot must not rewrite results"
     );
+    // x may be a metric: a scatter, one marker per cell and no line.
+    let out = cdnlab(
+        &[
+            "plot",
+            "r",
+            "--x",
+            "che_hit_ratio",
+            "--y",
+            "hit_ratio",
+            "--format",
+            "svg",
+            "--name",
+            "scatter",
+            "--out",
+            "figs",
+        ],
+        d.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let svg = String::from_utf8(read(&d.path().join("figs/scatter.svg"))).unwrap();
+    assert!(svg.contains("<g transform=\"translate("), "markers: {svg}");
+    assert!(!svg.contains("stroke-width=\"1.6\""), "no line: {svg}");
     refuses(
         d.path(),
         &[
             (
                 &["plot", "r", "--x", "requests", "--y", "hit_ratio"],
-                &["requests", "not a grid parameter", "alpha, cache_size"],
+                &[
+                    "requests",
+                    "neither a grid parameter",
+                    "alpha, cache_size",
+                    "nor a metric",
+                ],
             ),
             (
                 &["plot", "r", "--x", "alpha", "--y", "speed"],
