@@ -66,8 +66,7 @@ fn open(path: &Path) -> Result<(BufReader<std::fs::File>, Vec<u8>)> {
 /// The format of a file: as given, else as its first bytes say, else as its extension says.
 fn format_of(path: &Path, given: Option<Format>, head: &[u8]) -> Result<Format> {
     given
-        .or_else(|| Format::sniff(head))
-        .or_else(|| Format::from_extension(&path.to_string_lossy()))
+        .or_else(|| Format::detect(head, &path.to_string_lossy()))
         .ok_or_else(|| {
             Error::file(
                 path,

@@ -156,15 +156,13 @@ fn read_network(path: &Path) -> Result<cdnlab::topology::Topology, DeploymentErr
             source,
         })?
         .to_vec();
-    let format = Format::sniff(&head)
-        .or_else(|| Format::from_extension(&path.to_string_lossy()))
-        .ok_or_else(|| {
-            DeploymentError::Network(format!(
-                "{}: not a topology file (formats: {})",
-                path.display(),
-                Format::NAMES.join(", ")
-            ))
-        })?;
+    let format = Format::detect(&head, &path.to_string_lossy()).ok_or_else(|| {
+        DeploymentError::Network(format!(
+            "{}: not a topology file (formats: {})",
+            path.display(),
+            Format::NAMES.join(", ")
+        ))
+    })?;
     cdnlab::topology::read(r, format, ReadOptions::default())
         .map_err(|e| DeploymentError::Network(format!("{}: {e}", path.display())))
 }

@@ -98,6 +98,12 @@ impl Format {
         None
     }
 
+    /// The format of a file: as its first bytes say ([`Format::sniff`]), else as its name's
+    /// extension says. Every caller that opens a topology file decides this way.
+    pub fn detect(head: &[u8], name: &str) -> Option<Format> {
+        Format::sniff(head).or_else(|| Format::from_extension(name))
+    }
+
     /// The format a file name's extension suggests (`.gml`, `.graphml`, `.json`, `.xml` for
     /// SNDlib XML, `.txt` or `.sndlib` for SNDlib native).
     pub fn from_extension(name: &str) -> Option<Format> {
