@@ -21,23 +21,12 @@ pub struct TopoInput {
     pub options: ReadOptions,
 }
 
-impl TopoInput {
-    /// A file read with the defaults.
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        TopoInput {
-            path: path.into(),
-            format: None,
-            options: ReadOptions::default(),
-        }
-    }
-}
-
 /// Names a compressed file's compression from its first bytes.
 pub fn compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
     let magic: [(&[u8], &str, &str); 5] = [
         (&[0x1f, 0x8b], "gzip", "gunzip"),
         (&[0xfd, b'7', b'z', b'X', b'Z', 0], "xz", "unxz"),
-        (&[0x28, 0xb5, 0x2f, 0xfd], "zstd", "unzstd"),
+        (&crate::trace::ZSTD_MAGIC, "zstd", "unzstd"),
         (b"BZh", "bzip2", "bunzip2"),
         (b"PK\x03\x04", "zip", "unzip"),
     ];

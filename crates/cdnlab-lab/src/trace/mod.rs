@@ -53,7 +53,7 @@ pub fn csv_delimiter(text: &str) -> Result<u8> {
 const CHUNK_RECORDS: usize = 1 << 14;
 
 /// The zstd frame magic number (RFC 8878), as it lies on disk.
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+pub(crate) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// The trace's bytes, decompressed as they are read if the file is zstd, with its first bytes
 /// available for sniffing.

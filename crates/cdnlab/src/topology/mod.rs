@@ -525,11 +525,6 @@ impl Topology {
         }
     }
 
-    /// The index of the node called `name`.
-    pub fn node(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.name == name)
-    }
-
     /// Attaches a demand series: each interval's entries by node name (`(src, dst, value)`),
     /// resolved against this topology's nodes. Refuses a name no node has, a negative value,
     /// and intervals out of time order.
