@@ -51,6 +51,10 @@ enum Command {
     /// Real HTTP on loopback: origin, caching edges, GWTW users, and a demo of all three.
     #[cfg(feature = "live")]
     Live(live::LiveArgs),
+    /// The emulated multi-host testbed: the live servers and clients in network namespaces
+    /// joined by links with rate, delay, jitter and loss (needs root; docs/testbed.md).
+    #[cfg(feature = "live")]
+    Testbed(live::testbed::TestbedArgs),
     /// Not built in: this cdnlab was built without its default feature `live`.
     #[cfg(not(feature = "live"))]
     #[command(hide = true, disable_help_flag = true)]
@@ -75,6 +79,8 @@ fn main() -> ExitCode {
         Command::Topo(a) => topo::run(a),
         #[cfg(feature = "live")]
         Command::Live(a) => live::run(a),
+        #[cfg(feature = "live")]
+        Command::Testbed(a) => live::testbed::run(a),
         #[cfg(not(feature = "live"))]
         Command::Live { .. } => {
             eprintln!(

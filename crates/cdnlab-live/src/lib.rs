@@ -14,9 +14,11 @@
 //! | sessions | `session.rs` | streaming-session tokens: minted and signed (HMAC-SHA256) by the steering server, checked by the edges |
 //! | users | `client.rs` | GWTW users against candidate edges, per-user Zipf catalogues |
 //! | players | `players.rs` | headless Chromium on the player page, and the pages' reports per session |
+//! | testbed | `testbed/` | the emulated multi-host testbed: namespaces, links with rate, delay, jitter, loss and queue, the userspace link element, probes |
 //! | demos | `demo/` | what `cdnlab live demo` runs: GWTW users (`demo/mod.rs`), the DHT under a flash crowd and a killed edge (`demo/dht.rs`), optimal allocation vs nearest server (`demo/steer.rs`), real players through three edges (`demo/players.rs`) |
 
-#![forbid(unsafe_code)]
+// Unsafe code only where the testbed calls the system (`testbed/sys.rs`, which allows it).
+#![deny(unsafe_code)]
 
 pub mod catalogue;
 pub mod client;
@@ -29,6 +31,7 @@ pub mod players;
 pub mod serve;
 pub mod session;
 pub mod steer;
+pub mod testbed;
 
 /// What the live servers and clients can refuse or fail at.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +49,15 @@ pub enum Error {
     /// An HTTP client that cannot be built.
     #[error("http client: {0}")]
     Client(String),
+    /// A file with a value that cannot be used: the file, the field and what is allowed.
+    #[error("{}: {message}", path.display())]
+    File {
+        path: std::path::PathBuf,
+        message: String,
+    },
+    /// A testbed that cannot be built or run (docs/testbed.md).
+    #[error("testbed: {0}")]
+    Testbed(String),
 }
 
 impl Error {

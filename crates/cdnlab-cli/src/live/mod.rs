@@ -15,6 +15,7 @@ mod demo;
 mod edge;
 mod origin;
 mod steer;
+pub mod testbed;
 
 use client::{ClientArgs, run_client};
 use demo::{DemoArgs, run_demo};
@@ -227,7 +228,7 @@ fn malloc_settings() {
     }
 }
 
-fn live_err(e: cdnlab_live::Error) -> Error {
+pub(crate) fn live_err(e: cdnlab_live::Error) -> Error {
     Error::Failed(e.to_string())
 }
 

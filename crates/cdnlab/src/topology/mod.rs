@@ -51,6 +51,7 @@ crate::registry! {
     pub enum Cost: "cost" {
         Hops => "hops": "links on a shortest path (TP-R1: the spec's cost)",
         Km => "km": "length of a shortest path over the real links, rounded to the km",
+        Delay => "delay": "one-way delay of a shortest path over the links, rounded to the ms (a testbed's routing)",
     }
 }
 
@@ -356,6 +357,7 @@ impl Topology {
         let weight = |l: usize| match cost {
             Cost::Hops => 1.0,
             Cost::Km => self.links[l].length,
+            Cost::Delay => self.links[l].delay,
         };
         let (mut dist, mut pred) = (vec![f64::INFINITY; n], vec![None; n]);
         dist[s] = 0.0;
@@ -392,11 +394,11 @@ impl Topology {
                         .collect()
                 })
                 .collect(),
-            Cost::Km => self
-                .distances()
-                .into_iter()
-                .map(|row| {
-                    row.into_iter()
+            Cost::Km | Cost::Delay => (0..self.nodes.len())
+                .map(|s| {
+                    self.dijkstra(s, cost)
+                        .0
+                        .into_iter()
                         .map(|d| {
                             if d.is_finite() {
                                 d.round() as i64

@@ -1,0 +1,285 @@
+//! `cdnlab testbed ...`: the emulated multi-host testbed (docs/testbed.md). `run` builds a
+//! scenario's network in namespaces, runs its experiment, writes CSV, a figure and a summary,
+//! and removes everything; `up` builds one and waits; `down` removes what dead runs left. The
+//! hidden `wire` and `probe` commands are what the testbed itself starts inside namespaces.
+
+use super::live_err;
+use cdnlab_lab::{Error, Result};
+use cdnlab_live::testbed::{self, Spec, Testbed, fidelity, net};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct TestbedArgs {
+    #[command(subcommand)]
+    command: TestbedCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TestbedCommand {
+    /// Build a scenario's network, run its experiment, write the results, remove everything.
+    ///
+    /// Needs root (network namespaces). Example:
+    ///   sudo cdnlab testbed run scenarios/testbed-fidelity.toml --out out/fidelity
+    Run(RunArgs),
+    /// Build a scenario's network and keep it until Ctrl-C (then remove it), to look around:
+    /// `ip netns exec NAMESPACE bash` opens a shell on a node.
+    ///
+    /// Example: sudo cdnlab testbed up scenarios/testbed-fidelity.toml
+    Up(UpArgs),
+    /// Remove what testbed runs left behind: namespaces, links, qdiscs, guard routes of runs
+    /// whose process is gone (or of every run, with --all).
+    Down(DownArgs),
+    /// Check a scenario file without building anything: nodes, links, addresses, routes.
+    Check(CheckArgs),
+    #[command(hide = true)]
+    Wire(WireArgs),
+    #[command(hide = true, subcommand)]
+    Probe(ProbeCommand),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The scenario: a testbed description (TOML; docs/testbed.md).
+    scenario: PathBuf,
+    /// Folder for the results (created; must be empty or absent unless --replace).
+    #[arg(long)]
+    out: PathBuf,
+    /// Write into a folder that already has results, replacing them.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Debug, Args)]
+struct UpArgs {
+    scenario: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    scenario: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct DownArgs {
+    /// Remove only this run (its id, as `up` and `run` print it).
+    #[arg(long)]
+    run: Option<String>,
+    /// Remove every run, even one whose process is still alive.
+    #[arg(long, conflicts_with = "run")]
+    all: bool,
+    /// The watchdog: wait for standard input to close, then remove --run.
+    #[arg(long, hide = true, requires = "run")]
+    after_parent: bool,
+}
+
+#[derive(Debug, Args)]
+struct WireArgs {
+    #[arg(long)]
+    a: String,
+    #[arg(long)]
+    b: String,
+    #[arg(long)]
+    delay_ms: f64,
+    #[arg(long)]
+    jitter_ms: f64,
+    #[arg(long)]
+    loss: f64,
+    #[arg(long)]
+    seed_ab: u64,
+    #[arg(long)]
+    seed_ba: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum ProbeCommand {
+    UdpSend {
+        #[arg(long)]
+        to: std::net::SocketAddr,
+        #[arg(long)]
+        count: u64,
+        #[arg(long)]
+        rate: f64,
+        #[arg(long)]
+        bytes: usize,
+    },
+    UdpRecv {
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        #[arg(long)]
+        count: u64,
+        #[arg(long)]
+        limit_s: f64,
+    },
+    TcpSend {
+        #[arg(long)]
+        to: std::net::SocketAddr,
+        #[arg(long)]
+        seconds: f64,
+    },
+    TcpRecv {
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        #[arg(long)]
+        warmup_s: f64,
+        #[arg(long)]
+        limit_s: f64,
+    },
+}
+
+pub fn run(a: &TestbedArgs) -> Result<()> {
+    match &a.command {
+        TestbedCommand::Run(r) => run_scenario(r),
+        TestbedCommand::Up(u) => up(u),
+        TestbedCommand::Down(d) => down(d),
+        TestbedCommand::Check(c) => check(c),
+        TestbedCommand::Wire(w) => {
+            let impair = testbed::wire::Impair {
+                delay: Duration::from_secs_f64(w.delay_ms / 1e3),
+                jitter: Duration::from_secs_f64(w.jitter_ms / 1e3),
+                loss: w.loss,
+            };
+            testbed::wire::serve(&w.a, &w.b, impair, [w.seed_ab, w.seed_ba]).map_err(live_err)
+        }
+        TestbedCommand::Probe(p) => probe(p),
+    }
+}
+
+fn io(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Failed(format!("{what}: {e}"))
+}
+
+fn probe(p: &ProbeCommand) -> Result<()> {
+    use testbed::probe as pr;
+    match p {
+        ProbeCommand::UdpSend { to, count, rate, bytes } => pr::udp_send(*to, *count, *rate, *bytes).map_err(io("udp-send")),
+        ProbeCommand::UdpRecv { listen, count, limit_s } => {
+            let sock = std::net::UdpSocket::bind(listen).map_err(io("udp-recv bind"))?;
+            println!("ready");
+            let d = pr::udp_receive(&sock, *count, Duration::from_secs(2), Duration::from_secs_f64(*limit_s)).map_err(io("udp-recv"))?;
+            println!("{}", serde_json::to_string(&d).expect("json"));
+            Ok(())
+        }
+        ProbeCommand::TcpSend { to, seconds } => pr::tcp_send(*to, *seconds).map(|_| ()).map_err(io("tcp-send")),
+        ProbeCommand::TcpRecv { listen, warmup_s, limit_s } => {
+            let l = std::net::TcpListener::bind(listen).map_err(io("tcp-recv bind"))?;
+            println!("ready");
+            let t = pr::tcp_receive(&l, *warmup_s, Duration::from_secs_f64(*limit_s)).map_err(io("tcp-recv"))?;
+            println!("{}", serde_json::to_string(&t).expect("json"));
+            Ok(())
+        }
+    }
+}
+
+fn load(path: &Path) -> Result<Spec> {
+    testbed::spec::load(path).map_err(live_err)
+}
+
+fn check(c: &CheckArgs) -> Result<()> {
+    let spec = load(&c.scenario)?;
+    println!("{}: {} nodes, {} links, range {}/{}, routing by {}", spec.name, spec.nodes.len(), spec.links.len(), spec.range.0, spec.range.1, cdnlab::named::Named::name(spec.routing));
+    for n in &spec.nodes {
+        println!("  node {:<16} {:<10} {}{}", n.name, format!("{:?}", n.role).to_lowercase(), n.address, if n.count > 1 { format!("  x{}", n.count) } else { String::new() });
+    }
+    for (l, k) in spec.links.iter().enumerate() {
+        println!(
+            "  link {l:<3} {}-{}: {:.3} Mbit/s, delay {:.2} ms, jitter {:.2} ms, loss {}, queue {} bytes",
+            spec.nodes[k.a].name, spec.nodes[k.b].name, k.rate / 1e6, k.delay.as_secs_f64() * 1e3, k.jitter.as_secs_f64() * 1e3, k.loss, k.queue
+        );
+    }
+    Ok(())
+}
+
+fn exe() -> Result<PathBuf> {
+    std::env::current_exe().map_err(|e| Error::Failed(format!("cannot find this program's path: {e}")))
+}
+
+fn up(u: &UpArgs) -> Result<()> {
+    let spec = load(&u.scenario)?;
+    let tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
+    net::teardown_on_signal(tb.run.clone());
+    println!("testbed {} is up (run {}); Ctrl-C removes it", spec.name, tb.run);
+    for (i, n) in spec.nodes.iter().enumerate() {
+        println!("  {:<16} {:<16} ip netns exec {} bash", n.name, n.address, net::node_ns(&tb.run, i));
+    }
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn down(d: &DownArgs) -> Result<()> {
+    let gone = match (&d.run, d.after_parent) {
+        (Some(run), true) => net::watch(run),
+        (Some(run), false) => net::remove(run),
+        (None, _) => net::remove_stale(d.all),
+    };
+    if !d.after_parent {
+        if gone.is_empty() {
+            println!("nothing to remove");
+        }
+        for g in gone {
+            println!("removed {g}");
+        }
+    }
+    Ok(())
+}
+
+fn run_scenario(r: &RunArgs) -> Result<()> {
+    let spec = load(&r.scenario)?;
+    let kind = spec
+        .experiment
+        .as_ref()
+        .and_then(|t| t.get("kind"))
+        .and_then(|k| k.as_str())
+        .unwrap_or("fidelity")
+        .to_string();
+    let table = spec.experiment.clone().unwrap_or_default();
+    let plan = match kind.as_str() {
+        "fidelity" => fidelity::Plan::from_table(&table, &spec.source).map_err(live_err)?,
+        k => {
+            return Err(Error::File {
+                path: spec.source.clone(),
+                message: format!("experiment.kind: {k:?} is not allowed; allowed: fidelity"),
+            });
+        }
+    };
+    prepare_out(&r.out, r.replace)?;
+    let started = std::time::Instant::now();
+    let mut tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
+    net::teardown_on_signal(tb.run.clone());
+    eprintln!("testbed {} up in {:.1} s (run {}): {} nodes, {} links", spec.name, started.elapsed().as_secs_f64(), tb.run, spec.nodes.len(), spec.links.len());
+    let result = fidelity::measure(&mut tb, &plan, &mut |m| eprintln!("  {m}"));
+    let gone = tb.teardown();
+    eprintln!("testbed removed ({} namespaces)", gone.iter().filter(|g| g.starts_with("namespace")).count());
+    let rows = result.map_err(live_err)?;
+    write_fidelity(&r.out, &spec, &plan, &rows)?;
+    Ok(())
+}
+
+fn prepare_out(out: &Path, replace: bool) -> Result<()> {
+    if out.exists() && !replace && std::fs::read_dir(out).map_err(|e| Error::io(out, e))?.next().is_some() {
+        return Err(Error::Usage(format!("--out {}: the folder has files; give an empty one, or --replace", out.display())));
+    }
+    cdnlab_lab::files::ensure_dir(out)
+}
+
+fn write_fidelity(out: &Path, spec: &Spec, plan: &fidelity::Plan, rows: &[fidelity::Row]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r).map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
+    }
+    let bytes = w.into_inner().map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
+    cdnlab_lab::files::write_atomic(&out.join("fidelity.csv"), &bytes)?;
+    let mut text = format!("# Link fidelity: {}\n\n{} UDP probes of {} bytes at {}/s per link; {} s of TCP ({} s warm-up)\n\n", spec.name, plan.probes, plan.probe_bytes, plan.probe_rate, plan.goodput_seconds, plan.warmup_seconds);
+    text.push_str("| link | rate Mbit/s | delay ms | jitter ms | loss | one-way p50 ms | p99 ms | p99 error ms | lost (95% range) | goodput / expected | element CPU us/frame |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        text.push_str(&format!(
+            "| {}-{} | {:.3} | {:.2} | {:.2} | {} | {:.3} | {:.3} | {:+.3} | {} ({}-{}) | {:.4} | {:.2} |\n",
+            r.a, r.b, r.rate_bps / 1e6, r.delay_ms, r.jitter_ms, r.loss, r.owd_p50_ms, r.owd_p99_ms, r.err_p99_ms, r.lost, r.lost_lo, r.lost_hi, r.goodput_ratio, r.cpu_us_per_frame
+        ));
+    }
+    cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
+    print!("{text}");
+    Ok(())
+}

@@ -1,0 +1,22 @@
+//! The emulated multi-host testbed (docs/testbed.md): the live servers and clients on one
+//! machine, each node in its own network namespace, joined by links with a rate, a delay, jitter,
+//! loss and a queue, so that what they measure crosses a network instead of loopback.
+//!
+//! | part | what it holds |
+//! |---|---|
+//! | `spec.rs` | the description (TOML or a real network file), checked before anything is built |
+//! | `net.rs` | namespaces, veth, tbf, routes; the run's record, the watchdog, `down` |
+//! | `wire.rs` | the userspace link element (delay, jitter, loss) for kernels without netem |
+//! | `sys.rs` | the raw packet socket the element reads and writes |
+//! | `probe.rs` | the project's own probes: one-way delay and loss over UDP, goodput over TCP |
+//! | `fidelity.rs` | every link probed against its configuration |
+
+pub mod fidelity;
+pub mod net;
+pub mod probe;
+pub mod spec;
+mod sys;
+pub mod wire;
+
+pub use net::Testbed;
+pub use spec::{Role, Spec};
