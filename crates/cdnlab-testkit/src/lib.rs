@@ -49,6 +49,26 @@ pub const TOPOHUB: Tool = Tool {
     install: "data/fetch-topologies.sh",
 };
 
+/// Root with network namespaces and the tools the testbed builds them with (docs/testbed.md).
+pub const NETNS: Tool = Tool {
+    name: "root with network namespaces (the testbed: ip, tc, ethtool, chrt)",
+    install: "run the tests as root, with apt-get install iproute2 ethtool util-linux",
+};
+
+/// `Some(())` when this process can build a testbed: root's CAP_NET_ADMIN and CAP_SYS_ADMIN
+/// (capability(7) bits 12 and 21 of CapEff), and `ip`, `tc`, `ethtool` and `chrt` installed.
+pub fn netns() -> Option<()> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let caps = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())?;
+    let sbin = |t: &str| {
+        on_path(t).is_some() || ["/usr/sbin", "/sbin"].iter().any(|d| std::path::Path::new(d).join(t).is_file())
+    };
+    (caps & (1 << 12) != 0 && caps & (1 << 21) != 0 && ["ip", "tc", "ethtool", "chrt"].into_iter().all(sbin)).then_some(())
+}
+
 /// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.
 pub fn under_ci() -> bool {
     ci_value(std::env::var("CI").ok().as_deref())

@@ -86,6 +86,8 @@ struct WireArgs {
     jitter_ms: f64,
     #[arg(long)]
     loss: f64,
+    #[arg(long, default_value_t = 0)]
+    spin_us: u64,
     #[arg(long)]
     seed_ab: u64,
     #[arg(long)]
@@ -139,6 +141,7 @@ pub fn run(a: &TestbedArgs) -> Result<()> {
                 delay: Duration::from_secs_f64(w.delay_ms / 1e3),
                 jitter: Duration::from_secs_f64(w.jitter_ms / 1e3),
                 loss: w.loss,
+                spin: Duration::from_micros(w.spin_us),
             };
             testbed::wire::serve(&w.a, &w.b, impair, [w.seed_ab, w.seed_ba]).map_err(live_err)
         }
@@ -178,6 +181,7 @@ fn load(path: &Path) -> Result<Spec> {
 
 fn check(c: &CheckArgs) -> Result<()> {
     let spec = load(&c.scenario)?;
+    plan(&spec)?;
     println!("{}: {} nodes, {} links, range {}/{}, routing by {}", spec.name, spec.nodes.len(), spec.links.len(), spec.range.0, spec.range.1, cdnlab::named::Named::name(spec.routing));
     for n in &spec.nodes {
         println!("  node {:<16} {:<10} {}{}", n.name, format!("{:?}", n.role).to_lowercase(), n.address, if n.count > 1 { format!("  x{}", n.count) } else { String::new() });
@@ -227,23 +231,7 @@ fn down(d: &DownArgs) -> Result<()> {
 
 fn run_scenario(r: &RunArgs) -> Result<()> {
     let spec = load(&r.scenario)?;
-    let kind = spec
-        .experiment
-        .as_ref()
-        .and_then(|t| t.get("kind"))
-        .and_then(|k| k.as_str())
-        .unwrap_or("fidelity")
-        .to_string();
-    let table = spec.experiment.clone().unwrap_or_default();
-    let plan = match kind.as_str() {
-        "fidelity" => fidelity::Plan::from_table(&table, &spec.source).map_err(live_err)?,
-        k => {
-            return Err(Error::File {
-                path: spec.source.clone(),
-                message: format!("experiment.kind: {k:?} is not allowed; allowed: fidelity"),
-            });
-        }
-    };
+    let plan = plan(&spec)?;
     prepare_out(&r.out, r.replace)?;
     let started = std::time::Instant::now();
     let mut tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
@@ -255,6 +243,21 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
     let rows = result.map_err(live_err)?;
     write_fidelity(&r.out, &spec, &plan, &rows)?;
     Ok(())
+}
+
+/// The scenario's experiment, checked.
+fn plan(spec: &Spec) -> Result<fidelity::Plan> {
+    let table = spec.experiment.clone().unwrap_or_default();
+    match table.get("kind").map(|k| k.as_str()) {
+        None | Some(Some("fidelity")) => fidelity::Plan::from_table(&table, &spec.source).map_err(live_err),
+        Some(k) => Err(Error::File {
+            path: spec.source.clone(),
+            message: format!(
+                "experiment.kind: {} is not allowed; allowed: fidelity",
+                k.map_or_else(|| table["kind"].to_string(), |k| format!("{k:?}"))
+            ),
+        }),
+    }
 }
 
 fn prepare_out(out: &Path, replace: bool) -> Result<()> {
@@ -271,6 +274,13 @@ fn write_fidelity(out: &Path, spec: &Spec, plan: &fidelity::Plan, rows: &[fideli
     }
     let bytes = w.into_inner().map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
     cdnlab_lab::files::write_atomic(&out.join("fidelity.csv"), &bytes)?;
+    let mut probes = String::from("link,arrival,one_way_ms\n");
+    for r in rows {
+        for (i, d) in r.delays_ms.iter().enumerate() {
+            probes.push_str(&format!("{},{i},{d:.3}\n", r.link));
+        }
+    }
+    cdnlab_lab::files::write_atomic(&out.join("probes.csv"), probes.as_bytes())?;
     let mut text = format!("# Link fidelity: {}\n\n{} UDP probes of {} bytes at {}/s per link; {} s of TCP ({} s warm-up)\n\n", spec.name, plan.probes, plan.probe_bytes, plan.probe_rate, plan.goodput_seconds, plan.warmup_seconds);
     text.push_str("| link | rate Mbit/s | delay ms | jitter ms | loss | one-way p50 ms | p99 ms | p99 error ms | lost (95% range) | goodput / expected | element CPU us/frame |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 mod live;
 mod reproduce;
 mod run;
+mod testbed;
 mod topo;
 mod tp;
 mod trace;

@@ -31,6 +31,8 @@ pub struct Plan {
     pub goodput_seconds: f64,
     /// Seconds after the first byte before goodput is counted (slow start).
     pub warmup_seconds: f64,
+    /// Probe every link at once instead of one after another.
+    pub concurrent: bool,
 }
 
 impl Plan {
@@ -64,7 +66,7 @@ impl Plan {
 
 impl Default for Plan {
     fn default() -> Self {
-        Plan { probes: 1000, probe_rate: 200.0, probe_bytes: 64, goodput_seconds: 6.0, warmup_seconds: 2.0 }
+        Plan { probes: 1000, probe_rate: 200.0, probe_bytes: 64, goodput_seconds: 6.0, warmup_seconds: 2.0, concurrent: false }
     }
 }
 
@@ -100,6 +102,9 @@ pub struct Row {
     /// CPU time of the link element per frame it moved, both directions, microseconds.
     pub cpu_us_per_frame: f64,
     pub frames: u64,
+    /// Every probe's one-way delay, ms, in arrival order (for the figure, not the table).
+    #[serde(skip)]
+    pub delays_ms: Vec<f64>,
 }
 
 /// The central 95% of Binomial(n, p): the smallest k with CDF >= 2.5% and with CDF >= 97.5%.
@@ -151,95 +156,94 @@ fn finish<T: serde::de::DeserializeOwned>(mut child: Child, mut out: BufReader<s
     serde_json::from_str(text.trim()).map_err(|e| crate::Error::Testbed(format!("{what}: unreadable result ({e})")))
 }
 
-/// Probes every link of `tb` in turn (never two at once, so they do not share the CPU).
+fn spawn(cmd: &mut std::process::Command, what: &str) -> Result<Child, crate::Error> {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().map_err(|e| crate::Error::io(what, e))
+}
+
+fn wait_ok(mut child: Child, what: &str) -> Result<(), crate::Error> {
+    let status = child.wait().map_err(|e| crate::Error::io(what, e))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(crate::Error::Testbed(format!("{what} failed ({status})")))
+    }
+}
+
+/// Probes the links of `tb`: one at a time (so that they do not share the CPU), or all at once
+/// with `plan.concurrent` (to find how much traffic the machine carries before fidelity
+/// degrades).
 pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, crate::Error> {
-    let mut rows = Vec::new();
     let links = tb.spec.links.clone();
+    let groups: Vec<Vec<usize>> = if plan.concurrent {
+        vec![(0..links.len()).collect()]
+    } else {
+        (0..links.len()).map(|l| vec![l]).collect()
+    };
     let before = tb.wire_counts()?;
-    for (l, link) in links.iter().enumerate() {
-        let (a, b) = (link.a, link.b);
-        let (na, nb) = (&tb.spec.nodes[a], &tb.spec.nodes[b]);
-        progress(&format!("link {l} ({}-{}): {} UDP probes, {} s of TCP", na.name, nb.name, plan.probes, plan.goodput_seconds));
-        let to = format!("{}:{PORT}", nb.address);
-        let limit = plan.probes as f64 / plan.probe_rate + link.delay.as_secs_f64() * 2.0 + 5.0;
-        let mut rx = tb
-            .cdnlab(b)
-            .args(["testbed", "probe", "udp-recv", "--listen", &to, "--count", &plan.probes.to_string(), "--limit-s", &format!("{limit}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| crate::Error::io("the UDP probe receiver", e))?;
-        let rx_out = ready(&mut rx, "the UDP probe receiver")?;
-        let status = tb
-            .cdnlab(a)
-            .args(["testbed", "probe", "udp-send", "--to", &to, "--count", &plan.probes.to_string(), "--rate", &plan.probe_rate.to_string(), "--bytes", &plan.probe_bytes.to_string()])
-            .stdin(Stdio::null())
-            .status()
-            .map_err(|e| crate::Error::io("the UDP probe sender", e))?;
-        if !status.success() {
-            return Err(crate::Error::Testbed(format!("the UDP probe sender on link {l} failed ({status})")));
+    let mut rows = Vec::new();
+    for group in groups {
+        let name = |l: usize| format!("{}-{}", tb.spec.nodes[links[l].a].name, tb.spec.nodes[links[l].b].name);
+        progress(&format!(
+            "{}: {} UDP probes, {} s of TCP",
+            if group.len() == 1 { format!("link {} ({})", group[0], name(group[0])) } else { format!("{} links at once", group.len()) },
+            plan.probes,
+            plan.goodput_seconds
+        ));
+        let to = |l: usize| format!("{}:{PORT}", tb.spec.nodes[links[l].b].address);
+        // UDP: every receiver listening first, then the senders.
+        let mut receivers = Vec::new();
+        for &l in &group {
+            let limit = plan.probes as f64 / plan.probe_rate + links[l].delay.as_secs_f64() * 2.0 + 5.0;
+            let mut rx = spawn(
+                tb.cdnlab_realtime(links[l].b).args(["testbed", "probe", "udp-recv", "--listen", &to(l), "--count", &plan.probes.to_string(), "--limit-s", &format!("{limit}")]),
+                "the UDP probe receiver",
+            )?;
+            let out = ready(&mut rx, "the UDP probe receiver")?;
+            receivers.push((rx, out));
         }
-        let d: super::probe::Datagrams = finish(rx, rx_out, "the UDP probe receiver")?;
-        let mut owd: Vec<f64> = d.delays_us.iter().map(|&u| u as f64 / 1e3).collect();
-        owd.sort_by(f64::total_cmp);
-        let delay_ms = link.delay.as_secs_f64() * 1e3;
-        let jitter_ms = link.jitter.as_secs_f64() * 1e3;
-        // With uniform jitter of half-width j, the configured delay's q-quantile is
-        // delay + j (2q - 1) (ignoring the first-in-first-out hold, which only adds).
-        let want = |q: f64| delay_ms + jitter_ms * (2.0 * q - 1.0);
-        let (p50, p99) = (quantile(&owd, 0.5), quantile(&owd, 0.99));
-        let sent = d.sent.max(plan.probes);
-        let lost = sent.saturating_sub(d.received);
-        let (lost_lo, lost_hi) = binomial_95(sent, link.loss);
-        let mut goodput = 0.0;
+        let mut senders = Vec::new();
+        for &l in &group {
+            senders.push(spawn(
+                tb.cdnlab_realtime(links[l].a).args(["testbed", "probe", "udp-send", "--to", &to(l), "--count", &plan.probes.to_string(), "--rate", &plan.probe_rate.to_string(), "--bytes", &plan.probe_bytes.to_string()]),
+                "the UDP probe sender",
+            )?);
+        }
+        for s in senders {
+            wait_ok(s, "the UDP probe sender")?;
+        }
+        let mut datagrams = Vec::new();
+        for (rx, out) in receivers {
+            datagrams.push(finish::<super::probe::Datagrams>(rx, out, "the UDP probe receiver")?);
+        }
+        // TCP: likewise.
+        let mut transfers = vec![super::probe::Transfer::default(); group.len()];
         if plan.goodput_seconds > 0.0 {
-            let mut rx = tb
-                .cdnlab(b)
-                .args(["testbed", "probe", "tcp-recv", "--listen", &to, "--warmup-s", &plan.warmup_seconds.to_string(), "--limit-s", &format!("{}", plan.goodput_seconds + 30.0)])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .spawn()
-                .map_err(|e| crate::Error::io("the TCP probe receiver", e))?;
-            let rx_out = ready(&mut rx, "the TCP probe receiver")?;
-            let status = tb
-                .cdnlab(a)
-                .args(["testbed", "probe", "tcp-send", "--to", &to, "--seconds", &plan.goodput_seconds.to_string()])
-                .stdin(Stdio::null())
-                .status()
-                .map_err(|e| crate::Error::io("the TCP probe sender", e))?;
-            if !status.success() {
-                return Err(crate::Error::Testbed(format!("the TCP probe sender on link {l} failed ({status})")));
+            let mut receivers = Vec::new();
+            for &l in &group {
+                let mut rx = spawn(
+                    tb.cdnlab(links[l].b).args(["testbed", "probe", "tcp-recv", "--listen", &to(l), "--warmup-s", &plan.warmup_seconds.to_string(), "--limit-s", &format!("{}", plan.goodput_seconds + 30.0)]),
+                    "the TCP probe receiver",
+                )?;
+                let out = ready(&mut rx, "the TCP probe receiver")?;
+                receivers.push((rx, out));
             }
-            let t: super::probe::Transfer = finish(rx, rx_out, "the TCP probe receiver")?;
-            goodput = t.goodput;
+            let mut senders = Vec::new();
+            for &l in &group {
+                senders.push(spawn(
+                    tb.cdnlab(links[l].a).args(["testbed", "probe", "tcp-send", "--to", &to(l), "--seconds", &plan.goodput_seconds.to_string()]),
+                    "the TCP probe sender",
+                )?);
+            }
+            for s in senders {
+                wait_ok(s, "the TCP probe sender")?;
+            }
+            for (k, (rx, out)) in receivers.into_iter().enumerate() {
+                transfers[k] = finish(rx, out, "the TCP probe receiver")?;
+            }
         }
-        let expected = link.rate * MSS / FRAME_BYTES as f64;
-        rows.push(Row {
-            link: l,
-            a: na.name.clone(),
-            b: nb.name.clone(),
-            rate_bps: link.rate,
-            delay_ms,
-            jitter_ms,
-            loss: link.loss,
-            queue_bytes: link.queue,
-            sent,
-            received: d.received,
-            owd_p50_ms: p50,
-            owd_p99_ms: p99,
-            owd_max_ms: owd.last().copied().unwrap_or(f64::NAN),
-            err_p50_ms: p50 - want(0.5),
-            err_p99_ms: p99 - want(0.99),
-            lost,
-            lost_lo,
-            lost_hi,
-            reordered: d.reordered,
-            goodput_bps: goodput,
-            goodput_expected_bps: expected,
-            goodput_ratio: if plan.goodput_seconds > 0.0 { goodput / expected } else { f64::NAN },
-            cpu_us_per_frame: 0.0,
-            frames: 0,
-        });
+        for (k, &l) in group.iter().enumerate() {
+            rows.push(row(tb, l, plan, &datagrams[k], &transfers[k]));
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     let after = tb.wire_counts()?;
@@ -250,4 +254,49 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
         r.cpu_us_per_frame = if frames > 0 { cpu as f64 / 1e3 / frames as f64 } else { 0.0 };
     }
     Ok(rows)
+}
+
+fn row(tb: &Testbed, l: usize, plan: &Plan, d: &super::probe::Datagrams, t: &super::probe::Transfer) -> Row {
+    let link = &tb.spec.links[l];
+    let (na, nb) = (&tb.spec.nodes[link.a], &tb.spec.nodes[link.b]);
+    let arrivals: Vec<f64> = d.delays_us.iter().map(|&u| u as f64 / 1e3).collect();
+    let mut owd = arrivals.clone();
+    owd.sort_by(f64::total_cmp);
+    let delay_ms = link.delay.as_secs_f64() * 1e3;
+    let jitter_ms = link.jitter.as_secs_f64() * 1e3;
+    // With uniform jitter of half-width j, the configured delay's q-quantile is
+    // delay + j (2q - 1) (ignoring the first-in-first-out hold, which only adds).
+    let want = |q: f64| delay_ms + jitter_ms * (2.0 * q - 1.0);
+    let (p50, p99) = (quantile(&owd, 0.5), quantile(&owd, 0.99));
+    let sent = d.sent.max(plan.probes);
+    let lost = sent.saturating_sub(d.received);
+    let (lost_lo, lost_hi) = binomial_95(sent, link.loss);
+    let expected = link.rate * MSS / FRAME_BYTES as f64;
+    Row {
+        link: l,
+        a: na.name.clone(),
+        b: nb.name.clone(),
+        rate_bps: link.rate,
+        delay_ms,
+        jitter_ms,
+        loss: link.loss,
+        queue_bytes: link.queue,
+        sent,
+        received: d.received,
+        owd_p50_ms: p50,
+        owd_p99_ms: p99,
+        owd_max_ms: owd.last().copied().unwrap_or(f64::NAN),
+        err_p50_ms: p50 - want(0.5),
+        err_p99_ms: p99 - want(0.99),
+        lost,
+        lost_lo,
+        lost_hi,
+        reordered: d.reordered,
+        goodput_bps: t.goodput,
+        goodput_expected_bps: expected,
+        goodput_ratio: if plan.goodput_seconds > 0.0 { t.goodput / expected } else { f64::NAN },
+        cpu_us_per_frame: 0.0,
+        frames: 0,
+        delays_ms: arrivals,
+    }
 }

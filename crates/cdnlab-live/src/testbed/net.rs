@@ -66,7 +66,7 @@ pub fn preflight() -> Result<(), crate::Error> {
             "the testbed needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN, to make network namespaces, links and qdiscs); run it with sudo. Nothing was built".into(),
         ));
     }
-    for (tool, package) in [("ip", "iproute2"), ("tc", "iproute2"), ("ethtool", "ethtool")] {
+    for (tool, package) in [("ip", "iproute2"), ("tc", "iproute2"), ("ethtool", "ethtool"), ("chrt", "util-linux")] {
         if which(tool).is_none() {
             return Err(crate::Error::Testbed(format!(
                 "the testbed needs `{tool}` (apt-get install {package}). Nothing was built"
@@ -477,12 +477,20 @@ impl Testbed {
                 ]
             };
             let (ab, ba) = (impair(0), impair(1));
-            let mut child = Command::new(&ip)
-                .args(["netns", "exec", &link_ns(run, l)])
+            let mut child = Command::new(&ip);
+            child.args(["netns", "exec", &link_ns(run, l)]);
+            if spec.realtime {
+                // SCHED_FIFO (sched(7)): a frame's release is not held up by whatever else
+                // the machine runs (a test suite, a compiler); the kernel still keeps 5% of
+                // each second for other work (sched_rt_runtime_us).
+                child.arg(tool("chrt")).args(["-f", "10"]);
+            }
+            let mut child = child
                 .arg(&self.exe)
                 .args(["testbed", "wire", "--a", "wa", "--b", "wb"])
                 .args(["--delay-ms", &ab[0], "--jitter-ms", &ab[1], "--loss", &ab[2]])
                 .args(["--seed-ab", &ab[3], "--seed-ba", &ba[3]])
+                .args(["--spin-us", &spec.spin.as_micros().to_string()])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
@@ -508,6 +516,17 @@ impl Testbed {
     pub fn command(&self, i: usize, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(tool("ip"));
         c.args(["netns", "exec", &node_ns(&self.run, i)]).arg(program);
+        c
+    }
+
+    /// Like [`Testbed::cdnlab`], at the link elements' real-time priority when the testbed
+    /// has one: for the probes, whose timestamps must not wait for a busy CPU either.
+    pub fn cdnlab_realtime(&self, i: usize) -> Command {
+        if !self.spec.realtime {
+            return self.cdnlab(i);
+        }
+        let mut c = self.command(i, tool("chrt"));
+        c.args(["-f", "10"]).arg(&self.exe);
         c
     }
 

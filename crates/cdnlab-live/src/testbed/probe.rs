@@ -90,8 +90,7 @@ pub struct Transfer {
     pub seconds: f64,
     /// Bits per second of payload between `warmup` seconds after the first byte and the last.
     pub goodput: f64,
-    /// The path MSS the receiving socket saw (TCP_MAXSEG is not read: the payload of the
-    /// largest read segment is not observable from userspace, so this is the MTU's: 1448).
+    /// Seconds after the first byte that goodput leaves out.
     pub warmup: f64,
 }
 

@@ -71,6 +71,12 @@ pub struct Spec {
     pub range: (Ipv4Addr, u8),
     pub routing: Cost,
     pub seed: u64,
+    /// Whether the link elements (and the UDP probes) run at real-time priority.
+    pub realtime: bool,
+    /// How long before a frame is due a link element stops sleeping and spins: a timer that
+    /// wakes an idle virtual CPU is late by hundreds of microseconds, a spin is not; each spin
+    /// costs CPU, so a testbed of many busy links may want less (0: never).
+    pub spin: Duration,
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     /// The network as the library sees it (link delays in ms), for shortest paths.
@@ -103,6 +109,8 @@ struct FileSpec {
     range: Option<String>,
     routing: Option<String>,
     seed: Option<u64>,
+    realtime: Option<bool>,
+    spin_us: Option<u64>,
     #[serde(default)]
     node: Vec<FileNode>,
     #[serde(default)]
@@ -221,6 +229,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
             )
         })?,
     };
+    let spin_us = file.spin_us.unwrap_or(200);
+    if spin_us > 5000 {
+        return Err(bad(path, "spin_us", spin_us, "0 (never spin) to 5000 microseconds; the default is 200"));
+    }
     let routing = match file.routing.as_deref() {
         None | Some("delay") => Cost::Delay,
         Some("hops") => Cost::Hops,
@@ -335,6 +347,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
         range,
         routing,
         seed: file.seed.unwrap_or(1),
+        realtime: file.realtime.unwrap_or(true),
+        spin: Duration::from_micros(spin_us),
         nodes,
         links,
         network,

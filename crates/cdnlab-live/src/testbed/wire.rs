@@ -29,6 +29,8 @@ pub struct Impair {
     pub jitter: Duration,
     /// Probability that a frame is lost, in [0, 1).
     pub loss: f64,
+    /// How long before a frame is due the writer stops sleeping and spins (0: never spins).
+    pub spin: Duration,
 }
 
 /// Frames a direction has seen, by fate.
@@ -140,13 +142,24 @@ impl Direction {
                         None => {
                             held = q.ready.wait(held).unwrap_or_else(|e| e.into_inner());
                         }
-                        Some((due, _)) if *due > now => {
-                            let wait = *due - now;
+                        Some((due, _)) if *due > now + impair.spin => {
+                            let wait = *due - now - impair.spin;
                             held = q
                                 .ready
                                 .wait_timeout(held, wait)
                                 .unwrap_or_else(|e| e.into_inner())
                                 .0;
+                        }
+                        Some((due, _)) if *due > now => {
+                            // The last stretch awake: a timer that wakes an idle CPU is late
+                            // by the wake-up (hundreds of microseconds on a virtual machine);
+                            // a spin of at most `spin` is not.
+                            let due = *due;
+                            drop(held);
+                            while Instant::now() < due {
+                                std::hint::spin_loop();
+                            }
+                            held = q.held.lock().unwrap_or_else(|e| e.into_inner());
                         }
                         Some(_) => {
                             let (_, frame) = held.pop_front().expect("a head frame");
