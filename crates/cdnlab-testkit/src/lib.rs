@@ -64,9 +64,15 @@ pub fn netns() -> Option<()> {
         .find_map(|l| l.strip_prefix("CapEff:"))
         .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())?;
     let sbin = |t: &str| {
-        on_path(t).is_some() || ["/usr/sbin", "/sbin"].iter().any(|d| std::path::Path::new(d).join(t).is_file())
+        on_path(t).is_some()
+            || ["/usr/sbin", "/sbin"]
+                .iter()
+                .any(|d| std::path::Path::new(d).join(t).is_file())
     };
-    (caps & (1 << 12) != 0 && caps & (1 << 21) != 0 && ["ip", "tc", "ethtool", "chrt"].into_iter().all(sbin)).then_some(())
+    (caps & (1 << 12) != 0
+        && caps & (1 << 21) != 0
+        && ["ip", "tc", "ethtool", "chrt"].into_iter().all(sbin))
+    .then_some(())
 }
 
 /// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.

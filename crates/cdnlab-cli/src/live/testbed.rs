@@ -156,19 +156,41 @@ fn io(what: &str) -> impl Fn(std::io::Error) -> Error + '_ {
 fn probe(p: &ProbeCommand) -> Result<()> {
     use testbed::probe as pr;
     match p {
-        ProbeCommand::UdpSend { to, count, rate, bytes } => pr::udp_send(*to, *count, *rate, *bytes).map_err(io("udp-send")),
-        ProbeCommand::UdpRecv { listen, count, limit_s } => {
+        ProbeCommand::UdpSend {
+            to,
+            count,
+            rate,
+            bytes,
+        } => pr::udp_send(*to, *count, *rate, *bytes).map_err(io("udp-send")),
+        ProbeCommand::UdpRecv {
+            listen,
+            count,
+            limit_s,
+        } => {
             let sock = std::net::UdpSocket::bind(listen).map_err(io("udp-recv bind"))?;
             println!("ready");
-            let d = pr::udp_receive(&sock, *count, Duration::from_secs(2), Duration::from_secs_f64(*limit_s)).map_err(io("udp-recv"))?;
+            let d = pr::udp_receive(
+                &sock,
+                *count,
+                Duration::from_secs(2),
+                Duration::from_secs_f64(*limit_s),
+            )
+            .map_err(io("udp-recv"))?;
             println!("{}", serde_json::to_string(&d).expect("json"));
             Ok(())
         }
-        ProbeCommand::TcpSend { to, seconds } => pr::tcp_send(*to, *seconds).map(|_| ()).map_err(io("tcp-send")),
-        ProbeCommand::TcpRecv { listen, warmup_s, limit_s } => {
+        ProbeCommand::TcpSend { to, seconds } => pr::tcp_send(*to, *seconds)
+            .map(|_| ())
+            .map_err(io("tcp-send")),
+        ProbeCommand::TcpRecv {
+            listen,
+            warmup_s,
+            limit_s,
+        } => {
             let l = std::net::TcpListener::bind(listen).map_err(io("tcp-recv bind"))?;
             println!("ready");
-            let t = pr::tcp_receive(&l, *warmup_s, Duration::from_secs_f64(*limit_s)).map_err(io("tcp-recv"))?;
+            let t = pr::tcp_receive(&l, *warmup_s, Duration::from_secs_f64(*limit_s))
+                .map_err(io("tcp-recv"))?;
             println!("{}", serde_json::to_string(&t).expect("json"));
             Ok(())
         }
@@ -182,30 +204,63 @@ fn load(path: &Path) -> Result<Spec> {
 fn check(c: &CheckArgs) -> Result<()> {
     let spec = load(&c.scenario)?;
     plan(&spec)?;
-    println!("{}: {} nodes, {} links, range {}/{}, routing by {}", spec.name, spec.nodes.len(), spec.links.len(), spec.range.0, spec.range.1, cdnlab::named::Named::name(spec.routing));
+    println!(
+        "{}: {} nodes, {} links, range {}/{}, routing by {}",
+        spec.name,
+        spec.nodes.len(),
+        spec.links.len(),
+        spec.range.0,
+        spec.range.1,
+        cdnlab::named::Named::name(spec.routing)
+    );
     for n in &spec.nodes {
-        println!("  node {:<16} {:<10} {}{}", n.name, format!("{:?}", n.role).to_lowercase(), n.address, if n.count > 1 { format!("  x{}", n.count) } else { String::new() });
+        println!(
+            "  node {:<16} {:<10} {}{}",
+            n.name,
+            format!("{:?}", n.role).to_lowercase(),
+            n.address,
+            if n.count > 1 {
+                format!("  x{}", n.count)
+            } else {
+                String::new()
+            }
+        );
     }
     for (l, k) in spec.links.iter().enumerate() {
         println!(
             "  link {l:<3} {}-{}: {:.3} Mbit/s, delay {:.2} ms, jitter {:.2} ms, loss {}, queue {} bytes",
-            spec.nodes[k.a].name, spec.nodes[k.b].name, k.rate / 1e6, k.delay.as_secs_f64() * 1e3, k.jitter.as_secs_f64() * 1e3, k.loss, k.queue
+            spec.nodes[k.a].name,
+            spec.nodes[k.b].name,
+            k.rate / 1e6,
+            k.delay.as_secs_f64() * 1e3,
+            k.jitter.as_secs_f64() * 1e3,
+            k.loss,
+            k.queue
         );
     }
     Ok(())
 }
 
 fn exe() -> Result<PathBuf> {
-    std::env::current_exe().map_err(|e| Error::Failed(format!("cannot find this program's path: {e}")))
+    std::env::current_exe()
+        .map_err(|e| Error::Failed(format!("cannot find this program's path: {e}")))
 }
 
 fn up(u: &UpArgs) -> Result<()> {
     let spec = load(&u.scenario)?;
     let tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
     net::teardown_on_signal(tb.run.clone());
-    println!("testbed {} is up (run {}); Ctrl-C removes it", spec.name, tb.run);
+    println!(
+        "testbed {} is up (run {}); Ctrl-C removes it",
+        spec.name, tb.run
+    );
     for (i, n) in spec.nodes.iter().enumerate() {
-        println!("  {:<16} {:<16} ip netns exec {} bash", n.name, n.address, net::node_ns(&tb.run, i));
+        println!(
+            "  {:<16} {:<16} ip netns exec {} bash",
+            n.name,
+            n.address,
+            net::node_ns(&tb.run, i)
+        );
     }
     loop {
         std::thread::sleep(Duration::from_secs(3600));
@@ -232,14 +287,25 @@ fn down(d: &DownArgs) -> Result<()> {
 fn run_scenario(r: &RunArgs) -> Result<()> {
     let spec = load(&r.scenario)?;
     let plan = plan(&spec)?;
+    net::preflight().map_err(live_err)?;
     prepare_out(&r.out, r.replace)?;
     let started = std::time::Instant::now();
     let mut tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
     net::teardown_on_signal(tb.run.clone());
-    eprintln!("testbed {} up in {:.1} s (run {}): {} nodes, {} links", spec.name, started.elapsed().as_secs_f64(), tb.run, spec.nodes.len(), spec.links.len());
+    eprintln!(
+        "testbed {} up in {:.1} s (run {}): {} nodes, {} links",
+        spec.name,
+        started.elapsed().as_secs_f64(),
+        tb.run,
+        spec.nodes.len(),
+        spec.links.len()
+    );
     let result = fidelity::measure(&mut tb, &plan, &mut |m| eprintln!("  {m}"));
     let gone = tb.teardown();
-    eprintln!("testbed removed ({} namespaces)", gone.iter().filter(|g| g.starts_with("namespace")).count());
+    eprintln!(
+        "testbed removed ({} namespaces)",
+        gone.iter().filter(|g| g.starts_with("namespace")).count()
+    );
     let rows = result.map_err(live_err)?;
     write_fidelity(&r.out, &spec, &plan, &rows)?;
     Ok(())
@@ -249,7 +315,9 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
 fn plan(spec: &Spec) -> Result<fidelity::Plan> {
     let table = spec.experiment.clone().unwrap_or_default();
     match table.get("kind").map(|k| k.as_str()) {
-        None | Some(Some("fidelity")) => fidelity::Plan::from_table(&table, &spec.source).map_err(live_err),
+        None | Some(Some("fidelity")) => {
+            fidelity::Plan::from_table(&table, &spec.source).map_err(live_err)
+        }
         Some(k) => Err(Error::File {
             path: spec.source.clone(),
             message: format!(
@@ -261,18 +329,35 @@ fn plan(spec: &Spec) -> Result<fidelity::Plan> {
 }
 
 fn prepare_out(out: &Path, replace: bool) -> Result<()> {
-    if out.exists() && !replace && std::fs::read_dir(out).map_err(|e| Error::io(out, e))?.next().is_some() {
-        return Err(Error::Usage(format!("--out {}: the folder has files; give an empty one, or --replace", out.display())));
+    if out.exists()
+        && !replace
+        && std::fs::read_dir(out)
+            .map_err(|e| Error::io(out, e))?
+            .next()
+            .is_some()
+    {
+        return Err(Error::Usage(format!(
+            "--out {}: the folder has files; give an empty one, or --replace",
+            out.display()
+        )));
     }
     cdnlab_lab::files::ensure_dir(out)
 }
 
-fn write_fidelity(out: &Path, spec: &Spec, plan: &fidelity::Plan, rows: &[fidelity::Row]) -> Result<()> {
+fn write_fidelity(
+    out: &Path,
+    spec: &Spec,
+    plan: &fidelity::Plan,
+    rows: &[fidelity::Row],
+) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r).map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
+        w.serialize(r)
+            .map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
     }
-    let bytes = w.into_inner().map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::Failed(format!("fidelity.csv: {e}")))?;
     cdnlab_lab::files::write_atomic(&out.join("fidelity.csv"), &bytes)?;
     let mut probes = String::from("link,arrival,one_way_ms\n");
     for r in rows {
@@ -281,7 +366,71 @@ fn write_fidelity(out: &Path, spec: &Spec, plan: &fidelity::Plan, rows: &[fideli
         }
     }
     cdnlab_lab::files::write_atomic(&out.join("probes.csv"), probes.as_bytes())?;
-    let mut text = format!("# Link fidelity: {}\n\n{} UDP probes of {} bytes at {}/s per link; {} s of TCP ({} s warm-up)\n\n", spec.name, plan.probes, plan.probe_bytes, plan.probe_rate, plan.goodput_seconds, plan.warmup_seconds);
+    // The figure: per link, the measured one-way delay's q-quantile minus the configured
+    // delay's (delay + jitter (2q - 1), uniform jitter), against q: flat at zero is a perfect
+    // link; the goal is under 2 ms at q = 0.99.
+    let series = rows
+        .iter()
+        .map(|r| {
+            let mut e = r.delays_ms.clone();
+            e.sort_by(f64::total_cmp);
+            let n = e.len().max(1) as f64;
+            let step = (e.len() / 200).max(1);
+            let points = e
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % step == 0 || *i + 1 == e.len())
+                .map(|(i, x)| {
+                    let q = (i + 1) as f64 / n;
+                    (
+                        q,
+                        x - (r.delay_ms + r.jitter_ms * (2.0 * q - 1.0)),
+                        f64::NAN,
+                        f64::NAN,
+                    )
+                })
+                .collect();
+            cdnlab_lab::plot::Series {
+                label: format!(
+                    "{}-{}: {:.0} ms{}, {:.0} Mbit/s",
+                    r.a,
+                    r.b,
+                    r.delay_ms,
+                    if r.jitter_ms > 0.0 {
+                        format!(" ±{:.0}", r.jitter_ms)
+                    } else {
+                        String::new()
+                    },
+                    r.rate_bps / 1e6
+                ),
+                points,
+                dash: 0,
+            }
+        })
+        .collect();
+    let chart = cdnlab_lab::plot::Chart {
+        title: format!("{}: one-way delay, measured minus configured", spec.name),
+        x_label: "quantile of the probes' one-way delay".into(),
+        y_label: "measured minus configured, ms".into(),
+        series,
+        marks: vec![(0.99, "p99".into())],
+        ..Default::default()
+    };
+    cdnlab_lab::plot::write_chart(
+        &chart,
+        &out.join("fidelity.svg"),
+        cdnlab_lab::plot::Format::Both,
+        1.0,
+    )?;
+    let mut text = format!(
+        "# Link fidelity: {}\n\n{} UDP probes of {} bytes at {}/s per link; {} s of TCP ({} s warm-up)\n\n",
+        spec.name,
+        plan.probes,
+        plan.probe_bytes,
+        plan.probe_rate,
+        plan.goodput_seconds,
+        plan.warmup_seconds
+    );
     text.push_str("| link | rate Mbit/s | delay ms | jitter ms | loss | one-way p50 ms | p99 ms | p99 error ms | lost (95% range) | goodput / expected | element CPU us/frame |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         text.push_str(&format!(

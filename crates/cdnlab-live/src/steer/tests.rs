@@ -76,7 +76,7 @@ fn bad_topologies_say_what_is_wrong() {
         ),
         (
             &GOOD.replace("{\"secret\"", "{\"cost\": \"miles\", \"secret\""),
-            "cost: \"miles\" (allowed: hops, km)",
+            "cost: \"miles\" (allowed: hops, km, delay)",
         ),
         (
             &GOOD.replace("\"network\": {", "\"metros\": [], \"network\": {"),

@@ -40,25 +40,49 @@ impl Plan {
     pub fn from_table(table: &toml::Table, path: &std::path::Path) -> Result<Plan, crate::Error> {
         let mut t = table.clone();
         t.remove("kind");
-        let plan: Plan = t.try_into().map_err(|e: toml::de::Error| crate::Error::File {
-            path: path.to_path_buf(),
-            message: format!("experiment: {}", e.message()),
-        })?;
-        let bad = |f: &str, v: f64, allowed: &str| Err(super::spec::bad(path, &format!("experiment.{f}"), v, allowed));
+        let plan: Plan = t
+            .try_into()
+            .map_err(|e: toml::de::Error| crate::Error::File {
+                path: path.to_path_buf(),
+                message: format!("experiment: {}", e.message()),
+            })?;
+        let bad = |f: &str, v: f64, allowed: &str| {
+            Err(super::spec::bad(
+                path,
+                &format!("experiment.{f}"),
+                v,
+                allowed,
+            ))
+        };
         if !(1..=100_000).contains(&plan.probes) {
             return bad("probes", plan.probes as f64, "1 to 100000");
         }
         if !(plan.probe_rate.is_finite() && (1.0..=10_000.0).contains(&plan.probe_rate)) {
-            return bad("probe_rate", plan.probe_rate, "1 to 10000 probes per second");
+            return bad(
+                "probe_rate",
+                plan.probe_rate,
+                "1 to 10000 probes per second",
+            );
         }
         if !(24..=1400).contains(&plan.probe_bytes) {
             return bad("probe_bytes", plan.probe_bytes as f64, "24 to 1400 bytes");
         }
         if !(plan.goodput_seconds.is_finite() && (0.0..=600.0).contains(&plan.goodput_seconds)) {
-            return bad("goodput_seconds", plan.goodput_seconds, "0 (none) to 600 seconds");
+            return bad(
+                "goodput_seconds",
+                plan.goodput_seconds,
+                "0 (none) to 600 seconds",
+            );
         }
-        if !(plan.warmup_seconds.is_finite() && plan.warmup_seconds >= 0.0 && (plan.goodput_seconds == 0.0 || plan.warmup_seconds < plan.goodput_seconds)) {
-            return bad("warmup_seconds", plan.warmup_seconds, "0 up to goodput_seconds");
+        if !(plan.warmup_seconds.is_finite()
+            && plan.warmup_seconds >= 0.0
+            && (plan.goodput_seconds == 0.0 || plan.warmup_seconds < plan.goodput_seconds))
+        {
+            return bad(
+                "warmup_seconds",
+                plan.warmup_seconds,
+                "0 up to goodput_seconds",
+            );
         }
         Ok(plan)
     }
@@ -66,7 +90,14 @@ impl Plan {
 
 impl Default for Plan {
     fn default() -> Self {
-        Plan { probes: 1000, probe_rate: 200.0, probe_bytes: 64, goodput_seconds: 6.0, warmup_seconds: 2.0, concurrent: false }
+        Plan {
+            probes: 1000,
+            probe_rate: 200.0,
+            probe_bytes: 64,
+            goodput_seconds: 6.0,
+            warmup_seconds: 2.0,
+            concurrent: false,
+        }
     }
 }
 
@@ -135,29 +166,43 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// Reads a probe's `ready` line, so the sender starts only once the receiver listens.
-fn ready(child: &mut Child, what: &str) -> Result<BufReader<std::process::ChildStdout>, crate::Error> {
+fn ready(
+    child: &mut Child,
+    what: &str,
+) -> Result<BufReader<std::process::ChildStdout>, crate::Error> {
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
     let mut line = String::new();
-    out.read_line(&mut line).map_err(|e| crate::Error::io(what, e))?;
+    out.read_line(&mut line)
+        .map_err(|e| crate::Error::io(what, e))?;
     if line.trim() != "ready" {
         let _ = child.kill();
-        return Err(crate::Error::Testbed(format!("{what} did not start (it said {line:?})")));
+        return Err(crate::Error::Testbed(format!(
+            "{what} did not start (it said {line:?})"
+        )));
     }
     Ok(out)
 }
 
-fn finish<T: serde::de::DeserializeOwned>(mut child: Child, mut out: BufReader<std::process::ChildStdout>, what: &str) -> Result<T, crate::Error> {
+fn finish<T: serde::de::DeserializeOwned>(
+    mut child: Child,
+    mut out: BufReader<std::process::ChildStdout>,
+    what: &str,
+) -> Result<T, crate::Error> {
     let mut text = String::new();
     let _ = out.read_to_string(&mut text);
     let status = child.wait().map_err(|e| crate::Error::io(what, e))?;
     if !status.success() {
         return Err(crate::Error::Testbed(format!("{what} failed ({status})")));
     }
-    serde_json::from_str(text.trim()).map_err(|e| crate::Error::Testbed(format!("{what}: unreadable result ({e})")))
+    serde_json::from_str(text.trim())
+        .map_err(|e| crate::Error::Testbed(format!("{what}: unreadable result ({e})")))
 }
 
 fn spawn(cmd: &mut std::process::Command, what: &str) -> Result<Child, crate::Error> {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().map_err(|e| crate::Error::io(what, e))
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| crate::Error::io(what, e))
 }
 
 fn wait_ok(mut child: Child, what: &str) -> Result<(), crate::Error> {
@@ -172,7 +217,11 @@ fn wait_ok(mut child: Child, what: &str) -> Result<(), crate::Error> {
 /// Probes the links of `tb`: one at a time (so that they do not share the CPU), or all at once
 /// with `plan.concurrent` (to find how much traffic the machine carries before fidelity
 /// degrades).
-pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, crate::Error> {
+pub fn measure(
+    tb: &mut Testbed,
+    plan: &Plan,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>, crate::Error> {
     let links = tb.spec.links.clone();
     let groups: Vec<Vec<usize>> = if plan.concurrent {
         vec![(0..links.len()).collect()]
@@ -182,10 +231,19 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
     let before = tb.wire_counts()?;
     let mut rows = Vec::new();
     for group in groups {
-        let name = |l: usize| format!("{}-{}", tb.spec.nodes[links[l].a].name, tb.spec.nodes[links[l].b].name);
+        let name = |l: usize| {
+            format!(
+                "{}-{}",
+                tb.spec.nodes[links[l].a].name, tb.spec.nodes[links[l].b].name
+            )
+        };
         progress(&format!(
             "{}: {} UDP probes, {} s of TCP",
-            if group.len() == 1 { format!("link {} ({})", group[0], name(group[0])) } else { format!("{} links at once", group.len()) },
+            if group.len() == 1 {
+                format!("link {} ({})", group[0], name(group[0]))
+            } else {
+                format!("{} links at once", group.len())
+            },
             plan.probes,
             plan.goodput_seconds
         ));
@@ -193,9 +251,20 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
         // UDP: every receiver listening first, then the senders.
         let mut receivers = Vec::new();
         for &l in &group {
-            let limit = plan.probes as f64 / plan.probe_rate + links[l].delay.as_secs_f64() * 2.0 + 5.0;
+            let limit =
+                plan.probes as f64 / plan.probe_rate + links[l].delay.as_secs_f64() * 2.0 + 5.0;
             let mut rx = spawn(
-                tb.cdnlab_realtime(links[l].b).args(["testbed", "probe", "udp-recv", "--listen", &to(l), "--count", &plan.probes.to_string(), "--limit-s", &format!("{limit}")]),
+                tb.cdnlab_realtime(links[l].b).args([
+                    "testbed",
+                    "probe",
+                    "udp-recv",
+                    "--listen",
+                    &to(l),
+                    "--count",
+                    &plan.probes.to_string(),
+                    "--limit-s",
+                    &format!("{limit}"),
+                ]),
                 "the UDP probe receiver",
             )?;
             let out = ready(&mut rx, "the UDP probe receiver")?;
@@ -204,7 +273,19 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
         let mut senders = Vec::new();
         for &l in &group {
             senders.push(spawn(
-                tb.cdnlab_realtime(links[l].a).args(["testbed", "probe", "udp-send", "--to", &to(l), "--count", &plan.probes.to_string(), "--rate", &plan.probe_rate.to_string(), "--bytes", &plan.probe_bytes.to_string()]),
+                tb.cdnlab_realtime(links[l].a).args([
+                    "testbed",
+                    "probe",
+                    "udp-send",
+                    "--to",
+                    &to(l),
+                    "--count",
+                    &plan.probes.to_string(),
+                    "--rate",
+                    &plan.probe_rate.to_string(),
+                    "--bytes",
+                    &plan.probe_bytes.to_string(),
+                ]),
                 "the UDP probe sender",
             )?);
         }
@@ -213,7 +294,11 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
         }
         let mut datagrams = Vec::new();
         for (rx, out) in receivers {
-            datagrams.push(finish::<super::probe::Datagrams>(rx, out, "the UDP probe receiver")?);
+            datagrams.push(finish::<super::probe::Datagrams>(
+                rx,
+                out,
+                "the UDP probe receiver",
+            )?);
         }
         // TCP: likewise.
         let mut transfers = vec![super::probe::Transfer::default(); group.len()];
@@ -221,7 +306,17 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
             let mut receivers = Vec::new();
             for &l in &group {
                 let mut rx = spawn(
-                    tb.cdnlab(links[l].b).args(["testbed", "probe", "tcp-recv", "--listen", &to(l), "--warmup-s", &plan.warmup_seconds.to_string(), "--limit-s", &format!("{}", plan.goodput_seconds + 30.0)]),
+                    tb.cdnlab(links[l].b).args([
+                        "testbed",
+                        "probe",
+                        "tcp-recv",
+                        "--listen",
+                        &to(l),
+                        "--warmup-s",
+                        &plan.warmup_seconds.to_string(),
+                        "--limit-s",
+                        &format!("{}", plan.goodput_seconds + 30.0),
+                    ]),
                     "the TCP probe receiver",
                 )?;
                 let out = ready(&mut rx, "the TCP probe receiver")?;
@@ -230,7 +325,15 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
             let mut senders = Vec::new();
             for &l in &group {
                 senders.push(spawn(
-                    tb.cdnlab(links[l].a).args(["testbed", "probe", "tcp-send", "--to", &to(l), "--seconds", &plan.goodput_seconds.to_string()]),
+                    tb.cdnlab(links[l].a).args([
+                        "testbed",
+                        "probe",
+                        "tcp-send",
+                        "--to",
+                        &to(l),
+                        "--seconds",
+                        &plan.goodput_seconds.to_string(),
+                    ]),
                     "the TCP probe sender",
                 )?);
             }
@@ -248,15 +351,29 @@ pub fn measure(tb: &mut Testbed, plan: &Plan, progress: &mut dyn FnMut(&str)) ->
     }
     let after = tb.wire_counts()?;
     for r in &mut rows {
-        let frames: u64 = (0..2).map(|d| after[r.link][d].frames - before[r.link][d].frames).sum();
-        let cpu: u64 = (0..2).map(|d| after[r.link][d].cpu_ns - before[r.link][d].cpu_ns).sum();
+        let frames: u64 = (0..2)
+            .map(|d| after[r.link][d].frames - before[r.link][d].frames)
+            .sum();
+        let cpu: u64 = (0..2)
+            .map(|d| after[r.link][d].cpu_ns - before[r.link][d].cpu_ns)
+            .sum();
         r.frames = frames;
-        r.cpu_us_per_frame = if frames > 0 { cpu as f64 / 1e3 / frames as f64 } else { 0.0 };
+        r.cpu_us_per_frame = if frames > 0 {
+            cpu as f64 / 1e3 / frames as f64
+        } else {
+            0.0
+        };
     }
     Ok(rows)
 }
 
-fn row(tb: &Testbed, l: usize, plan: &Plan, d: &super::probe::Datagrams, t: &super::probe::Transfer) -> Row {
+fn row(
+    tb: &Testbed,
+    l: usize,
+    plan: &Plan,
+    d: &super::probe::Datagrams,
+    t: &super::probe::Transfer,
+) -> Row {
     let link = &tb.spec.links[l];
     let (na, nb) = (&tb.spec.nodes[link.a], &tb.spec.nodes[link.b]);
     let arrivals: Vec<f64> = d.delays_us.iter().map(|&u| u as f64 / 1e3).collect();
@@ -294,9 +411,39 @@ fn row(tb: &Testbed, l: usize, plan: &Plan, d: &super::probe::Datagrams, t: &sup
         reordered: d.reordered,
         goodput_bps: t.goodput,
         goodput_expected_bps: expected,
-        goodput_ratio: if plan.goodput_seconds > 0.0 { t.goodput / expected } else { f64::NAN },
+        goodput_ratio: if plan.goodput_seconds > 0.0 {
+            t.goodput / expected
+        } else {
+            f64::NAN
+        },
         cpu_us_per_frame: 0.0,
         frames: 0,
         delays_ms: arrivals,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The central 95% of binomial laws, against exact rational arithmetic (Python's
+    /// `fractions` and `math.comb`, summing the CDF until it passes 1/40 and 39/40).
+    #[test]
+    fn binomial_95_matches_exact_arithmetic() {
+        assert_eq!(binomial_95(1000, 0.02), (12, 29));
+        assert_eq!(binomial_95(10_000, 0.001), (4, 17));
+        assert_eq!(binomial_95(10_000, 0.1), (942, 1059));
+        assert_eq!(binomial_95(2000, 0.05), (81, 120));
+        assert_eq!(binomial_95(500, 0.0), (0, 0));
+    }
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), 50.0);
+        assert_eq!(quantile(&v, 0.99), 99.0);
+        assert_eq!(quantile(&v, 1.0), 100.0);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert!(quantile(&[], 0.5).is_nan());
     }
 }

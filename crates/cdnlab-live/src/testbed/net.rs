@@ -47,6 +47,9 @@ pub struct Testbed {
     exe: PathBuf,
     wires: Vec<(Child, std::io::BufReader<std::process::ChildStdout>)>,
     watchdog: Option<Child>,
+    /// The open PM QoS request that keeps the CPUs out of sleep states while the testbed is up
+    /// (closing it, even by dying, withdraws it).
+    _latency: Option<std::fs::File>,
     record: Record,
     torn: bool,
 }
@@ -66,7 +69,12 @@ pub fn preflight() -> Result<(), crate::Error> {
             "the testbed needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN, to make network namespaces, links and qdiscs); run it with sudo. Nothing was built".into(),
         ));
     }
-    for (tool, package) in [("ip", "iproute2"), ("tc", "iproute2"), ("ethtool", "ethtool"), ("chrt", "util-linux")] {
+    for (tool, package) in [
+        ("ip", "iproute2"),
+        ("tc", "iproute2"),
+        ("ethtool", "ethtool"),
+        ("chrt", "util-linux"),
+    ] {
         if which(tool).is_none() {
             return Err(crate::Error::Testbed(format!(
                 "the testbed needs `{tool}` (apt-get install {package}). Nothing was built"
@@ -170,7 +178,13 @@ pub fn node_if(l: usize) -> String {
 /// The MAC address of link `l`'s interface on its `a` (side 0) or `b` (side 1) node: locally
 /// administered (02:…), unique per link and side.
 pub fn mac(l: usize, side: u8) -> String {
-    format!("02:cd:{:02x}:{:02x}:{:02x}:{:02x}", (l >> 16) & 0xff, (l >> 8) & 0xff, l & 0xff, side)
+    format!(
+        "02:cd:{:02x}:{:02x}:{:02x}:{:02x}",
+        (l >> 16) & 0xff,
+        (l >> 8) & 0xff,
+        l & 0xff,
+        side
+    )
 }
 
 fn range_text(spec: &Spec) -> String {
@@ -179,7 +193,8 @@ fn range_text(spec: &Spec) -> String {
 
 /// Routes of the host's own namespace (read only), as (destination block, type).
 fn host_routes() -> Result<Vec<(String, String)>, crate::Error> {
-    let text = output(Command::new(tool("ip")).args(["-j", "-4", "route", "show", "table", "all"]))?;
+    let text =
+        output(Command::new(tool("ip")).args(["-j", "-4", "route", "show", "table", "all"]))?;
     let routes: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
     Ok(routes
         .iter()
@@ -224,6 +239,20 @@ fn our_namespaces() -> Vec<String> {
         .collect()
 }
 
+/// Asks the kernel to keep every CPU's wake-up latency under `us` microseconds while the file
+/// stays open (PM QoS, /dev/cpu_dma_latency; what cyclictest does). A timer that must wake a
+/// halted virtual CPU fires late by the host's wake-up, hundreds of microseconds or more; a CPU
+/// that polls in its idle loop instead wakes at once, and still gives way to any work at once.
+fn cpu_latency(us: Option<u32>) -> Option<std::fs::File> {
+    let us = us?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .ok()?;
+    f.write_all(&(us as i32).to_ne_bytes()).ok()?;
+    Some(f)
+}
+
 /// Removes what run `run` owns: its processes, namespaces (their links and qdiscs go with
 /// them), guard route and record. Safe to call twice; returns what it removed.
 pub fn remove(run: &str) -> Vec<String> {
@@ -260,7 +289,11 @@ pub fn remove(run: &str) -> Vec<String> {
     }
     gone.extend(names.iter().map(|n| format!("namespace {n}")));
     if let Some(r) = &record {
-        if r.guard && !records().iter().any(|o| o.run != r.run && o.range == r.range && alive(o.pid)) {
+        if r.guard
+            && !records()
+                .iter()
+                .any(|o| o.run != r.run && o.range == r.range && alive(o.pid))
+        {
             let ok = Command::new(tool("ip"))
                 .args(["route", "del", "unreachable", &r.range])
                 .stderr(Stdio::null())
@@ -323,10 +356,7 @@ impl Testbed {
         remove_stale(false);
         let range = range_text(spec);
         for r in records() {
-            if super::spec::overlaps(
-                block(&r.range).unwrap_or(spec.range),
-                spec.range,
-            ) {
+            if super::spec::overlaps(block(&r.range).unwrap_or(spec.range), spec.range) {
                 return Err(crate::Error::Testbed(format!(
                     "the range {range} overlaps {} of run {} (pid {}), which is still up; give this testbed another `range`",
                     r.range, r.run, r.pid
@@ -370,13 +400,16 @@ impl Testbed {
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()
-            .map_err(|e| crate::Error::io(format!("{} testbed down (the watchdog)", exe.display()), e))?;
+            .map_err(|e| {
+                crate::Error::io(format!("{} testbed down (the watchdog)", exe.display()), e)
+            })?;
         let mut tb = Testbed {
             spec: spec.clone(),
             run,
             exe: exe.to_path_buf(),
             wires: Vec::new(),
             watchdog: Some(watchdog),
+            _latency: cpu_latency(spec.cpu_latency),
             record,
             torn: false,
         };
@@ -398,41 +431,94 @@ impl Testbed {
         batch(
             "ip",
             None,
-            &self.record.namespaces.iter().map(|n| format!("netns add {n}")).collect::<Vec<_>>(),
+            &self
+                .record
+                .namespaces
+                .iter()
+                .map(|n| format!("netns add {n}"))
+                .collect::<Vec<_>>(),
         )?;
         for (k, ns) in self.record.namespaces.iter().enumerate() {
             let node = k < spec.nodes.len();
             // No IPv6 (its router and neighbour solicitations would cross the links too), and
             // no reverse-path filter (routes may be asymmetric).
-            run_cmd(Command::new(&ip).args(["netns", "exec", ns, "sysctl", "-q", "-w",
+            run_cmd(Command::new(&ip).args([
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-q",
+                "-w",
                 "net.ipv6.conf.all.disable_ipv6=1",
                 "net.ipv6.conf.default.disable_ipv6=1",
                 "net.ipv4.conf.all.rp_filter=0",
                 "net.ipv4.conf.default.rp_filter=0",
-                if node { "net.ipv4.ip_forward=1" } else { "net.ipv4.ip_forward=0" }]))?;
+                if node {
+                    "net.ipv4.ip_forward=1"
+                } else {
+                    "net.ipv4.ip_forward=0"
+                },
+            ]))?;
         }
         for (l, link) in spec.links.iter().enumerate() {
             let lns = link_ns(run, l);
-            batch("ip", Some(&lns), &[
-                format!("link add wa type veth peer name {} netns {} address {}", node_if(l), node_ns(run, link.a), mac(l, 0)),
-                format!("link add wb type veth peer name {} netns {} address {}", node_if(l), node_ns(run, link.b), mac(l, 1)),
-            ])?;
+            batch(
+                "ip",
+                Some(&lns),
+                &[
+                    format!(
+                        "link add wa type veth peer name {} netns {} address {}",
+                        node_if(l),
+                        node_ns(run, link.a),
+                        mac(l, 0)
+                    ),
+                    format!(
+                        "link add wb type veth peer name {} netns {} address {}",
+                        node_if(l),
+                        node_ns(run, link.b),
+                        mac(l, 1)
+                    ),
+                ],
+            )?;
             // Offloads off on every end: the element moves frames as they are on the wire, so
             // a segment must leave TCP at the MSS (no TSO/GSO super-frames) with its checksum
             // filled in (no checksum offload), and arrive unmerged (no GRO).
-            for (ns, ifname) in [(node_ns(run, link.a), node_if(l)), (node_ns(run, link.b), node_if(l)), (lns.clone(), "wa".into()), (lns.clone(), "wb".into())] {
-                run_cmd(Command::new(&ip).args(["netns", "exec", &ns]).arg(tool("ethtool"))
-                    .args(["-K", &ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"]))?;
+            for (ns, ifname) in [
+                (node_ns(run, link.a), node_if(l)),
+                (node_ns(run, link.b), node_if(l)),
+                (lns.clone(), "wa".into()),
+                (lns.clone(), "wb".into()),
+            ] {
+                run_cmd(
+                    Command::new(&ip)
+                        .args(["netns", "exec", &ns])
+                        .arg(tool("ethtool"))
+                        .args([
+                            "-K", &ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
+                        ]),
+                )?;
             }
             let frames = |dev: &str| {
                 // tbf (tc-tbf(8)): the bucket holds one millisecond at the rate, at least
                 // two full frames, so a lone packet leaves at once and a flow is paced
                 // within a frame; `limit` is the link's queue.
                 let burst = ((link.rate / 8.0 / 1e3) as u64).max(2 * super::spec::FRAME_BYTES);
-                format!("qdisc add dev {dev} root tbf rate {}bit burst {burst} limit {}", link.rate.round() as u64, link.queue)
+                format!(
+                    "qdisc add dev {dev} root tbf rate {}bit burst {burst} limit {}",
+                    link.rate.round() as u64,
+                    link.queue
+                )
             };
             batch("tc", Some(&lns), &[frames("wa"), frames("wb")])?;
-            batch("ip", Some(&lns), &["link set lo up".into(), "link set wa up".into(), "link set wb up".into()])?;
+            batch(
+                "ip",
+                Some(&lns),
+                &[
+                    "link set lo up".into(),
+                    "link set wa up".into(),
+                    "link set wb up".into(),
+                ],
+            )?;
         }
         let hops = spec.next_hops();
         for (i, node) in spec.nodes.iter().enumerate() {
@@ -449,11 +535,19 @@ impl Testbed {
             // crosses the links, so no probe waits a round trip for one and no ARP frame is
             // lost to the link's loss.
             for (l, link) in spec.links.iter().enumerate() {
-                let far = if link.a == i { Some((link.b, 1)) } else if link.b == i { Some((link.a, 0)) } else { None };
+                let far = if link.a == i {
+                    Some((link.b, 1))
+                } else if link.b == i {
+                    Some((link.a, 0))
+                } else {
+                    None
+                };
                 if let Some((j, side)) = far {
                     lines.push(format!(
                         "neigh add {} lladdr {} dev {} nud permanent",
-                        spec.nodes[j].address, mac(l, side), node_if(l)
+                        spec.nodes[j].address,
+                        mac(l, side),
+                        node_if(l)
                     ));
                 }
             }
@@ -461,7 +555,10 @@ impl Testbed {
                 if let Some((l, via)) = hop {
                     lines.push(format!(
                         "route add {}/32 via {} dev {} onlink src {}",
-                        spec.nodes[d].address, spec.nodes[*via].address, node_if(*l), node.address
+                        spec.nodes[d].address,
+                        spec.nodes[*via].address,
+                        node_if(*l),
+                        node.address
                     ));
                 }
             }
@@ -488,7 +585,14 @@ impl Testbed {
             let mut child = child
                 .arg(&self.exe)
                 .args(["testbed", "wire", "--a", "wa", "--b", "wb"])
-                .args(["--delay-ms", &ab[0], "--jitter-ms", &ab[1], "--loss", &ab[2]])
+                .args([
+                    "--delay-ms",
+                    &ab[0],
+                    "--jitter-ms",
+                    &ab[1],
+                    "--loss",
+                    &ab[2],
+                ])
                 .args(["--seed-ab", &ab[3], "--seed-ba", &ba[3]])
                 .args(["--spin-us", &spec.spin.as_micros().to_string()])
                 .stdin(Stdio::piped())
@@ -515,7 +619,8 @@ impl Testbed {
     /// A command that runs `program` inside node `i`'s namespace.
     pub fn command(&self, i: usize, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(tool("ip"));
-        c.args(["netns", "exec", &node_ns(&self.run, i)]).arg(program);
+        c.args(["netns", "exec", &node_ns(&self.run, i)])
+            .arg(program);
         c
     }
 
@@ -541,13 +646,20 @@ impl Testbed {
         for (l, (child, out)) in self.wires.iter_mut().enumerate() {
             let stdin = child.stdin.as_mut().expect("piped");
             let mut line = String::new();
-            if stdin.write_all(b"counts\n").and_then(|_| stdin.flush()).is_err()
+            if stdin
+                .write_all(b"counts\n")
+                .and_then(|_| stdin.flush())
+                .is_err()
                 || out.read_line(&mut line).is_err()
             {
-                return Err(crate::Error::Testbed(format!("the link element of link {l} has stopped")));
+                return Err(crate::Error::Testbed(format!(
+                    "the link element of link {l} has stopped"
+                )));
             }
             all.push(serde_json::from_str(line.trim()).map_err(|e| {
-                crate::Error::Testbed(format!("the link element of link {l}: unreadable counts ({e})"))
+                crate::Error::Testbed(format!(
+                    "the link element of link {l}: unreadable counts ({e})"
+                ))
             })?);
         }
         Ok(all)
@@ -589,12 +701,18 @@ use std::os::unix::process::CommandExt;
 /// the command returns only once nothing is left.
 pub fn teardown_on_signal(run: String) {
     std::thread::spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
             return;
         };
         rt.block_on(async {
             use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+            let (Ok(mut term), Ok(mut hup)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
                 return;
             };
             tokio::select! {

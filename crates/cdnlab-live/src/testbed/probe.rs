@@ -48,8 +48,20 @@ pub fn udp_send(to: SocketAddr, count: u64, rate: f64, size: usize) -> std::io::
 }
 
 /// Receives datagrams on `sock` until `count` arrived or `quiet` passes without one (after
-/// the first), or `limit` passes in all.
-pub fn udp_receive(sock: &UdpSocket, count: u64, quiet: Duration, limit: Duration) -> std::io::Result<Datagrams> {
+/// the first), or `limit` passes in all. Each datagram's arrival time is the kernel's
+/// (SO_TIMESTAMPNS, socket(7): when it reached the socket), so the delay measured is the
+/// path's and not also the receiver's own wake-up.
+pub fn udp_receive(
+    sock: &UdpSocket,
+    count: u64,
+    quiet: Duration,
+    limit: Duration,
+) -> std::io::Result<Datagrams> {
+    use nix::sys::socket::{
+        ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg, setsockopt, sockopt,
+    };
+    use std::os::fd::AsRawFd;
+    setsockopt(sock, sockopt::ReceiveTimestampns, &true).map_err(std::io::Error::from)?;
     let mut out = Datagrams::default();
     let mut buf = [0u8; 65_536];
     let start = Instant::now();
@@ -57,10 +69,26 @@ pub fn udp_receive(sock: &UdpSocket, count: u64, quiet: Duration, limit: Duratio
     sock.set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut last = Instant::now();
     while out.received < count && start.elapsed() < limit {
-        match sock.recv_from(&mut buf) {
-            Ok((n, _)) if n >= 24 => {
-                let at = now_ns();
-                let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+        let mut cmsg = nix::cmsg_space!(nix::sys::time::TimeSpec);
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        let got = recvmsg::<SockaddrStorage>(
+            sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut cmsg),
+            MsgFlags::empty(),
+        );
+        match got {
+            Ok(msg) if msg.bytes >= 24 => {
+                let mut at = now_ns();
+                if let Ok(cmsgs) = msg.cmsgs() {
+                    for c in cmsgs {
+                        if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                            at = ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64;
+                        }
+                    }
+                }
+                let word =
+                    |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
                 let (seq, total, sent) = (word(0), word(8), word(16));
                 out.sent = out.sent.max(total);
                 out.received += 1;
@@ -72,12 +100,12 @@ pub fn udp_receive(sock: &UdpSocket, count: u64, quiet: Duration, limit: Duratio
                 last = Instant::now();
             }
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => {
                 if out.received > 0 && last.elapsed() >= quiet {
                     break;
                 }
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(out)
@@ -110,7 +138,11 @@ pub fn tcp_send(to: SocketAddr, seconds: f64) -> std::io::Result<u64> {
 
 /// Accepts one connection on `listener` and reads it to its end; goodput is measured from
 /// `warmup` seconds after the first byte (past slow start) to the last byte.
-pub fn tcp_receive(listener: &TcpListener, warmup: f64, limit: Duration) -> std::io::Result<Transfer> {
+pub fn tcp_receive(
+    listener: &TcpListener,
+    warmup: f64,
+    limit: Duration,
+) -> std::io::Result<Transfer> {
     listener.set_nonblocking(false)?;
     let (mut s, _) = listener.accept()?;
     s.set_read_timeout(Some(limit))?;
@@ -136,5 +168,10 @@ pub fn tcp_receive(listener: &TcpListener, warmup: f64, limit: Duration) -> std:
         Some((t, b)) if last > t => (bytes - b) as f64 * 8.0 / last.duration_since(t).as_secs_f64(),
         _ => 0.0,
     };
-    Ok(Transfer { bytes, seconds: last.duration_since(f).as_secs_f64(), goodput, warmup })
+    Ok(Transfer {
+        bytes,
+        seconds: last.duration_since(f).as_secs_f64(),
+        goodput,
+        warmup,
+    })
 }

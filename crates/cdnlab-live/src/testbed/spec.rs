@@ -77,6 +77,9 @@ pub struct Spec {
     /// wakes an idle virtual CPU is late by hundreds of microseconds, a spin is not; each spin
     /// costs CPU, so a testbed of many busy links may want less (0: never).
     pub spin: Duration,
+    /// The CPUs' wake-up latency asked for while the testbed is up (PM QoS), microseconds;
+    /// `None`: no request.
+    pub cpu_latency: Option<u32>,
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     /// The network as the library sees it (link delays in ms), for shortest paths.
@@ -111,6 +114,7 @@ struct FileSpec {
     seed: Option<u64>,
     realtime: Option<bool>,
     spin_us: Option<u64>,
+    cpu_latency_us: Option<toml::Value>,
     #[serde(default)]
     node: Vec<FileNode>,
     #[serde(default)]
@@ -229,14 +233,39 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
             )
         })?,
     };
-    let spin_us = file.spin_us.unwrap_or(200);
+    let spin_us = file.spin_us.unwrap_or(0);
     if spin_us > 5000 {
-        return Err(bad(path, "spin_us", spin_us, "0 (never spin) to 5000 microseconds; the default is 200"));
+        return Err(bad(
+            path,
+            "spin_us",
+            spin_us,
+            "0 (never spin, the default) to 5000 microseconds",
+        ));
     }
+    let cpu_latency = match &file.cpu_latency_us {
+        None => None,
+        Some(toml::Value::String(s)) if s == "none" => None,
+        Some(toml::Value::Integer(i)) if (0..=1_000_000).contains(i) => Some(*i as u32),
+        Some(v) => {
+            return Err(bad(
+                path,
+                "cpu_latency_us",
+                v,
+                "microseconds from 0 to 1000000, or \"none\" (no request, the default)",
+            ));
+        }
+    };
     let routing = match file.routing.as_deref() {
         None | Some("delay") => Cost::Delay,
         Some("hops") => Cost::Hops,
-        Some(r) => return Err(bad(path, "routing", format!("{r:?}"), "delay (the default) or hops")),
+        Some(r) => {
+            return Err(bad(
+                path,
+                "routing",
+                format!("{r:?}"),
+                "delay (the default) or hops",
+            ));
+        }
     };
     let (mut nodes, mut links, network) = match &file.network {
         Some(net) => {
@@ -274,12 +303,27 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
         }
         let address = match &n.address {
             None => None,
-            Some(a) => Some(a.parse::<Ipv4Addr>().ok().filter(|a| in_range(*a, range)).ok_or_else(|| {
-                bad(path, &field("address"), format!("{a:?}"), &format!("an IPv4 address inside the range {}/{}", range.0, range.1))
-            })?),
+            Some(a) => Some(
+                a.parse::<Ipv4Addr>()
+                    .ok()
+                    .filter(|a| in_range(*a, range))
+                    .ok_or_else(|| {
+                        bad(
+                            path,
+                            &field("address"),
+                            format!("{a:?}"),
+                            &format!("an IPv4 address inside the range {}/{}", range.0, range.1),
+                        )
+                    })?,
+            ),
         };
         if n.name.trim().is_empty() || n.name.len() > 64 {
-            return Err(bad(path, &field("name"), format!("{:?}", n.name), "1 to 64 characters"));
+            return Err(bad(
+                path,
+                &field("name"),
+                format!("{:?}", n.name),
+                "1 to 64 characters",
+            ));
         }
         match nodes.iter().position(|m: &Node| m.name == n.name) {
             Some(j) if from_file => {
@@ -291,7 +335,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
                 }
             }
             Some(_) => {
-                return Err(bad(path, &field("name"), format!("{:?}", n.name), "a name no other node has"));
+                return Err(bad(
+                    path,
+                    &field("name"),
+                    format!("{:?}", n.name),
+                    "a name no other node has",
+                ));
             }
             None if from_file => {
                 return Err(bad(
@@ -316,25 +365,67 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
         let field = |f: &str| format!("link {} ({}-{}): {f}", i + 1, l.a, l.b);
         let end = |name: &str, f: &str| {
             nodes.iter().position(|n| n.name == name).ok_or_else(|| {
-                bad(path, &field(f), format!("{name:?}"), "the name of a [[node]]")
+                bad(
+                    path,
+                    &field(f),
+                    format!("{name:?}"),
+                    "the name of a [[node]]",
+                )
             })
         };
         let (a, b) = (end(&l.a, "a")?, end(&l.b, "b")?);
         if a == b {
-            return Err(bad(path, &field("b"), format!("{:?}", l.b), "a node other than a (no loops)"));
+            return Err(bad(
+                path,
+                &field("b"),
+                format!("{:?}", l.b),
+                "a node other than a (no loops)",
+            ));
         }
-        if links.iter().any(|m: &Link| (m.a, m.b) == (a, b) || (m.a, m.b) == (b, a)) {
-            return Err(bad(path, &field("b"), format!("{:?}", l.b), "one link between two nodes"));
+        if links
+            .iter()
+            .any(|m: &Link| (m.a, m.b) == (a, b) || (m.a, m.b) == (b, a))
+        {
+            return Err(bad(
+                path,
+                &field("b"),
+                format!("{:?}", l.b),
+                "one link between two nodes",
+            ));
         }
-        let rate = parse_rate(&l.rate).ok_or_else(|| bad(path, &field("rate"), show(&l.rate), RATE_ALLOWED))?;
-        let delay = ms(path, &field("delay_ms"), l.delay_ms.unwrap_or(0.0), 10_000.0)?;
-        let jitter = ms(path, &field("jitter_ms"), l.jitter_ms.unwrap_or(0.0), 10_000.0)?;
+        let rate = parse_rate(&l.rate)
+            .ok_or_else(|| bad(path, &field("rate"), show(&l.rate), RATE_ALLOWED))?;
+        let delay = ms(
+            path,
+            &field("delay_ms"),
+            l.delay_ms.unwrap_or(0.0),
+            10_000.0,
+        )?;
+        let jitter = ms(
+            path,
+            &field("jitter_ms"),
+            l.jitter_ms.unwrap_or(0.0),
+            10_000.0,
+        )?;
         if jitter > delay {
-            return Err(bad(path, &field("jitter_ms"), jitter.as_secs_f64() * 1e3, "at most delay_ms (a delay is never negative)"));
+            return Err(bad(
+                path,
+                &field("jitter_ms"),
+                jitter.as_secs_f64() * 1e3,
+                "at most delay_ms (a delay is never negative)",
+            ));
         }
         let loss = probability(path, &field("loss"), l.loss.unwrap_or(0.0))?;
         let queue = queue(path, &field("queue_bytes"), l.queue_bytes, rate)?;
-        links.push(Link { a, b, rate, delay, jitter, loss, queue });
+        links.push(Link {
+            a,
+            b,
+            rate,
+            delay,
+            jitter,
+            loss,
+            queue,
+        });
     }
     if links.is_empty() {
         return Err(bad(path, "link", 0, "at least one link"));
@@ -349,6 +440,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
         seed: file.seed.unwrap_or(1),
         realtime: file.realtime.unwrap_or(true),
         spin: Duration::from_micros(spin_us),
+        cpu_latency,
         nodes,
         links,
         network,
@@ -362,7 +454,12 @@ fn ms(path: &Path, field: &str, v: f64, max: f64) -> Result<Duration, crate::Err
     if v.is_finite() && (0.0..=max).contains(&v) {
         Ok(Duration::from_secs_f64(v / 1e3))
     } else {
-        Err(bad(path, field, v, &format!("milliseconds from 0 to {max}")))
+        Err(bad(
+            path,
+            field,
+            v,
+            &format!("milliseconds from 0 to {max}"),
+        ))
     }
 }
 
@@ -370,7 +467,12 @@ fn probability(path: &Path, field: &str, v: f64) -> Result<f64, crate::Error> {
     if v.is_finite() && (0.0..0.5).contains(&v) {
         Ok(v)
     } else {
-        Err(bad(path, field, v, "a probability from 0 up to (not including) 0.5"))
+        Err(bad(
+            path,
+            field,
+            v,
+            "a probability from 0 up to (not including) 0.5",
+        ))
     }
 }
 
@@ -378,7 +480,12 @@ fn queue(path: &Path, field: &str, q: Option<u64>, rate: f64) -> Result<u64, cra
     match q {
         None => Ok(default_queue(rate, 50.0)),
         Some(q) if (FRAME_BYTES..=1 << 30).contains(&q) => Ok(q),
-        Some(q) => Err(bad(path, field, q, "bytes from 1514 (one full frame) to 1 GiB; the default holds 50 ms at the rate")),
+        Some(q) => Err(bad(
+            path,
+            field,
+            q,
+            "bytes from 1514 (one full frame) to 1 GiB; the default holds 50 ms at the rate",
+        )),
     }
 }
 
@@ -412,7 +519,11 @@ pub fn overlaps(x: (Ipv4Addr, u8), y: (Ipv4Addr, u8)) -> bool {
 
 /// Gives every node without an address the next free one of the range (from .1), and refuses
 /// two nodes on one address or one on the range's first or last address.
-fn assign_addresses(path: &Path, nodes: &mut [Node], range: (Ipv4Addr, u8)) -> Result<(), crate::Error> {
+fn assign_addresses(
+    path: &Path,
+    nodes: &mut [Node],
+    range: (Ipv4Addr, u8),
+) -> Result<(), crate::Error> {
     let base = u32::from(range.0);
     let last = base | !mask(range.1);
     let mut taken = std::collections::BTreeMap::new();
@@ -422,14 +533,22 @@ fn assign_addresses(path: &Path, nodes: &mut [Node], range: (Ipv4Addr, u8)) -> R
         }
         let a = u32::from(n.address);
         if a == base || a == last {
-            return Err(bad(path, &format!("node {}: address", n.name), n.address, "not the range's first or last address"));
+            return Err(bad(
+                path,
+                &format!("node {}: address", n.name),
+                n.address,
+                "not the range's first or last address",
+            ));
         }
         if let Some(j) = taken.insert(a, i) {
             return Err(bad(
                 path,
                 &format!("node {}: address", n.name),
                 n.address,
-                &format!("an address no other node has (node {} has it)", nodes[j].name),
+                &format!(
+                    "an address no other node has (node {} has it)",
+                    nodes[j].name
+                ),
             ));
         }
     }
@@ -439,7 +558,12 @@ fn assign_addresses(path: &Path, nodes: &mut [Node], range: (Ipv4Addr, u8)) -> R
             next += 1;
         }
         if next >= last {
-            return Err(bad(path, "range", format!("{}/{}", range.0, range.1), "a block with an address for every node"));
+            return Err(bad(
+                path,
+                "range",
+                format!("{}/{}", range.0, range.1),
+                "a block with an address for every node",
+            ));
         }
         n.address = Ipv4Addr::from(next);
         taken.insert(next, 0);
@@ -454,7 +578,10 @@ fn library_view(name: &str, nodes: &[Node], links: &[Link]) -> Topology {
         coordinates: topology::Coordinates::Planar,
         nodes: nodes
             .iter()
-            .map(|n| topology::Node { name: n.name.clone(), pos: [0.0, 0.0] })
+            .map(|n| topology::Node {
+                name: n.name.clone(),
+                pos: [0.0, 0.0],
+            })
             .collect(),
         links: links
             .iter()
@@ -473,44 +600,92 @@ fn library_view(name: &str, nodes: &[Node], links: &[Link]) -> Topology {
     }
 }
 
+/// A description's nodes and links, and the network they came from, if a file.
+type Parts = (Vec<Node>, Vec<Link>, Option<Topology>);
+
 /// Nodes and links from a real network file: delay from the library (great-circle length at
 /// 2/3 c), rate from the capacity (scaled and bounded) or the given default.
-fn from_network(path: &Path, net: &FileNetwork) -> Result<(Vec<Node>, Vec<Link>, Option<Topology>), crate::Error> {
+fn from_network(path: &Path, net: &FileNetwork) -> Result<Parts, crate::Error> {
     let file = if net.file.is_absolute() {
         net.file.clone()
     } else {
         path.parent().unwrap_or(Path::new(".")).join(&net.file)
     };
-    let bytes = std::fs::read(&file).map_err(|e| crate::Error::io(format!("{} (network.file of {})", file.display(), path.display()), e))?;
-    let name = file.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
-    let format = topology::Format::detect(&bytes, &name).ok_or_else(|| {
-        bad(path, "network.file", file.display(), "a Topology Zoo GML or GraphML, SNDlib (native or XML) or topohub JSON file")
+    let bytes = std::fs::read(&file).map_err(|e| {
+        crate::Error::io(
+            format!("{} (network.file of {})", file.display(), path.display()),
+            e,
+        )
     })?;
-    let t = topology::read(std::io::Cursor::new(bytes), format, topology::ReadOptions::default())
-        .map_err(|e| crate::Error::File { path: file.clone(), message: e.to_string() })?;
+    let name = file
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let format = topology::Format::detect(&bytes, &name).ok_or_else(|| {
+        bad(
+            path,
+            "network.file",
+            file.display(),
+            "a Topology Zoo GML or GraphML, SNDlib (native or XML) or topohub JSON file",
+        )
+    })?;
+    let t = topology::read(
+        std::io::Cursor::new(bytes),
+        format,
+        topology::ReadOptions::default(),
+    )
+    .map_err(|e| crate::Error::File {
+        path: file.clone(),
+        message: e.to_string(),
+    })?;
     let rate_of = |v: &Option<toml::Value>, field: &str, default: f64| match v {
         None => Ok(default),
         Some(v) => parse_rate(v).ok_or_else(|| bad(path, field, show(v), RATE_ALLOWED)),
     };
     let fallback = rate_of(&net.rate, "network.rate", 10e6)?;
-    let (lo, hi) = (rate_of(&net.min_rate, "network.min_rate", 1e6)?, rate_of(&net.max_rate, "network.max_rate", 100e6)?);
+    let (lo, hi) = (
+        rate_of(&net.min_rate, "network.min_rate", 1e6)?,
+        rate_of(&net.max_rate, "network.max_rate", 100e6)?,
+    );
     if lo > hi {
-        return Err(bad(path, "network.min_rate", lo, "at most network.max_rate"));
+        return Err(bad(
+            path,
+            "network.min_rate",
+            lo,
+            "at most network.max_rate",
+        ));
     }
     let scale = net.capacity_scale.unwrap_or(1.0);
     if !(scale.is_finite() && scale > 0.0) {
-        return Err(bad(path, "network.capacity_scale", scale, "a number above 0"));
+        return Err(bad(
+            path,
+            "network.capacity_scale",
+            scale,
+            "a number above 0",
+        ));
     }
     let loss = probability(path, "network.loss", net.loss.unwrap_or(0.0))?;
-    let jitter = ms(path, "network.jitter_ms", net.jitter_ms.unwrap_or(0.0), 10_000.0)?;
+    let jitter = ms(
+        path,
+        "network.jitter_ms",
+        net.jitter_ms.unwrap_or(0.0),
+        10_000.0,
+    )?;
     let nodes = t
         .nodes
         .iter()
-        .map(|n| Node { name: n.name.clone(), role: Role::Router, count: 1, address: Ipv4Addr::UNSPECIFIED })
+        .map(|n| Node {
+            name: n.name.clone(),
+            role: Role::Router,
+            count: 1,
+            address: Ipv4Addr::UNSPECIFIED,
+        })
         .collect();
     let mut links = Vec::new();
     for l in &t.links {
-        let rate = l.capacity.filter(|c| *c > 0.0).map_or(fallback, |c| (c * scale).clamp(lo, hi));
+        let rate = l
+            .capacity
+            .filter(|c| *c > 0.0)
+            .map_or(fallback, |c| (c * scale).clamp(lo, hi));
         let delay = Duration::from_secs_f64(l.delay / 1e3);
         links.push(Link {
             a: l.a,
@@ -530,7 +705,11 @@ fn check_reach(path: &Path, spec: &Spec) -> Result<(), crate::Error> {
     let (comp, _) = spec.network.components();
     for (i, n) in spec.nodes.iter().enumerate() {
         if n.role == Role::Clients
-            && !spec.nodes.iter().enumerate().any(|(j, m)| m.role.serves() && comp[j] == comp[i])
+            && !spec
+                .nodes
+                .iter()
+                .enumerate()
+                .any(|(j, m)| m.role.serves() && comp[j] == comp[i])
         {
             return Err(bad(
                 path,
@@ -551,7 +730,9 @@ impl Spec {
 
     /// The first nodes with `role`, in file order.
     pub fn with_role(&self, role: Role) -> Vec<usize> {
-        (0..self.nodes.len()).filter(|&i| self.nodes[i].role == role).collect()
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].role == role)
+            .collect()
     }
 
     /// For every node, the next hop toward every other node: (the link, the node at its far
@@ -576,7 +757,10 @@ impl Spec {
     /// The one-way delay of the routed path from `s` to `d` (the configured delays summed).
     pub fn path_delay(&self, s: usize, d: usize) -> Duration {
         let tree = self.network.shortest_paths(s, self.routing);
-        Topology::path(&tree, d).iter().map(|&l| self.links[l].delay).sum()
+        Topology::path(&tree, d)
+            .iter()
+            .map(|&l| self.links[l].delay)
+            .sum()
     }
 
     /// The links of the routed path from `s` to `d`.

@@ -22,7 +22,13 @@ const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 pub fn packet_socket(name: &str, rcvbuf: usize) -> io::Result<File> {
     let index = interface_index(name)?;
     // SAFETY: socket(2) with constant arguments; the result is checked before use.
-    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, ALL as i32) };
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            ALL as i32,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -55,7 +55,10 @@ fn a_good_description_is_read_whole() {
     assert_eq!(s.nodes[3].role, Role::Clients);
     assert_eq!(s.range, DEFAULT_RANGE);
     let addrs: Vec<String> = s.nodes.iter().map(|n| n.address.to_string()).collect();
-    assert_eq!(addrs, ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]);
+    assert_eq!(
+        addrs,
+        ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
+    );
     assert_eq!(s.links[1].rate, 8e6);
     assert_eq!(s.links[2].rate, 1e9);
     assert_eq!(s.links[3].rate, 512e3);
@@ -84,22 +87,73 @@ fn routes_follow_the_shortest_path_by_delay_or_hops() {
 #[test]
 fn bad_values_are_refused_with_the_field_and_what_is_allowed() {
     let cases = [
-        (GOOD.replace("b = \"users\"", "b = \"nobody\""), "link 4 (edge-nobody): b: \"nobody\" is not allowed; allowed: the name of a [[node]]"),
-        (GOOD.replace("delay_ms = 10", "delay_ms = -1"), "link 1 (origin-r): delay_ms: -1 is not allowed; allowed: milliseconds from 0 to 10000"),
-        (GOOD.replace("rate = \"100Mbit\"", "rate = 0"), "link 1 (origin-r): rate: 0 is not allowed; allowed: a rate above 0"),
-        (GOOD.replace("rate = \"100Mbit\"", "rate = \"100 furlongs\""), "rate: \"100 furlongs\" is not allowed"),
-        (GOOD.replace("loss = 0.01", "loss = 0.7"), "loss: 0.7 is not allowed; allowed: a probability from 0 up to (not including) 0.5"),
-        (GOOD.replace("jitter_ms = 1", "jitter_ms = 6"), "jitter_ms: 6 is not allowed; allowed: at most delay_ms"),
-        (GOOD.replace("queue_bytes = 4000", "queue_bytes = 100"), "queue_bytes: 100 is not allowed; allowed: bytes from 1514"),
-        (GOOD.replace("role = \"edge\"", "role = \"cache\""), "node 3 (edge): role: \"cache\" is not allowed; allowed: router, origin, edge, dht-edge, steering, clients"),
-        (GOOD.replace("count = 8", "count = 0"), "node 4 (users): count: 0 is not allowed"),
-        (GOOD.replace("name = \"r\"", "name = \"origin\""), "node 2 (origin): name: \"origin\" is not allowed; allowed: a name no other node has"),
-        (GOOD.replace("name = \"t\"", "name = \"t\"\nrange = \"8.8.0.0/16\""), "range: \"8.8.0.0/16\" is not allowed; allowed: a block from /8 to /24 inside 10.0.0.0/8"),
-        (GOOD.replace("name = \"t\"", "name = \"t\"\nrange = \"10.1.2.0/16\""), "range: \"10.1.2.0/16\" is not allowed"),
-        (GOOD.replace("name = \"t\"", "name = \"t\"\nrouting = \"cheapest\""), "routing: \"cheapest\" is not allowed; allowed: delay (the default) or hops"),
-        (GOOD.replace("name = \"t\"", "name = \"t\"\nspeed = 3"), "unknown field `speed`"),
-        (GOOD.replace("b = \"edge\"\nrate = \"1Gbit\"", "b = \"origin\"\nrate = \"1Gbit\""), "link 3 (origin-origin): b: \"origin\" is not allowed; allowed: a node other than a (no loops)"),
-        (GOOD.replace("a = \"origin\"\nb = \"edge\"", "a = \"edge\"\nb = \"r\""), "link 3 (edge-r): b: \"r\" is not allowed; allowed: one link between two nodes"),
+        (
+            GOOD.replace("b = \"users\"", "b = \"nobody\""),
+            "link 4 (edge-nobody): b: \"nobody\" is not allowed; allowed: the name of a [[node]]",
+        ),
+        (
+            GOOD.replace("delay_ms = 10", "delay_ms = -1"),
+            "link 1 (origin-r): delay_ms: -1 is not allowed; allowed: milliseconds from 0 to 10000",
+        ),
+        (
+            GOOD.replace("rate = \"100Mbit\"", "rate = 0"),
+            "link 1 (origin-r): rate: 0 is not allowed; allowed: a rate above 0",
+        ),
+        (
+            GOOD.replace("rate = \"100Mbit\"", "rate = \"100 furlongs\""),
+            "rate: \"100 furlongs\" is not allowed",
+        ),
+        (
+            GOOD.replace("loss = 0.01", "loss = 0.7"),
+            "loss: 0.7 is not allowed; allowed: a probability from 0 up to (not including) 0.5",
+        ),
+        (
+            GOOD.replace("jitter_ms = 1", "jitter_ms = 6"),
+            "jitter_ms: 6 is not allowed; allowed: at most delay_ms",
+        ),
+        (
+            GOOD.replace("queue_bytes = 4000", "queue_bytes = 100"),
+            "queue_bytes: 100 is not allowed; allowed: bytes from 1514",
+        ),
+        (
+            GOOD.replace("role = \"edge\"", "role = \"cache\""),
+            "node 3 (edge): role: \"cache\" is not allowed; allowed: router, origin, edge, dht-edge, steering, clients",
+        ),
+        (
+            GOOD.replace("count = 8", "count = 0"),
+            "node 4 (users): count: 0 is not allowed",
+        ),
+        (
+            GOOD.replace("name = \"r\"", "name = \"origin\""),
+            "node 2 (origin): name: \"origin\" is not allowed; allowed: a name no other node has",
+        ),
+        (
+            GOOD.replace("name = \"t\"", "name = \"t\"\nrange = \"8.8.0.0/16\""),
+            "range: \"8.8.0.0/16\" is not allowed; allowed: a block from /8 to /24 inside 10.0.0.0/8",
+        ),
+        (
+            GOOD.replace("name = \"t\"", "name = \"t\"\nrange = \"10.1.2.0/16\""),
+            "range: \"10.1.2.0/16\" is not allowed",
+        ),
+        (
+            GOOD.replace("name = \"t\"", "name = \"t\"\nrouting = \"cheapest\""),
+            "routing: \"cheapest\" is not allowed; allowed: delay (the default) or hops",
+        ),
+        (
+            GOOD.replace("name = \"t\"", "name = \"t\"\nspeed = 3"),
+            "unknown field `speed`",
+        ),
+        (
+            GOOD.replace(
+                "b = \"edge\"\nrate = \"1Gbit\"",
+                "b = \"origin\"\nrate = \"1Gbit\"",
+            ),
+            "link 3 (origin-origin): b: \"origin\" is not allowed; allowed: a node other than a (no loops)",
+        ),
+        (
+            GOOD.replace("a = \"origin\"\nb = \"edge\"", "a = \"edge\"\nb = \"r\""),
+            "link 3 (edge-r): b: \"r\" is not allowed; allowed: one link between two nodes",
+        ),
     ];
     for (text, want) in cases {
         let got = refused(&text);
@@ -110,18 +164,33 @@ fn bad_values_are_refused_with_the_field_and_what_is_allowed() {
 
 #[test]
 fn a_client_population_cut_off_from_every_server_is_refused() {
-    let cut = GOOD.replace("a = \"edge\"\nb = \"users\"\nrate = \"512kbit\"", "a = \"r\"\nb = \"origin\"\nrate = \"512kbit\"");
+    let cut = GOOD.replace(
+        "a = \"edge\"\nb = \"users\"\nrate = \"512kbit\"",
+        "a = \"r\"\nb = \"origin\"\nrate = \"512kbit\"",
+    );
     // users now has no link at all (r-origin duplicates a link, so give it another spare node).
-    let cut = cut.replace("a = \"r\"\nb = \"origin\"", "a = \"users\"\nb = \"spare\"") + "[[node]]\nname = \"spare\"\n";
+    let cut = cut.replace("a = \"r\"\nb = \"origin\"", "a = \"users\"\nb = \"spare\"")
+        + "[[node]]\nname = \"spare\"\n";
     let got = refused(&cut);
-    assert!(got.contains("node users: a clients node that no origin or edge can be reached from is not allowed"), "{got}");
+    assert!(
+        got.contains(
+            "node users: a clients node that no origin or edge can be reached from is not allowed"
+        ),
+        "{got}"
+    );
 }
 
 #[test]
 fn addresses_may_be_given_but_not_twice_nor_outside_the_range() {
     let with = |a: &str, b: &str| {
-        GOOD.replace("name = \"r\"\n", &format!("name = \"r\"\naddress = \"{a}\"\n"))
-            .replace("name = \"users\"\n", &format!("name = \"users\"\naddress = \"{b}\"\n"))
+        GOOD.replace(
+            "name = \"r\"\n",
+            &format!("name = \"r\"\naddress = \"{a}\"\n"),
+        )
+        .replace(
+            "name = \"users\"\n",
+            &format!("name = \"users\"\naddress = \"{b}\"\n"),
+        )
     };
     let s = parse_str(&with("198.18.0.1", "198.18.9.9")).unwrap();
     assert_eq!(s.nodes[1].address.to_string(), "198.18.0.1");
@@ -133,13 +202,22 @@ fn addresses_may_be_given_but_not_twice_nor_outside_the_range() {
     let got = refused(&with("10.0.0.1", "198.18.0.9"));
     assert!(got.contains("node 2 (r): address: \"10.0.0.1\" is not allowed; allowed: an IPv4 address inside the range 198.18.0.0/16"), "{got}");
     let got = refused(&with("198.18.0.0", "198.18.0.9"));
-    assert!(got.contains("not the range's first or last address"), "{got}");
+    assert!(
+        got.contains("not the range's first or last address"),
+        "{got}"
+    );
 }
 
 #[test]
 fn ranges_must_be_private_blocks_and_overlap_is_exact() {
-    assert_eq!(parse_range("10.77.0.0/16"), Some((Ipv4Addr::new(10, 77, 0, 0), 16)));
-    assert_eq!(parse_range("198.19.0.0/16"), Some((Ipv4Addr::new(198, 19, 0, 0), 16)));
+    assert_eq!(
+        parse_range("10.77.0.0/16"),
+        Some((Ipv4Addr::new(10, 77, 0, 0), 16))
+    );
+    assert_eq!(
+        parse_range("198.19.0.0/16"),
+        Some((Ipv4Addr::new(198, 19, 0, 0), 16))
+    );
     assert_eq!(parse_range("198.20.0.0/16"), None);
     assert_eq!(parse_range("172.32.0.0/16"), None);
     assert_eq!(parse_range("10.0.0.0/7"), None);
@@ -147,7 +225,10 @@ fn ranges_must_be_private_blocks_and_overlap_is_exact() {
     let r = |s| parse_range(s).unwrap();
     assert!(overlaps(r("10.0.0.0/8"), r("10.77.0.0/16")));
     assert!(!overlaps(r("10.78.0.0/16"), r("10.77.0.0/16")));
-    assert!(overlaps((Ipv4Addr::new(10, 77, 3, 4), 32), r("10.77.0.0/16")));
+    assert!(overlaps(
+        (Ipv4Addr::new(10, 77, 3, 4), 32),
+        r("10.77.0.0/16")
+    ));
 }
 
 #[test]
@@ -198,6 +279,14 @@ count = 4
     }
     let ny = s.node("New York").unwrap();
     assert_eq!(s.nodes[ny].role, Role::Origin);
-    let got = parse(&text.replace("Los Angeles", "Atlantis"), &dir.join("x.toml")).unwrap_err().to_string();
-    assert!(got.contains("name: \"Atlantis\" is not allowed; allowed: a node of the network file"), "{got}");
+    let got = parse(
+        &text.replace("Los Angeles", "Atlantis"),
+        &dir.join("x.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        got.contains("name: \"Atlantis\" is not allowed; allowed: a node of the network file"),
+        "{got}"
+    );
 }

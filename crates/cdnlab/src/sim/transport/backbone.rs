@@ -299,17 +299,17 @@ const T1_METRICS: &[MetricSpec] = &[
     ),
     MetricSpec::new(
         "cost_optimal",
-        "hops or km",
+        "hops, km or ms",
         "mean cost from a population to the server of its admitted streams, optimal",
     ),
     MetricSpec::new(
         "cost_nearest",
-        "hops or km",
+        "hops, km or ms",
         "mean cost of admitted streams, nearest only",
     ),
     MetricSpec::new(
         "cost_sharing",
-        "hops or km",
+        "hops, km or ms",
         "mean cost of admitted streams, full sharing",
     ),
     MetricSpec::new(
