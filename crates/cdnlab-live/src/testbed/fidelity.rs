@@ -198,6 +198,37 @@ fn finish<T: serde::de::DeserializeOwned>(
         .map_err(|e| crate::Error::Testbed(format!("{what}: unreadable result ({e})")))
 }
 
+/// One probe phase over `group`'s links: every receiver listening (it says `ready`) before any
+/// sender starts, then every sender to its end, then every receiver's result.
+fn phase<T: serde::de::DeserializeOwned>(
+    group: &[usize],
+    what: &str,
+    receiver: impl Fn(usize) -> std::process::Command,
+    sender: impl Fn(usize) -> std::process::Command,
+) -> Result<Vec<T>, crate::Error> {
+    let (rx_name, tx_name) = (
+        format!("the {what} probe receiver"),
+        format!("the {what} probe sender"),
+    );
+    let mut receivers = Vec::new();
+    for &l in group {
+        let mut rx = spawn(&mut receiver(l), &rx_name)?;
+        let out = ready(&mut rx, &rx_name)?;
+        receivers.push((rx, out));
+    }
+    let mut senders = Vec::new();
+    for &l in group {
+        senders.push(spawn(&mut sender(l), &tx_name)?);
+    }
+    for s in senders {
+        wait_ok(s, &tx_name)?;
+    }
+    receivers
+        .into_iter()
+        .map(|(rx, out)| finish(rx, out, &rx_name))
+        .collect()
+}
+
 fn spawn(cmd: &mut std::process::Command, what: &str) -> Result<Child, crate::Error> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -248,65 +279,54 @@ pub fn measure(
             plan.goodput_seconds
         ));
         let to = |l: usize| format!("{}:{PORT}", tb.spec.nodes[links[l].b].address);
-        // UDP: every receiver listening first, then the senders.
-        let mut receivers = Vec::new();
-        for &l in &group {
-            let limit =
-                plan.probes as f64 / plan.probe_rate + links[l].delay.as_secs_f64() * 2.0 + 5.0;
-            let mut rx = spawn(
-                tb.cdnlab_realtime(links[l].b).args([
+        let probes = plan.probes.to_string();
+        let datagrams: Vec<super::probe::Datagrams> = phase(
+            &group,
+            "UDP",
+            |l| {
+                let limit =
+                    plan.probes as f64 / plan.probe_rate + links[l].delay.as_secs_f64() * 2.0 + 5.0;
+                let mut c = tb.cdnlab_realtime(links[l].b);
+                c.args([
                     "testbed",
                     "probe",
                     "udp-recv",
                     "--listen",
                     &to(l),
                     "--count",
-                    &plan.probes.to_string(),
+                    &probes,
                     "--limit-s",
                     &format!("{limit}"),
-                ]),
-                "the UDP probe receiver",
-            )?;
-            let out = ready(&mut rx, "the UDP probe receiver")?;
-            receivers.push((rx, out));
-        }
-        let mut senders = Vec::new();
-        for &l in &group {
-            senders.push(spawn(
-                tb.cdnlab_realtime(links[l].a).args([
+                ]);
+                c
+            },
+            |l| {
+                let mut c = tb.cdnlab_realtime(links[l].a);
+                c.args([
                     "testbed",
                     "probe",
                     "udp-send",
                     "--to",
                     &to(l),
                     "--count",
-                    &plan.probes.to_string(),
+                    &probes,
+                ])
+                .args([
                     "--rate",
                     &plan.probe_rate.to_string(),
                     "--bytes",
                     &plan.probe_bytes.to_string(),
-                ]),
-                "the UDP probe sender",
-            )?);
-        }
-        for s in senders {
-            wait_ok(s, "the UDP probe sender")?;
-        }
-        let mut datagrams = Vec::new();
-        for (rx, out) in receivers {
-            datagrams.push(finish::<super::probe::Datagrams>(
-                rx,
-                out,
-                "the UDP probe receiver",
-            )?);
-        }
-        // TCP: likewise.
-        let mut transfers = vec![super::probe::Transfer::default(); group.len()];
-        if plan.goodput_seconds > 0.0 {
-            let mut receivers = Vec::new();
-            for &l in &group {
-                let mut rx = spawn(
-                    tb.cdnlab(links[l].b).args([
+                ]);
+                c
+            },
+        )?;
+        let transfers: Vec<super::probe::Transfer> = if plan.goodput_seconds > 0.0 {
+            phase(
+                &group,
+                "TCP",
+                |l| {
+                    let mut c = tb.cdnlab(links[l].b);
+                    c.args([
                         "testbed",
                         "probe",
                         "tcp-recv",
@@ -314,18 +334,13 @@ pub fn measure(
                         &to(l),
                         "--warmup-s",
                         &plan.warmup_seconds.to_string(),
-                        "--limit-s",
-                        &format!("{}", plan.goodput_seconds + 30.0),
-                    ]),
-                    "the TCP probe receiver",
-                )?;
-                let out = ready(&mut rx, "the TCP probe receiver")?;
-                receivers.push((rx, out));
-            }
-            let mut senders = Vec::new();
-            for &l in &group {
-                senders.push(spawn(
-                    tb.cdnlab(links[l].a).args([
+                    ])
+                    .args(["--limit-s", &format!("{}", plan.goodput_seconds + 30.0)]);
+                    c
+                },
+                |l| {
+                    let mut c = tb.cdnlab(links[l].a);
+                    c.args([
                         "testbed",
                         "probe",
                         "tcp-send",
@@ -333,17 +348,13 @@ pub fn measure(
                         &to(l),
                         "--seconds",
                         &plan.goodput_seconds.to_string(),
-                    ]),
-                    "the TCP probe sender",
-                )?);
-            }
-            for s in senders {
-                wait_ok(s, "the TCP probe sender")?;
-            }
-            for (k, (rx, out)) in receivers.into_iter().enumerate() {
-                transfers[k] = finish(rx, out, "the TCP probe receiver")?;
-            }
-        }
+                    ]);
+                    c
+                },
+            )?
+        } else {
+            vec![super::probe::Transfer::default(); group.len()]
+        };
         for (k, &l) in group.iter().enumerate() {
             rows.push(row(tb, l, plan, &datagrams[k], &transfers[k]));
         }
