@@ -62,6 +62,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
+    /// Not built in: the testbed runs the live servers, so it needs the feature `live` too.
+    #[cfg(not(feature = "live"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Testbed {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -82,10 +89,10 @@ fn main() -> ExitCode {
         #[cfg(feature = "live")]
         Command::Testbed(a) => live::testbed::run(a),
         #[cfg(not(feature = "live"))]
-        Command::Live { .. } => {
+        Command::Live { .. } | Command::Testbed { .. } => {
             eprintln!(
                 "error: this cdnlab was built without the live servers (--no-default-features); \
-                 build it with its default features for `cdnlab live`: \
+                 build it with its default features for `cdnlab live` and `cdnlab testbed`: \
                  cargo install --path crates/cdnlab-cli"
             );
             return ExitCode::FAILURE;

@@ -777,13 +777,17 @@ fn steering_failures_are_logged_with_their_reason_and_rate_limited() {
     }
 }
 
-/// Built without the live servers, `cdnlab live ...` says so and how to get them, instead of
-/// clap's "unrecognized subcommand".
+/// Built without the live servers, `cdnlab live ...` and `cdnlab testbed ...` say so and how
+/// to get them, instead of clap's "unrecognized subcommand".
 #[cfg(not(feature = "live"))]
 #[test]
 fn live_without_the_feature_says_how_to_get_it() {
     let d = tempfile::tempdir().unwrap();
-    for args in [&["live"][..], &["live", "demo", "--duration", "1"]] {
+    for args in [
+        &["live"][..],
+        &["live", "demo", "--duration", "1"],
+        &["testbed", "run", "scenarios/testbed-ci.toml", "--out", "o"],
+    ] {
         fails_with(
             &cdnlab(args, d.path()),
             &[

@@ -403,13 +403,30 @@ impl Testbed {
             .map_err(|e| {
                 crate::Error::io(format!("{} testbed down (the watchdog)", exe.display()), e)
             })?;
+        let mut spec = spec.clone();
+        // A machine may refuse real-time priority even to root (a control group without a
+        // real-time budget): then the elements run at normal priority, and it says so.
+        if spec.realtime
+            && !Command::new(tool("chrt"))
+                .args(["-f", "10", "true"])
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        {
+            eprintln!(
+                "warning: this machine refuses real-time priority (chrt -f 10 failed); the link elements run at normal priority, and a busy machine will delay frames"
+            );
+            spec.realtime = false;
+        }
+        let latency = cpu_latency(spec.cpu_latency);
         let mut tb = Testbed {
-            spec: spec.clone(),
+            spec,
             run,
             exe: exe.to_path_buf(),
             wires: Vec::new(),
             watchdog: Some(watchdog),
-            _latency: cpu_latency(spec.cpu_latency),
+            _latency: latency,
             record,
             torn: false,
         };
