@@ -728,13 +728,6 @@ impl Spec {
         self.nodes.iter().position(|n| n.name == name)
     }
 
-    /// The first nodes with `role`, in file order.
-    pub fn with_role(&self, role: Role) -> Vec<usize> {
-        (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].role == role)
-            .collect()
-    }
-
     /// For every node, the next hop toward every other node: (the link, the node at its far
     /// end), by shortest path (`routing`); `None` for itself and unreachable nodes.
     pub fn next_hops(&self) -> Vec<Vec<Option<(usize, usize)>>> {
@@ -761,11 +754,6 @@ impl Spec {
             .iter()
             .map(|&l| self.links[l].delay)
             .sum()
-    }
-
-    /// The links of the routed path from `s` to `d`.
-    pub fn path(&self, s: usize, d: usize) -> Vec<usize> {
-        Topology::path(&self.network.shortest_paths(s, self.routing), d)
     }
 }
 
