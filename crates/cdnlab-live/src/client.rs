@@ -146,7 +146,7 @@ fn draw_candidates(rng: &mut Rng, n: usize, k: usize) -> Vec<u32> {
 }
 
 /// One user's state, as reported.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct UserState {
     pub user: usize,
     /// Candidate edges (indices into the edge list).
@@ -158,6 +158,10 @@ pub struct UserState {
     pub failures: u64,
     pub settles: u64,
     pub retrials: u64,
+    /// Video: the delivered rate, bytes per second, averaged over the user's last `tau` rounds
+    /// (of a round, the fastest of its downloads: the stream the user would play, as the
+    /// simulator's per-slot value is the best of its targets). None for web.
+    pub rate: Option<f64>,
 }
 
 /// Running users.
@@ -245,6 +249,8 @@ async fn user_loop(
     // (edge, object) pairs asked for once already: later misses there count.
     let mut seen: HashSet<(u32, u64)> = HashSet::new();
     let mut targets = Vec::new();
+    // The last tau rounds' delivered rates (video).
+    let mut rates = std::collections::VecDeque::with_capacity(cfg.gwtw.tau);
     // Stagger the start so users do not move in lock step.
     let start = Duration::from_secs_f64(rng.random::<f64>() * cfg.interval.as_secs_f64());
     if sleep_or_stop(start, &mut stopped).await {
@@ -264,6 +270,7 @@ async fn user_loop(
             _ = stopped.changed() => return,
         };
         let (mut failures, mut settles, mut retrials) = (0, 0, 0);
+        let mut round_rate = 0.0f64;
         for (&t, outcome) in targets.iter().zip(outcomes) {
             let first = cfg.measure == Measure::Web && seen.insert((t, id));
             let value = match outcome {
@@ -272,7 +279,10 @@ async fn user_loop(
                     Some(0.0)
                 }
                 Some(_) if first => None,
-                Some(v) => Some(v),
+                Some((v, bytes_per_s)) => {
+                    round_rate = round_rate.max(bytes_per_s);
+                    Some(v)
+                }
             };
             match g.observe(t, value, &mut rng) {
                 Event::Settled(_) => settles += 1,
@@ -284,8 +294,15 @@ async fn user_loop(
                 Event::None => {}
             }
         }
+        if matches!(cfg.measure, Measure::Video { .. }) {
+            if rates.len() == cfg.gwtw.tau {
+                rates.pop_front();
+            }
+            rates.push_back(round_rate);
+        }
         {
             let mut s = state.lock().expect("state lock");
+            s.rate = (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64);
             s.requests += targets.len() as u64;
             s.failures += failures;
             s.settles += settles;
@@ -314,8 +331,14 @@ async fn sleep_or_stop(d: Duration, stopped: &mut watch::Receiver<bool>) -> bool
     }
 }
 
-/// One request: its value (see the module notes), or None if it failed.
-async fn request(client: &reqwest::Client, edge: SocketAddr, id: u64, m: Measure) -> Option<f64> {
+/// One request: its value (see the module notes) and its throughput in bytes per second, or
+/// None if it failed.
+async fn request(
+    client: &reqwest::Client,
+    edge: SocketAddr,
+    id: u64,
+    m: Measure,
+) -> Option<(f64, f64)> {
     let t = Instant::now();
     let r = client
         .get(format!("http://{edge}/content/{id}"))
@@ -330,13 +353,17 @@ async fn request(client: &reqwest::Client, edge: SocketAddr, id: u64, m: Measure
         .get("cache-status")
         .is_some_and(|v| v.as_bytes().starts_with(b"cdnlab; hit"));
     let body = r.bytes().await.ok()?;
-    Some(match m {
-        Measure::Web => f64::from(u8::from(hit)),
-        Measure::Video { rate, tolerance } => {
-            let got = body.len() as f64 / t.elapsed().as_secs_f64().max(1e-6) / rate;
-            if got >= 1.0 - tolerance { 1.0 } else { got }
-        }
-    })
+    let bytes_per_s = body.len() as f64 / t.elapsed().as_secs_f64().max(1e-6);
+    Some((
+        match m {
+            Measure::Web => f64::from(u8::from(hit)),
+            Measure::Video { rate, tolerance } => {
+                let got = bytes_per_s / rate;
+                if got >= 1.0 - tolerance { 1.0 } else { got }
+            }
+        },
+        bytes_per_s,
+    ))
 }
 
 #[cfg(test)]

@@ -23,8 +23,12 @@ pub(super) struct ClientArgs {
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
     /// Print the final per-user states as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "jsonl")]
     json: bool,
+    /// Print JSON lines for programs: each second's sample ({"t", "at_best", "settled",
+    /// "requests", "failures"}), then {"users": [final per-user states]}.
+    #[arg(long)]
+    jsonl: bool,
     #[command(flatten)]
     user: UserArgs,
 }
@@ -51,18 +55,32 @@ pub(super) async fn run_client(a: &ClientArgs) -> Result<()> {
         tokio::time::sleep_until(t0 + next).await;
         let s = users.snapshot();
         let n = s.len() as f64;
-        outln!(
-            "t {:>5.1} s  at best {:.3}  settled {:.3}  requests {}  failures {}",
-            next.as_secs_f64(),
-            s.iter().filter(|u| u.at_best).count() as f64 / n,
-            s.iter().filter(|u| u.settled.is_some()).count() as f64 / n,
-            s.iter().map(|u| u.requests).sum::<u64>(),
-            s.iter().map(|u| u.failures).sum::<u64>()
-        );
+        let sample = cdnlab_live::demo::Sample {
+            t: next.as_secs_f64(),
+            at_best: s.iter().filter(|u| u.at_best).count() as f64 / n,
+            settled: s.iter().filter(|u| u.settled.is_some()).count() as f64 / n,
+            requests: s.iter().map(|u| u.requests).sum::<u64>(),
+            failures: s.iter().map(|u| u.failures).sum::<u64>(),
+        };
+        if a.jsonl {
+            outln!("{}", json_line(&sample)?);
+        } else {
+            outln!(
+                "t {:>5.1} s  at best {:.3}  settled {:.3}  requests {}  failures {}",
+                sample.t,
+                sample.at_best,
+                sample.settled,
+                sample.requests,
+                sample.failures
+            );
+        }
         next += Duration::from_secs(1);
     }
     let last = users.snapshot();
     users.stop().await;
+    if a.jsonl {
+        outln!("{}", json_line(&serde_json::json!({ "users": last }))?);
+    }
     if a.json {
         outln!(
             "{}",
@@ -70,4 +88,8 @@ pub(super) async fn run_client(a: &ClientArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn json_line(v: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::Failed(e.to_string()))
 }

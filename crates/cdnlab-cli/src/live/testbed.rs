@@ -5,7 +5,7 @@
 
 use super::live_err;
 use cdnlab_lab::{Error, Result};
-use cdnlab_live::testbed::{self, Spec, Testbed, fidelity, net};
+use cdnlab_live::testbed::{self, Spec, Testbed, agree, fidelity, gwtw, net};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -300,28 +300,58 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
         spec.nodes.len(),
         spec.links.len()
     );
-    let result = fidelity::measure(&mut tb, &plan, &mut |m| eprintln!("  {m}"));
+    let mut progress = |m: &str| eprintln!("  {m}");
+    let result = match &plan {
+        Experiment::Fidelity(p) => fidelity::measure(&mut tb, p, &mut progress).map(Done::Fidelity),
+        Experiment::GwtwVideo(p, layout) => {
+            gwtw::emulate(&tb, p, layout, &mut progress).map(Done::GwtwVideo)
+        }
+    };
     let gone = tb.teardown();
     eprintln!(
         "testbed removed ({} namespaces)",
         gone.iter().filter(|g| g.starts_with("namespace")).count()
     );
-    let rows = result.map_err(live_err)?;
-    write_fidelity(&r.out, &spec, &plan, &rows)?;
-    Ok(())
+    match (result.map_err(live_err)?, &plan) {
+        (Done::Fidelity(rows), Experiment::Fidelity(p)) => write_fidelity(&r.out, &spec, p, &rows),
+        (Done::GwtwVideo(runs), Experiment::GwtwVideo(p, layout)) => {
+            eprintln!("  simulating: {} runs per k", p.sim_runs);
+            let sims = gwtw::simulate(&spec, p, layout).map_err(live_err)?;
+            write_gwtw(&r.out, &spec, p, layout, &runs, &sims)
+        }
+        _ => unreachable!("the run's result is its experiment's"),
+    }
 }
 
+/// A scenario's experiment.
+enum Experiment {
+    Fidelity(fidelity::Plan),
+    GwtwVideo(gwtw::Plan, gwtw::Layout),
+}
+
+/// What an experiment's emulated part returned.
+enum Done {
+    Fidelity(Vec<fidelity::Row>),
+    GwtwVideo(Vec<gwtw::Emulated>),
+}
+
+/// The experiment kinds, as `[experiment] kind` names them.
+const KINDS: &str = "fidelity, gwtw-video";
+
 /// The scenario's experiment, checked.
-fn plan(spec: &Spec) -> Result<fidelity::Plan> {
+fn plan(spec: &Spec) -> Result<Experiment> {
     let table = spec.experiment.clone().unwrap_or_default();
     match table.get("kind").map(|k| k.as_str()) {
-        None | Some(Some("fidelity")) => {
-            fidelity::Plan::from_table(&table, &spec.source).map_err(live_err)
-        }
+        None | Some(Some("fidelity")) => fidelity::Plan::from_table(&table, &spec.source)
+            .map(Experiment::Fidelity)
+            .map_err(live_err),
+        Some(Some("gwtw-video")) => gwtw::Plan::from_table(&table, spec)
+            .map(|(p, l)| Experiment::GwtwVideo(p, l))
+            .map_err(live_err),
         Some(k) => Err(Error::File {
             path: spec.source.clone(),
             message: format!(
-                "experiment.kind: {} is not allowed; allowed: fidelity",
+                "experiment.kind: {} is not allowed; allowed: {KINDS}",
                 k.map_or_else(|| table["kind"].to_string(), |k| format!("{k:?}"))
             ),
         }),
@@ -441,4 +471,127 @@ fn write_fidelity(
     cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
     print!("{text}");
     Ok(())
+}
+
+fn write_gwtw(
+    out: &Path,
+    spec: &Spec,
+    plan: &gwtw::Plan,
+    layout: &gwtw::Layout,
+    runs: &[gwtw::Emulated],
+    sims: &[gwtw::Simulated],
+) -> Result<()> {
+    for (name, bytes) in gwtw::tables(plan, layout, runs, sims).map_err(live_err)? {
+        cdnlab_lab::files::write_atomic(&out.join(name), &bytes)?;
+    }
+    let rows = gwtw::judge(plan, layout, runs, sims);
+    write_agreement(out, &rows)?;
+    let slot = layout.slot_s(plan);
+    let series = runs
+        .iter()
+        .map(|e| cdnlab_lab::plot::Series {
+            label: format!("k = {}, emulated", e.k),
+            points: e
+                .timeline
+                .iter()
+                .map(|s| (s.t, s.at_best, f64::NAN, f64::NAN))
+                .collect(),
+            dash: 0,
+        })
+        .collect();
+    let marks = sims
+        .iter()
+        .filter(|s| !s.converge_s.is_empty() && s.k >= 2)
+        .map(|s| {
+            (
+                fidelity::quantile(&s.converge_s, 0.5),
+                format!("k = {}: simulated median", s.k),
+            )
+        })
+        .collect();
+    let chart = cdnlab_lab::plot::Chart {
+        title: format!("{}: GWTW video users at the full rate", spec.name),
+        x_label: "seconds".into(),
+        y_label: "share of users at the best value".into(),
+        series,
+        marks,
+        ..Default::default()
+    };
+    cdnlab_lab::plot::write_chart(
+        &chart,
+        &out.join("gwtw.svg"),
+        cdnlab_lab::plot::Format::Both,
+        1.0,
+    )?;
+    let bw = layout.bandwidth(plan);
+    let mut text = format!(
+        "# GWTW video, emulated and simulated: {}
+
+{} users want {:.0} kbit/s each (a download within {:.0}% of it counts as the full rate), {} KiB objects, tau {}, q {}; {} s per k; {} simulated runs per k; one slot = {:.3} s.
+
+| edge | path rate Mbit/s | RTT ms | simulated bandwidth (streams) |
+|---|---|---|---|
+",
+        spec.name,
+        layout.users,
+        plan.rate * 8.0 / 1e3,
+        plan.tolerance * 100.0,
+        plan.object_bytes / 1024,
+        plan.tau,
+        plan.q,
+        plan.seconds,
+        plan.sim_runs,
+        slot
+    );
+    for (i, &e) in layout.edges.iter().enumerate() {
+        text.push_str(&format!(
+            "| {} | {:.3} | {:.1} | {:.3} |
+",
+            spec.nodes[e].name,
+            layout.rate_bps[i] / 1e6,
+            layout.rtt_s[i] * 1e3,
+            bw[i]
+        ));
+    }
+    text.push_str(&agreement_table(&rows));
+    cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
+    print!("{text}");
+    Ok(())
+}
+
+/// `agreement.csv`: every case of every emulation claim.
+fn write_agreement(out: &Path, rows: &[agree::Agreement]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)
+            .map_err(|e| Error::Failed(format!("agreement.csv: {e}")))?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::Failed(format!("agreement.csv: {e}")))?;
+    cdnlab_lab::files::write_atomic(&out.join("agreement.csv"), &bytes)
+}
+
+fn agreement_table(rows: &[agree::Agreement]) -> String {
+    let mut t = String::from(
+        "
+## Emulation against simulation
+
+| claim | case | emulated | simulated | tolerance | verdict |
+|---|---|---|---|---|---|
+",
+    );
+    for r in rows {
+        t.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |
+",
+            r.claim,
+            r.case,
+            r.emulated,
+            r.simulated,
+            r.tolerance,
+            if r.agree { "agree" } else { "DISAGREE" }
+        ));
+    }
+    t
 }

@@ -88,7 +88,7 @@ impl DemoConfig {
 }
 
 /// One point of the timeline.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq)]
 pub struct Sample {
     /// Seconds since the users started.
     pub t: f64,

@@ -10,8 +10,12 @@
 //! | `sys.rs` | the raw packet socket the element reads and writes |
 //! | `probe.rs` | the project's own probes: one-way delay and loss over UDP, goodput over TCP |
 //! | `fidelity.rs` | every link probed against its configuration |
+//! | `agree.rs` | emulation against simulation: the claims of kind "emulation" |
+//! | `gwtw.rs` | experiment `gwtw-video`: GWTW video users emulated and simulated |
 
+pub mod agree;
 pub mod fidelity;
+pub mod gwtw;
 pub mod net;
 pub mod probe;
 pub mod spec;

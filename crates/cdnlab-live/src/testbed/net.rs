@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// Where each run records what it owns.
 pub const STATE_DIR: &str = "/run/cdnlab-testbed";
@@ -652,6 +653,66 @@ impl Testbed {
         c
     }
 
+    /// Starts this cdnlab inside node `i`'s namespace with `args` (a server), and waits until
+    /// it says on standard error a line that starts with `ready` (the servers' "... on
+    /// http://..." line), at most `limit`. The process is killed when the handle is dropped.
+    pub fn start(
+        &self,
+        i: usize,
+        args: &[String],
+        ready: &str,
+        limit: Duration,
+    ) -> Result<Process, crate::Error> {
+        let what = format!(
+            "{} on {}",
+            args[..2.min(args.len())].join(" "),
+            self.spec.nodes[i].name
+        );
+        let mut child = self
+            .cdnlab(i)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| crate::Error::io(&what, e))?;
+        let err = child.stderr.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let prefix = ready.to_string();
+        // Reads the whole of standard error (so the server never blocks on it), telling the
+        // first line that starts with the prefix, or every line said before it.
+        std::thread::spawn(move || {
+            let mut said = String::new();
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                if line.starts_with(&prefix) {
+                    let _ = tx.send(Ok(()));
+                    said.clear();
+                } else if said.len() < 4096 {
+                    said.push_str(&line);
+                    said.push('\n');
+                }
+            }
+            let _ = tx.send(Err(said));
+        });
+        let mut p = Process { child, what };
+        match rx.recv_timeout(limit) {
+            Ok(Ok(())) => Ok(p),
+            Ok(Err(said)) => {
+                let status = p.child.wait().map(|s| s.to_string()).unwrap_or_default();
+                Err(crate::Error::Testbed(format!(
+                    "{} did not start ({status}): {}",
+                    p.what,
+                    said.trim()
+                )))
+            }
+            Err(_) => Err(crate::Error::Testbed(format!(
+                "{} did not say it was ready within {:.0} s",
+                p.what,
+                limit.as_secs_f64()
+            ))),
+        }
+    }
+
     /// A command that runs this cdnlab inside node `i`'s namespace.
     pub fn cdnlab(&self, i: usize) -> Command {
         self.command(i, &self.exe)
@@ -698,6 +759,26 @@ impl Testbed {
             let _ = w.wait();
         }
         gone
+    }
+}
+
+/// A server started by [`Testbed::start`]; killed when dropped.
+pub struct Process {
+    child: Child,
+    pub what: String,
+}
+
+impl Process {
+    /// Whether it is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -747,13 +747,24 @@ impl Spec {
             .collect()
     }
 
-    /// The one-way delay of the routed path from `s` to `d` (the configured delays summed).
-    pub fn path_delay(&self, s: usize, d: usize) -> Duration {
+    /// The links of the routed path from `s` to `d`, from `s` on.
+    pub fn path(&self, s: usize, d: usize) -> Vec<usize> {
         let tree = self.network.shortest_paths(s, self.routing);
         Topology::path(&tree, d)
+    }
+
+    /// The one-way delay of the routed path from `s` to `d` (the configured delays summed).
+    pub fn path_delay(&self, s: usize, d: usize) -> Duration {
+        self.path(s, d).iter().map(|&l| self.links[l].delay).sum()
+    }
+
+    /// The lowest rate on the routed path from `s` to `d` (bit/s; infinite from a node to
+    /// itself): the path's bottleneck.
+    pub fn path_rate(&self, s: usize, d: usize) -> f64 {
+        self.path(s, d)
             .iter()
-            .map(|&l| self.links[l].delay)
-            .sum()
+            .map(|&l| self.links[l].rate)
+            .fold(f64::INFINITY, f64::min)
     }
 }
 

@@ -699,5 +699,76 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
     }
 }
 
+/// A video run on given servers and users, for a run that must match another exactly (the
+/// testbed's emulated run, docs/testbed.md): server s has bandwidth `bandwidth[s]` (in units of
+/// r_max = 1), user u the candidates `candidates[u]` (one: a fixed server, k = 1; more: GWTW).
+/// `cfg.servers`, `cfg.users`, `cfg.k`, `cfg.partial`, `cfg.draw` and `cfg.capacity_spread` are
+/// not used: the two lists say it all. Returns the outcome and where each user is settled at the
+/// end.
+pub fn run_video_on(
+    cfg: &Config,
+    bandwidth: &[f64],
+    candidates: &[Vec<u32>],
+    rng: &mut Rng,
+) -> Result<(Outcome, Vec<Option<u32>>), Error> {
+    let n = bandwidth.len() as u32;
+    if n == 0 || bandwidth.iter().any(|b| !(b.is_finite() && *b > 0.0)) {
+        return Err(Error::param(
+            "bandwidth",
+            format!("{bandwidth:?}"),
+            "at least one server, each a finite number > 0",
+        ));
+    }
+    if candidates.is_empty()
+        || candidates
+            .iter()
+            .any(|c| c.is_empty() || c.iter().any(|&s| s >= n))
+    {
+        return Err(Error::param(
+            "candidates",
+            format!("{} users", candidates.len()),
+            format!("at least one user, each with servers below {n}"),
+        ));
+    }
+    let cfg = Config {
+        servers: n,
+        users: candidates.len() as u32,
+        k: 1,
+        model: Model::Video {
+            bandwidth: 1.0,
+            r_max: 1.0,
+            ladder: false,
+        },
+        ..*cfg
+    };
+    cfg.validate()?;
+    let capacity: Vec<u32> = bandwidth
+        .iter()
+        .map(|b| (b + 1e-9).floor() as u32)
+        .collect();
+    let clients = candidates
+        .iter()
+        .map(|c| {
+            Ok(if c.len() == 1 {
+                Client::Fixed(Fixed { server: c[0] })
+            } else {
+                Client::Gwtw(GwtwCore::new(c, &cfg.gwtw)?)
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut pop = Population::<ValueWindow>::new(cfg.gwtw, clients, capacity);
+    let feasible = feasible(&pop);
+    let mut service = video::Video::new(bandwidth.to_vec(), 1.0, false);
+    let outcome = simulate(&cfg, &mut pop, &mut service, rng);
+    let settled = pop.clients.iter().map(Client::settled).collect();
+    Ok((
+        Outcome {
+            feasible,
+            ..outcome
+        },
+        settled,
+    ))
+}
+
 #[cfg(test)]
 mod tests;

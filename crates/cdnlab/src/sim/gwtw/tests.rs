@@ -183,6 +183,55 @@ fn video_k2_converges() {
     assert_eq!(o.worst_value, 1.0);
 }
 
+/// Given servers and candidates: fixed users (one candidate) are at the best exactly when their
+/// server holds no more of them than its floor(B); GWTW users on a feasible instance converge;
+/// bad lists are refused.
+#[test]
+fn video_on_given_servers_and_candidates() {
+    let mut cfg = web(4, 1.0, 2);
+    cfg.horizon = 400;
+    cfg.measure = 50;
+    let bw = [1.5, 1.5, 2.5, 2.5];
+    // Servers 0 (c = 1) and 2 (c = 2) take two and three fixed users: only the other two users
+    // on server 3 get the full rate, and the users of server 0 get 0.75, those of 2 get 2.5 / 3.
+    let fixed: Vec<Vec<u32>> = [0, 0, 2, 2, 2, 3].iter().map(|&s| vec![s]).collect();
+    let (o, settled) = run_video_on(&cfg, &bw, &fixed, &mut crate::rng::stream(1, 0, 0)).unwrap();
+    assert_eq!(o.at_best, 1.0 / 6.0);
+    assert!(!o.converged && !o.feasible);
+    assert!((o.worst_value - 0.75).abs() < 1e-12, "{o:?}");
+    let mean = (2.0 * 0.75 + 3.0 * 2.5 / 3.0 + 1.0) / 6.0;
+    assert!((o.mean_value - mean).abs() < 1e-12, "{o:?}");
+    assert_eq!(
+        settled,
+        vec![Some(0), Some(0), Some(2), Some(2), Some(2), Some(3)]
+    );
+    // Four GWTW users on capacity six: room for the trials' probes (at full load they make
+    // settled users see shortfalls, the livelock of E9).
+    let pairs: Vec<Vec<u32>> = [[0, 1], [0, 1], [2, 3], [1, 3]]
+        .iter()
+        .map(|c| c.to_vec())
+        .collect();
+    let (o, settled) = run_video_on(&cfg, &bw, &pairs, &mut crate::rng::stream(1, 0, 0)).unwrap();
+    assert!(o.feasible && o.converged && o.at_best == 1.0, "{o:?}");
+    let mut load = [0; 4];
+    for s in settled {
+        load[s.unwrap() as usize] += 1;
+    }
+    assert!(
+        load.iter().zip(bw).all(|(&l, b)| f64::from(l) <= b),
+        "{load:?}"
+    );
+    for (b, c) in [
+        (vec![], pairs.clone()),
+        (vec![1.0, 0.0], pairs.clone()),
+        (bw.to_vec(), vec![]),
+        (bw.to_vec(), vec![vec![4]]),
+        (bw.to_vec(), vec![vec![]]),
+    ] {
+        assert!(run_video_on(&cfg, &b, &c, &mut crate::rng::stream(1, 0, 0)).is_err());
+    }
+}
+
 #[test]
 fn bad_configurations_are_refused() {
     let good = web(10, 1.0, 2);
