@@ -158,9 +158,9 @@ pub struct UserState {
     pub failures: u64,
     pub settles: u64,
     pub retrials: u64,
-    /// Video: the delivered rate, bytes per second, averaged over the user's last `tau` rounds
-    /// (of a round, the fastest of its downloads: the stream the user would play, as the
-    /// simulator's per-slot value is the best of its targets). None for web.
+    /// Video: the delivered rate, bytes per second, over the user's last `tau` rounds: their
+    /// bytes over their seconds (of a round, the fastest of its downloads: the stream the user
+    /// would play, as the simulator's per-slot value is the best of its targets). None for web.
     pub rate: Option<f64>,
 }
 
@@ -249,7 +249,7 @@ async fn user_loop(
     // (edge, object) pairs asked for once already: later misses there count.
     let mut seen: HashSet<(u32, u64)> = HashSet::new();
     let mut targets = Vec::new();
-    // The last tau rounds' delivered rates (video).
+    // The last tau rounds' (bytes, seconds) of their fastest download (video).
     let mut rates = std::collections::VecDeque::with_capacity(cfg.gwtw.tau);
     // Stagger the start so users do not move in lock step.
     let start = Duration::from_secs_f64(rng.random::<f64>() * cfg.interval.as_secs_f64());
@@ -270,7 +270,7 @@ async fn user_loop(
             _ = stopped.changed() => return,
         };
         let (mut failures, mut settles, mut retrials) = (0, 0, 0);
-        let mut round_rate = 0.0f64;
+        let mut round: Option<(f64, f64)> = None;
         for (&t, outcome) in targets.iter().zip(outcomes) {
             let first = cfg.measure == Measure::Web && seen.insert((t, id));
             let value = match outcome {
@@ -279,8 +279,10 @@ async fn user_loop(
                     Some(0.0)
                 }
                 Some(_) if first => None,
-                Some((v, bytes_per_s)) => {
-                    round_rate = round_rate.max(bytes_per_s);
+                Some((v, bytes, secs)) => {
+                    if round.is_none_or(|(b, s)| bytes / secs > b / s) {
+                        round = Some((bytes, secs));
+                    }
                     Some(v)
                 }
             };
@@ -294,15 +296,20 @@ async fn user_loop(
                 Event::None => {}
             }
         }
-        if matches!(cfg.measure, Measure::Video { .. }) {
+        if let (Measure::Video { .. }, Some(r)) = (cfg.measure, round) {
             if rates.len() == cfg.gwtw.tau {
                 rates.pop_front();
             }
-            rates.push_back(round_rate);
+            rates.push_back(r);
         }
         {
             let mut s = state.lock().expect("state lock");
-            s.rate = (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64);
+            s.rate = (!rates.is_empty()).then(|| {
+                let (b, t) = rates
+                    .iter()
+                    .fold((0.0, 0.0), |(b, t), r| (b + r.0, t + r.1));
+                b / t
+            });
             s.requests += targets.len() as u64;
             s.failures += failures;
             s.settles += settles;
@@ -331,14 +338,14 @@ async fn sleep_or_stop(d: Duration, stopped: &mut watch::Receiver<bool>) -> bool
     }
 }
 
-/// One request: its value (see the module notes) and its throughput in bytes per second, or
-/// None if it failed.
+/// One request: its value (see the module notes), its bytes and its seconds, or None if it
+/// failed.
 async fn request(
     client: &reqwest::Client,
     edge: SocketAddr,
     id: u64,
     m: Measure,
-) -> Option<(f64, f64)> {
+) -> Option<(f64, f64, f64)> {
     let t = Instant::now();
     let r = client
         .get(format!("http://{edge}/content/{id}"))
@@ -353,7 +360,8 @@ async fn request(
         .get("cache-status")
         .is_some_and(|v| v.as_bytes().starts_with(b"cdnlab; hit"));
     let body = r.bytes().await.ok()?;
-    let bytes_per_s = body.len() as f64 / t.elapsed().as_secs_f64().max(1e-6);
+    let secs = t.elapsed().as_secs_f64().max(1e-6);
+    let bytes_per_s = body.len() as f64 / secs;
     Some((
         match m {
             Measure::Web => f64::from(u8::from(hit)),
@@ -362,7 +370,8 @@ async fn request(
                 if got >= 1.0 - tolerance { 1.0 } else { got }
             }
         },
-        bytes_per_s,
+        body.len() as f64,
+        secs,
     ))
 }
 
