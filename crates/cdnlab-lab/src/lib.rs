@@ -23,6 +23,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod emulation;
 pub mod error;
 pub mod files;
 pub mod plot;

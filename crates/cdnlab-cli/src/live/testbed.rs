@@ -5,7 +5,7 @@
 
 use super::live_err;
 use cdnlab_lab::{Error, Result};
-use cdnlab_live::testbed::{self, Spec, Testbed, agree, fidelity, gwtw, net};
+use cdnlab_live::testbed::{self, Spec, Testbed, agree, fidelity, gwtw, net, paths};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -33,6 +33,12 @@ enum TestbedCommand {
     Down(DownArgs),
     /// Check a scenario file without building anything: nodes, links, addresses, routes.
     Check(CheckArgs),
+    /// The emulation claims of finished runs: a report of their agreement with the simulator,
+    /// and with --record, the committed record that `cdnlab reproduce`'s report shows.
+    ///
+    /// Example (after `sudo cdnlab testbed run scenarios/testbed-gwtw.toml --out out/gwtw`):
+    ///   cdnlab testbed report out/gwtw --record scenarios/verdicts-emulation.csv
+    Report(ReportArgs),
     #[command(hide = true)]
     Wire(WireArgs),
     #[command(hide = true, subcommand)]
@@ -54,6 +60,20 @@ struct RunArgs {
 #[derive(Debug, Args)]
 struct UpArgs {
     scenario: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Result folders of `cdnlab testbed run` with an experiment that is judged against the
+    /// simulator.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// Write the report (Markdown) here instead of printing it.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Put the runs' verdicts into this record (replacing the rows of the same scenarios).
+    #[arg(long)]
+    record: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -105,6 +125,9 @@ enum ProbeCommand {
         rate: f64,
         #[arg(long)]
         bytes: usize,
+        /// Poisson gaps drawn from this seed instead of even ones.
+        #[arg(long)]
+        poisson: Option<u64>,
     },
     UdpRecv {
         #[arg(long)]
@@ -136,6 +159,7 @@ pub fn run(a: &TestbedArgs) -> Result<()> {
         TestbedCommand::Up(u) => up(u),
         TestbedCommand::Down(d) => down(d),
         TestbedCommand::Check(c) => check(c),
+        TestbedCommand::Report(r) => report(r),
         TestbedCommand::Wire(w) => {
             let impair = testbed::wire::Impair {
                 delay: Duration::from_secs_f64(w.delay_ms / 1e3),
@@ -161,7 +185,8 @@ fn probe(p: &ProbeCommand) -> Result<()> {
             count,
             rate,
             bytes,
-        } => pr::udp_send(*to, *count, *rate, *bytes).map_err(io("udp-send")),
+            poisson,
+        } => pr::udp_send(*to, *count, *rate, *bytes, *poisson).map_err(io("udp-send")),
         ProbeCommand::UdpRecv {
             listen,
             count,
@@ -289,6 +314,7 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
     let plan = plan(&spec)?;
     net::preflight().map_err(live_err)?;
     prepare_out(&r.out, r.replace)?;
+    let prov = cdnlab_lab::provenance::Start::now();
     let started = std::time::Instant::now();
     let mut tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
     net::teardown_on_signal(tb.run.clone());
@@ -306,6 +332,9 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
         Experiment::GwtwVideo(p, layout) => {
             gwtw::emulate(&tb, p, layout, &mut progress).map(Done::GwtwVideo)
         }
+        Experiment::TpPaths(p, layout) => {
+            paths::emulate(&tb, p, layout, &mut progress).map(Done::TpPaths)
+        }
     };
     let gone = tb.teardown();
     eprintln!(
@@ -317,26 +346,136 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
         (Done::GwtwVideo(runs), Experiment::GwtwVideo(p, layout)) => {
             eprintln!("  simulating: {} runs per k", p.sim_runs);
             let sims = gwtw::simulate(&spec, p, layout).map_err(live_err)?;
-            write_gwtw(&r.out, &spec, p, layout, &runs, &sims)
+            write_gwtw(&r.out, &spec, p, layout, &runs, &sims)?;
+            write_run(&r.out, "gwtw-video", &r.scenario, &prov)
+        }
+        (Done::TpPaths(streams), Experiment::TpPaths(p, layout)) => {
+            eprintln!("  simulating: {} runs per number of sources", p.sim_runs);
+            let sims = paths::simulate(&spec, p, layout).map_err(live_err)?;
+            write_paths(&r.out, &spec, p, layout, &streams, &sims)?;
+            write_run(&r.out, "tp-paths", &r.scenario, &prov)
         }
         _ => unreachable!("the run's result is its experiment's"),
     }
+}
+
+/// `run.json`: what a judged run was (its experiment, scenario, build and date, and the
+/// fingerprint of the code its verdicts depend on), for `testbed report`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RunInfo {
+    experiment: String,
+    scenario: String,
+    commit: String,
+    date: String,
+    code: String,
+}
+
+fn write_run(
+    out: &Path,
+    experiment: &str,
+    scenario: &Path,
+    prov: &cdnlab_lab::provenance::Start,
+) -> Result<()> {
+    let p = prov.finish(1);
+    let info = RunInfo {
+        experiment: experiment.into(),
+        scenario: scenario.display().to_string(),
+        commit: p.commit.chars().take(12).collect(),
+        date: p.started.chars().take(10).collect(),
+        code: cdnlab_lab::emulation::code(experiment).unwrap_or_default(),
+    };
+    let text = serde_json::to_string_pretty(&info).map_err(|e| Error::Failed(e.to_string()))?;
+    cdnlab_lab::files::write_atomic(&out.join("run.json"), text.as_bytes())
+}
+
+fn report(r: &ReportArgs) -> Result<()> {
+    use cdnlab_lab::emulation::{self, Recorded};
+    let mut rows: Vec<Recorded> = Vec::new();
+    let mut text = String::from("# Emulation against simulation\n");
+    for dir in &r.runs {
+        let path = dir.join("run.json");
+        let info: RunInfo =
+            serde_json::from_str(&std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?)
+                .map_err(|e| Error::File {
+                    path: path.clone(),
+                    message: format!("not a judged run's run.json ({e})"),
+                })?;
+        let path = dir.join("agreement.csv");
+        let cases: Vec<agree::Agreement> = csv::Reader::from_path(&path)
+            .and_then(|mut rd| rd.deserialize().collect())
+            .map_err(|e| Error::File {
+                path: path.clone(),
+                message: format!("unreadable ({e})"),
+            })?;
+        if rows.iter().any(|x| x.scenario == info.scenario) {
+            return Err(Error::Usage(format!(
+                "{}: a second run of scenario {}; give one run per scenario",
+                dir.display(),
+                info.scenario
+            )));
+        }
+        let stale = emulation::code(&info.experiment).is_none_or(|c| c != info.code);
+        text.push_str(&format!(
+            "\n## {} ({}, {}, commit {}{})\n",
+            info.experiment,
+            info.scenario,
+            info.date,
+            info.commit,
+            if stale {
+                "; stale: the code has changed since"
+            } else {
+                ""
+            }
+        ));
+        text.push_str(&agreement_table(&cases));
+        rows.extend(cases.into_iter().map(|c| Recorded {
+            experiment: c.experiment,
+            claim: c.claim,
+            case: c.case,
+            emulated: c.emulated,
+            simulated: c.simulated,
+            tolerance: c.tolerance,
+            agree: c.agree,
+            scenario: info.scenario.clone(),
+            commit: info.commit.clone(),
+            date: info.date.clone(),
+            code: info.code.clone(),
+        }));
+    }
+    match &r.out {
+        Some(out) => cdnlab_lab::files::write_atomic(out, text.as_bytes())?,
+        None => print!("{text}"),
+    }
+    if let Some(path) = &r.record {
+        let old = if path.exists() {
+            emulation::parse(&std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?)
+        } else {
+            Vec::new()
+        };
+        let bytes = emulation::merge(&old, &rows)
+            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
+        cdnlab_lab::files::write_atomic(path, &bytes)?;
+        eprintln!("{} cases recorded in {}", rows.len(), path.display());
+    }
+    Ok(())
 }
 
 /// A scenario's experiment.
 enum Experiment {
     Fidelity(fidelity::Plan),
     GwtwVideo(gwtw::Plan, gwtw::Layout),
+    TpPaths(paths::Plan, paths::Layout),
 }
 
 /// What an experiment's emulated part returned.
 enum Done {
     Fidelity(Vec<fidelity::Row>),
     GwtwVideo(Vec<gwtw::Emulated>),
+    TpPaths(Vec<paths::Stream>),
 }
 
 /// The experiment kinds, as `[experiment] kind` names them.
-const KINDS: &str = "fidelity, gwtw-video";
+const KINDS: &str = "fidelity, gwtw-video, tp-paths";
 
 /// The scenario's experiment, checked.
 fn plan(spec: &Spec) -> Result<Experiment> {
@@ -347,6 +486,9 @@ fn plan(spec: &Spec) -> Result<Experiment> {
             .map_err(live_err),
         Some(Some("gwtw-video")) => gwtw::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::GwtwVideo(p, l))
+            .map_err(live_err),
+        Some(Some("tp-paths")) => paths::Plan::from_table(&table, spec)
+            .map(|(p, l)| Experiment::TpPaths(p, l))
             .map_err(live_err),
         Some(k) => Err(Error::File {
             path: spec.source.clone(),
@@ -486,7 +628,7 @@ fn write_gwtw(
     }
     let rows = gwtw::judge(plan, layout, runs, sims);
     write_agreement(out, &rows)?;
-    let slot = layout.slot_s(plan);
+    let slot = layout.slot_s;
     let series = runs
         .iter()
         .map(|e| cdnlab_lab::plot::Series {
@@ -553,6 +695,7 @@ fn write_gwtw(
             bw[i]
         ));
     }
+    text.push_str("\n## Emulation against simulation\n");
     text.push_str(&agreement_table(&rows));
     cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
     print!("{text}");
@@ -575,8 +718,6 @@ fn write_agreement(out: &Path, rows: &[agree::Agreement]) -> Result<()> {
 fn agreement_table(rows: &[agree::Agreement]) -> String {
     let mut t = String::from(
         "
-## Emulation against simulation
-
 | claim | case | emulated | simulated | tolerance | verdict |
 |---|---|---|---|---|---|
 ",
@@ -594,4 +735,91 @@ fn agreement_table(rows: &[agree::Agreement]) -> String {
         ));
     }
     t
+}
+
+fn write_paths(
+    out: &Path,
+    spec: &Spec,
+    plan: &paths::Plan,
+    layout: &paths::Layout,
+    streams: &[paths::Stream],
+    sims: &[paths::Stream],
+) -> Result<()> {
+    cdnlab_lab::files::write_atomic(&out.join("streams.csv"), &paths::table(streams, sims))?;
+    let rows = paths::judge(streams, sims);
+    write_agreement(out, &rows)?;
+    let series =
+        |name: &str, v: &[paths::Stream], f: &dyn Fn(&paths::Stream) -> (f64, f64), dash| {
+            cdnlab_lab::plot::Series {
+                label: name.to_string(),
+                points: v
+                    .iter()
+                    .map(|s| {
+                        let (y, se) = f(s);
+                        (s.sources as f64, y, y - 1.96 * se, y + 1.96 * se)
+                    })
+                    .collect(),
+                dash,
+            }
+        };
+    let loss = |s: &paths::Stream| (100.0 * s.loss, 100.0 * s.loss_se);
+    let latency = |s: &paths::Stream| (s.latency_ms, s.latency_se);
+    for (file, title, y, f) in [
+        (
+            "loss.svg",
+            "packet loss",
+            "lost packets, %",
+            &loss as &dyn Fn(&paths::Stream) -> (f64, f64),
+        ),
+        ("latency.svg", "mean one-way latency", "ms", &latency),
+    ] {
+        let chart = cdnlab_lab::plot::Chart {
+            title: format!("{}: {title}, emulated and simulated", spec.name),
+            x_label: "sources the stream is striped over".into(),
+            y_label: y.into(),
+            series: vec![
+                series("emulated (testbed)", streams, f, 0),
+                series("simulated (packet model)", sims, f, 1),
+            ],
+            ..Default::default()
+        };
+        cdnlab_lab::plot::write_chart(
+            &chart,
+            &out.join(file),
+            cdnlab_lab::plot::Format::Both,
+            1.0,
+        )?;
+    }
+    let mut text = format!(
+        "# T4 streaming, emulated and simulated: {}\n\nA stream of {} packets/ms ({}-byte payloads) striped over 1-{} paths; each path {:.3} packets/ms, a buffer of {} packets, {} ms one way, Poisson cross traffic at {} of capacity; {} s per run; {} simulated runs each.\n\n| sources | emulated loss % | simulated loss % | emulated latency ms | simulated latency ms | emulated p99 ms | simulated p99 ms |\n|---|---|---|---|---|---|---|\n",
+        spec.name,
+        plan.rate,
+        plan.payload,
+        layout.sources.len(),
+        layout.capacity,
+        layout.buffer,
+        layout.delay_ms,
+        plan.cross,
+        plan.seconds,
+        plan.sim_runs
+    );
+    for (e, s) in streams.iter().zip(sims) {
+        text.push_str(&format!(
+            "| {} | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            e.sources,
+            100.0 * e.loss,
+            100.0 * e.loss_se,
+            100.0 * s.loss,
+            100.0 * s.loss_se,
+            e.latency_ms,
+            s.latency_ms,
+            e.p99_ms,
+            s.p99_ms
+        ));
+    }
+    text.push_str("\n## Emulation against simulation\n");
+    text.push_str(&agreement_table(&rows));
+    cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
+    print!("{text}");
+    Ok(())
 }

@@ -308,3 +308,182 @@ fn a_sigkilled_run_leaves_nothing() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Experiment gwtw-video in CI (scenarios/testbed-gwtw-ci.toml, about 50 s): the real origin,
+/// edges and GWTW users in namespaces behind links of two rates, judged against the simulator
+/// on the same servers and candidates. One agreement is asserted, with its tolerance written
+/// before the runs (docs/testbed.md#gwtw-video): at k = 1 the at-best share is the simulated
+/// one (a third of the users short; EMU-GWTW-1). In eight runs it was 0.60-0.67 against an
+/// allowed 0.50-0.83. The others are reported, not asserted: their emulated values came within
+/// a few percent of their bounds in some of those runs (k = 2's at-best share 0.867 against
+/// 0.833), and EMU-GWTW-4 is a documented disagreement. As a check of the run rather than a
+/// claim, k = 2 ends with more users at the best than k = 1.
+#[test]
+fn gwtw_video_agrees_with_the_simulator() {
+    if cdnlab_testkit::need(cdnlab_testkit::NETNS, cdnlab_testkit::netns()).is_none() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out");
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["testbed", "run", "scenarios/testbed-gwtw-ci.toml", "--out"])
+        .arg(&out_dir)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{text}");
+    assert!(started.elapsed() < Duration::from_secs(180), "over 180 s");
+    assert_eq!(leftovers(), Vec::<String>::new(), "left behind");
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(out_dir.join("agreement.csv"))
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    let verdict = |claim: &str, case: &str| {
+        rows.iter()
+            .find(|r| &r[1] == claim && &r[2] == case)
+            .map(|r| &r[6] == "true")
+            .unwrap_or_else(|| panic!("no {claim} {case} in {rows:?}"))
+    };
+    assert!(verdict("EMU-GWTW-1", "k=1"), "k = 1: {text}");
+    let share = |k: &str| -> f64 {
+        let t = std::fs::read_to_string(out_dir.join("gwtw.csv")).unwrap();
+        let line = t.lines().find(|l| l.starts_with(&format!("{k},"))).unwrap();
+        line.split(',').nth(1).unwrap().parse().unwrap()
+    };
+    assert!(
+        share("2") > share("1"),
+        "k = 2 no better than k = 1: {text}"
+    );
+    // The run is reportable: run.json names it, and `testbed report` reads it.
+    let report = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["testbed", "report"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    assert!(
+        String::from_utf8_lossy(&report.stdout)
+            .contains("## gwtw-video (scenarios/testbed-gwtw-ci.toml")
+    );
+}
+
+/// `testbed report` (no root needed): the runs' cases into a report and the record, replacing
+/// the rows of the same scenario and keeping the others; bad folders are named.
+#[test]
+fn report_writes_the_record() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let code = String::from_utf8(
+        Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+            .args(["testbed", "report", "--help"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(code.contains("--record"));
+    std::fs::write(
+        run.join("run.json"),
+        r#"{"experiment":"gwtw-video","scenario":"scenarios/x.toml","commit":"abc","date":"2026-12-04","code":"0000000000000000"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        run.join("agreement.csv"),
+        "experiment,claim,case,emulated,simulated,tolerance,agree\n\
+         gwtw-video,EMU-GWTW-1,k=1,at best 0.667,\"[0.667, 0.667]\",+- 1 user,true\n\
+         gwtw-video,EMU-GWTW-4,k=2,50%,100%,at least 90%,false\n",
+    )
+    .unwrap();
+    let record = d.path().join("record.csv");
+    std::fs::write(
+        &record,
+        "experiment,claim,case,emulated,simulated,tolerance,agree,scenario,commit,date,code\n\
+         gwtw-video,OLD,k=1,a,b,c,true,scenarios/x.toml,old,2026-01-01,1\n\
+         gwtw-video,KEPT,k=1,a,b,c,true,scenarios/y.toml,old,2026-01-01,1\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["testbed", "report"])
+        .arg(&run)
+        .arg("--record")
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The code fingerprint is not this build's: the report says the verdicts are stale.
+    assert!(text.contains("stale: the code has changed since"), "{text}");
+    assert!(
+        text.contains("| EMU-GWTW-4 | k=2 | 50% | 100% | at least 90% | DISAGREE |"),
+        "{text}"
+    );
+    let kept = std::fs::read_to_string(&record).unwrap();
+    assert!(!kept.contains("OLD") && kept.contains("KEPT"), "{kept}");
+    assert_eq!(kept.matches("scenarios/x.toml").count(), 2, "{kept}");
+    // A folder without a run.json is named.
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["testbed", "report"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run.json"));
+}
+
+/// The judged experiments' tables are checked against their networks before anything is built.
+#[test]
+fn bad_experiments_are_refused_before_anything_is_built() {
+    let d = tempfile::tempdir().unwrap();
+    let gwtw = std::fs::read_to_string(repo().join("scenarios/testbed-gwtw.toml")).unwrap();
+    let paths = std::fs::read_to_string(repo().join("scenarios/testbed-tp-paths.toml")).unwrap();
+    for (edit, needle) in [
+        (
+            gwtw.replace("ks = [1, 2, 3]", "ks = [1, 7]"),
+            "experiment.ks: [1, 7] is not allowed; allowed: a list of k from 1 to the edges (6)",
+        ),
+        (
+            gwtw.replace("tolerance = 0.1", "tolerance = 0.7"),
+            "experiment.tolerance: 0.7 is not allowed; allowed: a share in [0, 0.5)",
+        ),
+        (
+            gwtw.replace("role = \"origin\"", "role = \"router\""),
+            "a network of one origin, one clients node and at least one edge (it has 0 origins",
+        ),
+        (
+            paths.replace("sources = [1, 2, 4]", "sources = [5]"),
+            "experiment.sources: [5] is not allowed; allowed: a list of 1 to the source edges (4)",
+        ),
+        (
+            paths.replace("rate = 0.3", "rate = 1.5"),
+            "experiment.rate: 1.5 is not allowed; allowed: packets per ms above 0, at most the path capacity (1.000)",
+        ),
+        (
+            paths.replacen("delay_ms = 10", "delay_ms = 20", 1),
+            "paths alike (one rate, delay and queue; no loss or jitter)",
+        ),
+        (
+            paths.replace("seconds = 20", "seconds = 20\nwhatever = 1"),
+            "experiment: unknown field `whatever`",
+        ),
+    ] {
+        std::fs::write(d.path().join("bad.toml"), edit).unwrap();
+        fails_with(
+            &cdnlab(&["testbed", "check", "bad.toml"], d.path()),
+            &[needle],
+        );
+    }
+}

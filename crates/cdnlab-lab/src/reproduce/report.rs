@@ -277,6 +277,24 @@ struct CellRow {
     met: Option<bool>,
 }
 
+/// The recorded emulation claims, each with whether its code has changed since.
+#[derive(Serialize)]
+struct EmulationRow {
+    #[serde(flatten)]
+    row: crate::emulation::Recorded,
+    stale: bool,
+}
+
+fn emulation_rows() -> Vec<EmulationRow> {
+    crate::emulation::record()
+        .into_iter()
+        .map(|row| EmulationRow {
+            stale: crate::emulation::stale(&row),
+            row,
+        })
+        .collect()
+}
+
 /// One experiment's section.
 #[derive(Serialize)]
 struct ExperimentSection<'a> {
@@ -415,6 +433,7 @@ pub(super) fn report(done: &[Done], scale: &str, prov: &provenance::Provenance) 
                 scale, style => STYLE, papers, kinds, experiments, prov => view, seeds,
                 tally => tally(&claims.iter().map(|c| c.0).collect::<Vec<_>>()),
                 differ => differ, recorded => record.as_ref().and_then(|r| r.first()).cloned(),
+                emulation => emulation_rows(),
             })
         })
         .map_err(failed)?;

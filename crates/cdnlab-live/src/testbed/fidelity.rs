@@ -200,7 +200,7 @@ fn finish<T: serde::de::DeserializeOwned>(
 
 /// One probe phase over `group`'s links: every receiver listening (it says `ready`) before any
 /// sender starts, then every sender to its end, then every receiver's result.
-fn phase<T: serde::de::DeserializeOwned>(
+pub(super) fn phase<T: serde::de::DeserializeOwned>(
     group: &[usize],
     what: &str,
     receiver: impl Fn(usize) -> std::process::Command,

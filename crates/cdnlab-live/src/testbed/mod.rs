@@ -12,11 +12,13 @@
 //! | `fidelity.rs` | every link probed against its configuration |
 //! | `agree.rs` | emulation against simulation: the claims of kind "emulation" |
 //! | `gwtw.rs` | experiment `gwtw-video`: GWTW video users emulated and simulated |
+//! | `paths.rs` | experiment `tp-paths`: single- against multi-source UDP streaming (T4) |
 
 pub mod agree;
 pub mod fidelity;
 pub mod gwtw;
 pub mod net;
+pub mod paths;
 pub mod probe;
 pub mod spec;
 mod sys;

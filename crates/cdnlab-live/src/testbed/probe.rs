@@ -28,13 +28,27 @@ pub struct Datagrams {
 }
 
 /// Sends `count` datagrams of `size` bytes to `to` at `rate` per second, each carrying its
-/// sequence number, the count and its send time.
-pub fn udp_send(to: SocketAddr, count: u64, rate: f64, size: usize) -> std::io::Result<()> {
+/// sequence number, the count and its send time: evenly spaced (constant bit rate), or with
+/// `poisson = Some(seed)` at exponential gaps of mean 1 / rate (Poisson cross traffic, as the
+/// T4 packet model's), drawn from the seed.
+pub fn udp_send(
+    to: SocketAddr,
+    count: u64,
+    rate: f64,
+    size: usize,
+    poisson: Option<u64>,
+) -> std::io::Result<()> {
     let sock = UdpSocket::bind("0.0.0.0:0")?;
     let mut buf = vec![0u8; size.max(24)];
     let start = Instant::now();
+    let mut rng = cdnlab::rng::stream(poisson.unwrap_or(0), 0, 0);
+    let mut at = 0.0f64;
     for seq in 0..count {
-        let due = start + Duration::from_secs_f64(seq as f64 / rate);
+        at = match poisson {
+            Some(_) => at + cdnlab::workload::arrivals::exponential(&mut rng, 1.0 / rate),
+            None => seq as f64 / rate,
+        };
+        let due = start + Duration::from_secs_f64(at);
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);

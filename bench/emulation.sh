@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The emulation claims (docs/testbed.md#agreement), as root: every emulation scenario run in the
+# testbed and judged against the simulator, then `cdnlab testbed report` writes their verdicts
+# into the committed record, scenarios/verdicts-emulation.csv (shown in `reproduce`'s report),
+# and each run's summary, tables and figures into bench/results/testbed/<scenario>/. About 6
+# minutes.
+#
+#   sudo bench/emulation.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+out="$root/target/bench-emulation"
+rm -rf "$out"
+mkdir -p "$out"
+cd "$root"
+runs=()
+for s in testbed-gwtw testbed-gwtw-shallow testbed-tp-paths; do
+  echo "== $s"
+  "$cdnlab" testbed run "scenarios/$s.toml" --out "$out/$s" | tail -n 14
+  res="$here/results/testbed/${s#testbed-}"
+  rm -rf "$res"
+  mkdir -p "$res"
+  # Everything but the PNG copies of the figures.
+  find "$out/$s" -maxdepth 1 -type f ! -name '*.png' -exec cp {} "$res/" \;
+  runs+=("$out/$s")
+done
+"$cdnlab" testbed report "${runs[@]}" --record scenarios/verdicts-emulation.csv --out "$out/report.md"
