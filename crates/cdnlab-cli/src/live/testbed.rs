@@ -380,7 +380,17 @@ fn write_run(
     let info = RunInfo {
         experiment: experiment.into(),
         scenario: scenario.display().to_string(),
-        commit: p.commit.chars().take(12).collect(),
+        // 12 digits of the hash, and "-dirty" when the build had uncommitted changes (the
+        // fingerprint in `code` then says which).
+        commit: format!(
+            "{}{}",
+            p.commit.chars().take(12).collect::<String>(),
+            if p.commit.ends_with("-dirty") {
+                "-dirty"
+            } else {
+                ""
+            }
+        ),
         date: p.started.chars().take(10).collect(),
         code: cdnlab_lab::emulation::code(experiment).unwrap_or_default(),
     };
