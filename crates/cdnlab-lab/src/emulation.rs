@@ -14,7 +14,9 @@ const RECORD: &str = include_str!(concat!(
     "/../../scenarios/verdicts-emulation.csv"
 ));
 
-/// One case of one emulation claim, as recorded.
+/// One case of one emulation claim, as recorded: the fields of the judge's
+/// `cdnlab_live::testbed::agree::Agreement` (a crate this one does not depend on; the csv crate
+/// cannot flatten one struct into another's row) and where the verdict came from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Recorded {
     pub experiment: String,

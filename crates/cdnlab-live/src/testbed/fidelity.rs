@@ -38,22 +38,8 @@ pub struct Plan {
 impl Plan {
     /// The plan of an `[experiment]` table (its `kind` already read), checked.
     pub fn from_table(table: &toml::Table, path: &std::path::Path) -> Result<Plan, crate::Error> {
-        let mut t = table.clone();
-        t.remove("kind");
-        let plan: Plan = t
-            .try_into()
-            .map_err(|e: toml::de::Error| crate::Error::File {
-                path: path.to_path_buf(),
-                message: format!("experiment: {}", e.message()),
-            })?;
-        let bad = |f: &str, v: f64, allowed: &str| {
-            Err(super::spec::bad(
-                path,
-                &format!("experiment.{f}"),
-                v,
-                allowed,
-            ))
-        };
+        let plan: Plan = super::spec::experiment_plan(table, path)?;
+        let bad = |f: &str, v: f64, allowed: &str| super::spec::bad_experiment(path, f, v, allowed);
         if !(1..=100_000).contains(&plan.probes) {
             return bad("probes", plan.probes as f64, "1 to 100000");
         }

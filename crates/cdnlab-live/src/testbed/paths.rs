@@ -71,21 +71,9 @@ impl Plan {
     /// The plan of an `[experiment]` table (its `kind` already read), checked against `spec`.
     pub fn from_table(table: &toml::Table, spec: &Spec) -> Result<(Plan, Layout), crate::Error> {
         let path = &spec.source;
-        let mut t = table.clone();
-        t.remove("kind");
-        let plan: Plan = t
-            .try_into()
-            .map_err(|e: toml::de::Error| crate::Error::File {
-                path: path.to_path_buf(),
-                message: format!("experiment: {}", e.message()),
-            })?;
+        let plan: Plan = super::spec::experiment_plan(table, path)?;
         let bad = |f: &str, v: &dyn std::fmt::Display, allowed: &str| {
-            Err(super::spec::bad(
-                path,
-                &format!("experiment.{f}"),
-                v,
-                allowed,
-            ))
+            super::spec::bad_experiment(path, f, v, allowed)
         };
         let clients: Vec<usize> = (0..spec.nodes.len())
             .filter(|&i| spec.nodes[i].role == Role::Clients)

@@ -170,6 +170,31 @@ pub fn bad(path: &Path, field: &str, value: impl std::fmt::Display, allowed: &st
     }
 }
 
+/// An `[experiment]` table (its `kind` already read) as the plan `T`, whose serde attributes
+/// refuse unknown fields.
+pub fn experiment_plan<T: serde::de::DeserializeOwned>(
+    table: &toml::Table,
+    path: &Path,
+) -> Result<T, crate::Error> {
+    let mut t = table.clone();
+    t.remove("kind");
+    t.try_into()
+        .map_err(|e: toml::de::Error| crate::Error::File {
+            path: path.to_path_buf(),
+            message: format!("experiment: {}", e.message()),
+        })
+}
+
+/// A refused `[experiment]` field, with what is allowed.
+pub fn bad_experiment<T>(
+    path: &Path,
+    field: &str,
+    value: impl std::fmt::Display,
+    allowed: &str,
+) -> Result<T, crate::Error> {
+    Err(bad(path, &format!("experiment.{field}"), value, allowed))
+}
+
 const RATE_ALLOWED: &str = "a rate above 0 and at most 10 Gbit/s: bits per second (8e6), or a string with a unit (\"512kbit\", \"8Mbit\", \"1Gbit\")";
 
 /// A rate: bits per second as a number, or a string with a unit (kbit, Mbit, Gbit; SI).
