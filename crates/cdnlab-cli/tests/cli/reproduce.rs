@@ -140,6 +140,13 @@ fn reproduce_quick_writes_report_and_claims() {
         html.contains("Produced by cdnlab ") && html.contains("Seeds: "),
         "provenance"
     );
+    // The recorded emulation claims (scenarios/verdicts-emulation.csv), in their own table.
+    assert!(
+        html.contains("Emulation against simulation (testbed, recorded)")
+            && html.contains("EMU-GWTW-1")
+            && html.contains("EMU-TP-1"),
+        "the emulation record"
+    );
     // In a real browser at 1280 px: nothing wider than the window, every figure loads, every
     // claim links to its experiment's section.
     if let Some(r) = browser_check(&d.path().join("r/report.html")) {

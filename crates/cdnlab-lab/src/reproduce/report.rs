@@ -111,7 +111,7 @@ padding:0 1em;line-height:1.45;color:#222}\
 h1{font-size:1.7em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}h3{margin-top:1.6em}\
 table{border-collapse:collapse;margin:.8em 0;width:100%}\
 td,th{border:1px solid #ccc;padding:4px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}\
-th{background:#f4f4f4}table.claims td{overflow-wrap:anywhere}table.claims{table-layout:fixed;font-size:.92em}\
+th{background:#f4f4f4}table.claims td,table.emulation td{overflow-wrap:anywhere}table.claims,table.emulation{table-layout:fixed;font-size:.92em}\
 tr.fail td{background:#fdecea}.pass-mark{color:#1a7f37;font-weight:bold}\
 .fail-mark{color:#b3261e;font-weight:bold}small{color:#555}small.differs{color:#b3261e}\
 code{background:#f3f3f3;overflow-wrap:anywhere}\
