@@ -69,6 +69,23 @@ const SOURCES: &[(&str, &[(&str, &str)])] = &[
             "scenarios/testbed-tp-paths.toml",
         ],
     ),
+    (
+        "dht",
+        sources![
+            "crates/cdnlab-live/src/testbed/dht.rs",
+            "crates/cdnlab-live/src/testbed/net.rs",
+            "crates/cdnlab-live/src/testbed/wire.rs",
+            "crates/cdnlab-live/src/dht/mod.rs",
+            "crates/cdnlab-live/src/dht/routes.rs",
+            "crates/cdnlab-live/src/dht/rounds.rs",
+            "crates/cdnlab-live/src/dht/state.rs",
+            "crates/cdnlab/src/dht/replication.rs",
+            "crates/cdnlab/src/dht/search.rs",
+            "crates/cdnlab/src/sim/multihash/mod.rs",
+            "crates/cdnlab/src/sim/multihash/window.rs",
+            "scenarios/testbed-dht.toml",
+        ],
+    ),
 ];
 
 /// The experiment kinds that have a record.

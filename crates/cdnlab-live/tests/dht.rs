@@ -565,3 +565,47 @@ async fn a_killed_home_owner_is_served_at_the_next_request() {
     );
     stop_ring(edges, o).await;
 }
+
+/// Every `/content` answer says how many probes its lookup made and how many asked another
+/// edge (the round trips a client pays besides its own): with all K indices of a file present
+/// the first probe hits, so 1 probe, remote exactly when the answer is a redirect; with only
+/// the home copy, RBS ends at index 1 after at least one probe, remote ones among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_answers_carry_the_lookups_probes() {
+    let o = origin(origin_config()).await;
+    let addrs = free_addrs(3).await;
+    let r = ring(&addrs, 8);
+    let edges = dht_edges(&r, o.server.addr, |c| {
+        c.window = Duration::from_secs(3600); // no replication but the test's own
+    })
+    .await;
+    let c = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let n = |r: &reqwest::Response, h: &str| -> u32 {
+        r.headers()[h].to_str().unwrap().parse().unwrap()
+    };
+    for i in 2..=8 {
+        assert_eq!(create_at(&c, addrs[owner_of(3, 21, i)], 21, i).await, 201);
+    }
+    for (entry, a) in addrs.iter().enumerate() {
+        for _ in 0..10 {
+            let r = get_with(&c, format!("http://{a}/content/21")).await;
+            assert_eq!(n(&r, "x-cdnlab-probes"), 1);
+            let remote = n(&r, "x-cdnlab-remote-probes");
+            let redirected = r.status() == reqwest::StatusCode::TEMPORARY_REDIRECT;
+            assert_eq!(remote == 1, redirected, "entry {entry}: {:?}", r.headers());
+            assert!(redirected || r.status() == reqwest::StatusCode::OK);
+            let home = get_with(&c, format!("http://{a}/content/22")).await;
+            let (p, q) = (
+                n(&home, "x-cdnlab-probes"),
+                n(&home, "x-cdnlab-remote-probes"),
+            );
+            assert!((1..=8).contains(&p) && q <= p, "{p} probes, {q} remote");
+        }
+    }
+    stop_all(edges.into_iter().map(|e| e.server).chain([o.server])).await;
+}

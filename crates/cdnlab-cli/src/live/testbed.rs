@@ -5,7 +5,7 @@
 
 use super::live_err;
 use cdnlab_lab::{Error, Result};
-use cdnlab_live::testbed::{self, Spec, Testbed, agree, fidelity, gwtw, net, paths};
+use cdnlab_live::testbed::{self, Spec, Testbed, agree, dht, fidelity, gwtw, net, paths};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -143,6 +143,13 @@ enum ProbeCommand {
         #[arg(long)]
         seconds: f64,
     },
+    /// The DHT experiment's load generator (docs/testbed.md#dht), in the clients' namespace.
+    DhtLoad {
+        #[arg(long)]
+        scenario: PathBuf,
+        #[arg(long)]
+        ring: PathBuf,
+    },
     TcpRecv {
         #[arg(long)]
         listen: std::net::SocketAddr,
@@ -202,6 +209,19 @@ fn probe(p: &ProbeCommand) -> Result<()> {
             )
             .map_err(io("udp-recv"))?;
             println!("{}", serde_json::to_string(&d).expect("json"));
+            Ok(())
+        }
+        ProbeCommand::DhtLoad { scenario, ring } => {
+            let spec = load(scenario)?;
+            let Experiment::Dht(plan, _) = plan(&spec)? else {
+                return Err(Error::Usage(format!(
+                    "{}: not a dht experiment",
+                    scenario.display()
+                )));
+            };
+            let ring = cdnlab_live::dht::ring::RingFile::load(ring).map_err(Error::Failed)?;
+            let out = dht::load(&plan, &ring, spec.seed).map_err(live_err)?;
+            println!("{}", serde_json::to_string(&out).expect("json"));
             Ok(())
         }
         ProbeCommand::TcpSend { to, seconds } => pr::tcp_send(*to, *seconds)
@@ -335,6 +355,7 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
         Experiment::TpPaths(p, layout) => {
             paths::emulate(&tb, p, layout, &mut progress).map(Done::TpPaths)
         }
+        Experiment::Dht(p, layout) => dht::emulate(&tb, p, layout, &mut progress).map(Done::Dht),
     };
     let gone = tb.teardown();
     eprintln!(
@@ -354,6 +375,12 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
             let sims = paths::simulate(&spec, p, layout).map_err(live_err)?;
             write_paths(&r.out, &spec, p, layout, &streams, &sims)?;
             write_run(&r.out, "tp-paths", &r.scenario, &prov)
+        }
+        (Done::Dht(e), Experiment::Dht(p, layout)) => {
+            eprintln!("  simulating: {} runs", p.sim_runs);
+            let sim = dht::simulate(&spec, p, layout).map_err(live_err)?;
+            write_dht(&r.out, &spec, p, layout, &e, &sim)?;
+            write_run(&r.out, "dht", &r.scenario, &prov)
         }
         _ => unreachable!("the run's result is its experiment's"),
     }
@@ -475,6 +502,7 @@ enum Experiment {
     Fidelity(fidelity::Plan),
     GwtwVideo(gwtw::Plan, gwtw::Layout),
     TpPaths(paths::Plan, paths::Layout),
+    Dht(dht::Plan, dht::Layout),
 }
 
 /// What an experiment's emulated part returned.
@@ -482,10 +510,11 @@ enum Done {
     Fidelity(Vec<fidelity::Row>),
     GwtwVideo(Vec<gwtw::Emulated>),
     TpPaths(Vec<paths::Stream>),
+    Dht(dht::Emulated),
 }
 
 /// The experiment kinds, as `[experiment] kind` names them.
-const KINDS: &str = "fidelity, gwtw-video, tp-paths";
+const KINDS: &str = "fidelity, gwtw-video, tp-paths, dht";
 
 /// The scenario's experiment, checked.
 fn plan(spec: &Spec) -> Result<Experiment> {
@@ -499,6 +528,9 @@ fn plan(spec: &Spec) -> Result<Experiment> {
             .map_err(live_err),
         Some(Some("tp-paths")) => paths::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::TpPaths(p, l))
+            .map_err(live_err),
+        Some(Some("dht")) => dht::Plan::from_table(&table, spec)
+            .map(|(p, l)| Experiment::Dht(p, l))
             .map_err(live_err),
         Some(k) => Err(Error::File {
             path: spec.source.clone(),
@@ -827,6 +859,140 @@ fn write_paths(
             s.p99_ms
         ));
     }
+    text.push_str("\n## Emulation against simulation\n");
+    text.push_str(&agreement_table(&rows));
+    cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
+    print!("{text}");
+    Ok(())
+}
+
+fn write_dht(
+    out: &Path,
+    spec: &Spec,
+    plan: &dht::Plan,
+    layout: &dht::Layout,
+    e: &dht::Emulated,
+    sim: &dht::Simulated,
+) -> Result<()> {
+    use cdnlab_lab::plot::{self, Chart, Series};
+    cdnlab_lab::files::write_atomic(&out.join("requests.csv"), &dht::requests_table(e))?;
+    cdnlab_lab::files::write_atomic(&out.join("samples.csv"), &dht::samples_table(e))?;
+    cdnlab_lab::files::write_atomic(
+        &out.join("replicas.csv"),
+        &dht::replicas_table(plan, e, sim),
+    )?;
+    let rows = dht::judge(plan, layout, e, sim, dht::Model::RIGHT);
+    write_agreement(out, &rows)?;
+    let per_window = dht::hot_per_window(plan, &e.samples);
+    let at = |w: usize| (w as f64 + 0.5) * plan.window;
+    let replicas = Chart {
+        title: format!(
+            "{}: replicas of the hot file, emulated and simulated",
+            spec.name
+        ),
+        x_label: "seconds".into(),
+        y_label: "replicas".into(),
+        series: vec![
+            Series {
+                label: "emulated (testbed, mean of the window's samples)".into(),
+                points: per_window
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(w, v)| v.map(|v| (at(w), v, v, v)))
+                    .collect(),
+                dash: 0,
+            },
+            Series {
+                label: format!("simulated (mean of {} runs, 95% band)", plan.sim_runs),
+                points: sim
+                    .hot
+                    .iter()
+                    .enumerate()
+                    .map(|(w, &(m, se))| (at(w), m, m - 1.96 * se, m + 1.96 * se))
+                    .collect(),
+                dash: 1,
+            },
+        ],
+        marks: vec![
+            (plan.crowd[0], "crowd starts".into()),
+            (plan.crowd[1], "crowd ends".into()),
+        ],
+        ..Default::default()
+    };
+    plot::write_chart(
+        &replicas,
+        &out.join("replicas.svg"),
+        plot::Format::Both,
+        1.0,
+    )?;
+    // Latency against round trips: each request's median per count, and n x RTT.
+    let mut groups: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+    for r in e
+        .requests
+        .iter()
+        .filter(|r| r.status == 200 && r.t >= dht::WARMUP_S)
+    {
+        groups
+            .entry(r.round_trips(dht::Model::RIGHT))
+            .or_default()
+            .push(r.latency_ms);
+    }
+    let q = |v: &[f64], p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+    let latency = Chart {
+        title: format!("{}: request latency against round trips", spec.name),
+        x_label: "round trips: 1 + remote probes + redirect".into(),
+        y_label: "ms".into(),
+        series: vec![
+            Series {
+                label: "emulated: median (bars: 10th to 90th percentile)".into(),
+                points: groups
+                    .iter_mut()
+                    .map(|(&n, v)| {
+                        v.sort_by(f64::total_cmp);
+                        (f64::from(n), q(v, 0.5), q(v, 0.1), q(v, 0.9))
+                    })
+                    .collect(),
+                dash: plot::SCATTER,
+            },
+            Series {
+                label: format!("n x RTT ({:.1} ms)", layout.rtt_ms),
+                points: groups
+                    .keys()
+                    .map(|&n| {
+                        let y = f64::from(n) * layout.rtt_ms;
+                        (f64::from(n), y, y, y)
+                    })
+                    .collect(),
+                dash: 1,
+            },
+        ],
+        ..Default::default()
+    };
+    plot::write_chart(&latency, &out.join("latency.svg"), plot::Format::Both, 1.0)?;
+    let answered = e.requests.iter().filter(|r| r.status == 200).count();
+    let mut text = format!(
+        "# The DHT, emulated and simulated: {}\n\n{} DHT edges (K = {}, {} virtual nodes each), {} files of {} bytes, Zipf({}) at {} requests/s from uniform entry edges; the hot file's demand x{} from {} to {} s; c_high {} requests/s, gamma {}, windows of {} s; {} s; round trip {:.1} ms between the clients and any edge and between any two edges. {} simulated runs.\n\n{} requests sent, {} answered, {} not sent (the generator's 512 under way).\n",
+        spec.name,
+        layout.edges.len(),
+        plan.k,
+        plan.vnodes,
+        plan.files,
+        plan.file_bytes,
+        plan.alpha,
+        plan.rate,
+        plan.flash,
+        plan.crowd[0],
+        plan.crowd[1],
+        plan.c_high,
+        plan.gamma,
+        plan.window,
+        plan.seconds,
+        layout.rtt_ms,
+        plan.sim_runs,
+        e.requests.len(),
+        answered,
+        e.dropped
+    );
     text.push_str("\n## Emulation against simulation\n");
     text.push_str(&agreement_table(&rows));
     cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;

@@ -67,6 +67,10 @@ use tokio::sync::watch;
 /// (comma-separated ids).
 const DOWN: &str = "x-cdnlab-down";
 
+/// Headers of a `/content` answer: the lookup's probes, and those sent to another edge.
+pub const PROBES: HeaderName = HeaderName::from_static("x-cdnlab-probes");
+pub const REMOTE_PROBES: HeaderName = HeaderName::from_static("x-cdnlab-remote-probes");
+
 /// Failures of replica creations and origin fills, logged at most every 10 s each.
 static REPLICATION: Warn = Warn::new("DHT replication", Duration::from_secs(10));
 static ORIGIN: Warn = Warn::new("DHT origin fill", Duration::from_secs(10));

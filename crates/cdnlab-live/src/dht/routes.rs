@@ -16,14 +16,19 @@ pub(super) async fn content(
             let mut rng = s.next_rng();
             let mut search = RbsSearch::new(s.cfg.ring.k);
             let mut served = None;
+            // Probes of this lookup, and those that asked another edge (a round trip each):
+            // sent with the answer, for clients that measure latency against them.
+            let (mut probes, mut remote) = (0u32, 0u32);
             while let Some(i) = search.next(&mut rng) {
+                probes += 1;
+                remote += u32::from(s.owner(f, i) != Some(s.cfg.id));
                 if let Some(at) = s.probe_at(f, i).await {
                     served = Some((i, at));
                     break;
                 }
                 search.missed(i);
             }
-            match served {
+            let mut r = match served {
                 None => text(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "no replica reachable; retry",
@@ -40,7 +45,11 @@ pub(super) async fn content(
                     )
                         .into_response()
                 }
-            }
+            };
+            let h = r.headers_mut();
+            h.insert(PROBES, HeaderValue::from(probes));
+            h.insert(REMOTE_PROBES, HeaderValue::from(remote));
+            r
         }
     };
     s.metrics.record(r.status().as_u16(), t.elapsed());

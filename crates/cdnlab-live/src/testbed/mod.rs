@@ -12,9 +12,11 @@
 //! | `fidelity.rs` | every link probed against its configuration |
 //! | `agree.rs` | emulation against simulation: the claims of kind "emulation" |
 //! | `gwtw.rs` | experiment `gwtw-video`: GWTW video users emulated and simulated |
+//! | `dht.rs` | experiment `dht`: the DHT of live edges under a flash crowd, emulated and simulated |
 //! | `paths.rs` | experiment `tp-paths`: single- against multi-source UDP streaming (T4) |
 
 pub mod agree;
+pub mod dht;
 pub mod fidelity;
 pub mod gwtw;
 pub mod net;
