@@ -70,6 +70,21 @@ const SOURCES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "tp-admission",
+        sources![
+            "crates/cdnlab-live/src/testbed/admission.rs",
+            "crates/cdnlab-live/src/testbed/net.rs",
+            "crates/cdnlab-live/src/testbed/wire.rs",
+            "crates/cdnlab-live/src/demo/steer.rs",
+            "crates/cdnlab-live/src/edge/mod.rs",
+            "crates/cdnlab-live/src/steer/mod.rs",
+            "crates/cdnlab-live/src/steer/routes.rs",
+            "crates/cdnlab/src/alloc/admission.rs",
+            "crates/cdnlab/src/sim/transport/stream.rs",
+            "scenarios/testbed-tp-admission.toml",
+        ],
+    ),
+    (
         "dht",
         sources![
             "crates/cdnlab-live/src/testbed/dht.rs",

@@ -5,7 +5,9 @@
 
 use super::live_err;
 use cdnlab_lab::{Error, Result};
-use cdnlab_live::testbed::{self, Spec, Testbed, agree, dht, fidelity, gwtw, net, paths};
+use cdnlab_live::testbed::{
+    self, Spec, Testbed, admission, agree, dht, fidelity, gwtw, net, paths,
+};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -150,6 +152,15 @@ enum ProbeCommand {
         #[arg(long)]
         ring: PathBuf,
     },
+    /// The tp-admission experiment's streams of one policy (docs/testbed.md#tp-admission).
+    TpAdmission {
+        #[arg(long)]
+        scenario: PathBuf,
+        #[arg(long)]
+        topology: PathBuf,
+        #[arg(long)]
+        policy: String,
+    },
     TcpRecv {
         #[arg(long)]
         listen: std::net::SocketAddr,
@@ -221,6 +232,24 @@ fn probe(p: &ProbeCommand) -> Result<()> {
             };
             let ring = cdnlab_live::dht::ring::RingFile::load(ring).map_err(Error::Failed)?;
             let out = dht::load(&plan, &ring, spec.seed).map_err(live_err)?;
+            println!("{}", serde_json::to_string(&out).expect("json"));
+            Ok(())
+        }
+        ProbeCommand::TpAdmission {
+            scenario,
+            topology,
+            policy,
+        } => {
+            let spec = load(scenario)?;
+            let Experiment::TpAdmission(plan, layout) = plan(&spec)? else {
+                return Err(Error::Usage(format!(
+                    "{}: not a tp-admission experiment",
+                    scenario.display()
+                )));
+            };
+            let t = cdnlab_live::steer::Deployment::load(topology)
+                .map_err(|e| Error::Failed(e.to_string()))?;
+            let out = admission::load(&spec, &plan, &layout, &t, policy).map_err(live_err)?;
             println!("{}", serde_json::to_string(&out).expect("json"));
             Ok(())
         }
@@ -356,6 +385,9 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
             paths::emulate(&tb, p, layout, &mut progress).map(Done::TpPaths)
         }
         Experiment::Dht(p, layout) => dht::emulate(&tb, p, layout, &mut progress).map(Done::Dht),
+        Experiment::TpAdmission(p, layout) => {
+            admission::emulate(&tb, p, layout, &mut progress).map(Done::TpAdmission)
+        }
     };
     let gone = tb.teardown();
     eprintln!(
@@ -381,6 +413,12 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
             let sim = dht::simulate(&spec, p, layout).map_err(live_err)?;
             write_dht(&r.out, &spec, p, layout, &e, &sim)?;
             write_run(&r.out, "dht", &r.scenario, &prov)
+        }
+        (Done::TpAdmission(runs), Experiment::TpAdmission(p, _)) => {
+            eprintln!("  simulating: {} runs per policy", p.sim_runs);
+            let sims = admission::simulate(&spec, p).map_err(live_err)?;
+            write_admission(&r.out, &spec, p, &runs, &sims)?;
+            write_run(&r.out, "tp-admission", &r.scenario, &prov)
         }
         _ => unreachable!("the run's result is its experiment's"),
     }
@@ -503,6 +541,7 @@ enum Experiment {
     GwtwVideo(gwtw::Plan, gwtw::Layout),
     TpPaths(paths::Plan, paths::Layout),
     Dht(dht::Plan, dht::Layout),
+    TpAdmission(admission::Plan, admission::Layout),
 }
 
 /// What an experiment's emulated part returned.
@@ -511,10 +550,11 @@ enum Done {
     GwtwVideo(Vec<gwtw::Emulated>),
     TpPaths(Vec<paths::Stream>),
     Dht(dht::Emulated),
+    TpAdmission(Vec<cdnlab_live::demo::steer::PolicyResult>),
 }
 
 /// The experiment kinds, as `[experiment] kind` names them.
-const KINDS: &str = "fidelity, gwtw-video, tp-paths, dht";
+const KINDS: &str = "fidelity, gwtw-video, tp-paths, tp-admission, dht";
 
 /// The scenario's experiment, checked.
 fn plan(spec: &Spec) -> Result<Experiment> {
@@ -528,6 +568,9 @@ fn plan(spec: &Spec) -> Result<Experiment> {
             .map_err(live_err),
         Some(Some("tp-paths")) => paths::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::TpPaths(p, l))
+            .map_err(live_err),
+        Some(Some("tp-admission")) => admission::Plan::from_table(&table, spec)
+            .map(|(p, l)| Experiment::TpAdmission(p, l))
             .map_err(live_err),
         Some(Some("dht")) => dht::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::Dht(p, l))
@@ -993,6 +1036,91 @@ fn write_dht(
         answered,
         e.dropped
     );
+    text.push_str("\n## Emulation against simulation\n");
+    text.push_str(&agreement_table(&rows));
+    cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
+    print!("{text}");
+    Ok(())
+}
+
+fn write_admission(
+    out: &Path,
+    spec: &Spec,
+    plan: &admission::Plan,
+    runs: &[cdnlab_live::demo::steer::PolicyResult],
+    sims: &[admission::Blocking],
+) -> Result<()> {
+    use cdnlab_lab::plot::{self, Chart, Series};
+    let emulated: Vec<admission::Blocking> =
+        runs.iter().map(|r| admission::emulated(plan, r)).collect();
+    cdnlab_lab::files::write_atomic(
+        &out.join("blocking.csv"),
+        &admission::table(&emulated, sims),
+    )?;
+    cdnlab_lab::files::write_atomic(&out.join("seconds.csv"), &admission::seconds_table(runs))?;
+    let rows = admission::judge(&emulated, sims);
+    write_agreement(out, &rows)?;
+    // Blocking per second of each policy's run, and the simulated mean as a level.
+    let mut series = Vec::new();
+    for (p, (r, s)) in runs.iter().zip(sims).enumerate() {
+        series.push(Series {
+            label: format!("{}: emulated, per second", r.policy),
+            points: r
+                .per_second
+                .iter()
+                .enumerate()
+                .filter(|(_, (a, _))| *a > 0)
+                .map(|(t, &(a, b))| {
+                    let y = 100.0 * b as f64 / a as f64;
+                    (t as f64 + 0.5, y, y, y)
+                })
+                .collect(),
+            dash: 2 * p,
+        });
+        let y = 100.0 * s.blocking;
+        let band = 100.0 * 1.96 * s.se;
+        series.push(Series {
+            label: format!("{}: simulated mean", s.policy),
+            points: [0.0, plan.seconds]
+                .iter()
+                .map(|&t| (t, y, y - band, y + band))
+                .collect(),
+            dash: 2 * p + 1,
+        });
+    }
+    let chart = Chart {
+        title: format!("{}: blocking per policy, emulated and simulated", spec.name),
+        x_label: "seconds".into(),
+        y_label: "blocked arrivals, %".into(),
+        series,
+        marks: vec![(0.2 * plan.seconds, "warm-up ends".into())],
+        ..Default::default()
+    };
+    plot::write_chart(&chart, &out.join("blocking.svg"), plot::Format::Both, 1.0)?;
+    let (capacity, demand) = plan.instance();
+    let mut text = format!(
+        "# Blocking with threshold admission, emulated and simulated: {}\n\nThe reference metros with capacities {:?} and demands (R15) {:?}: the spec's divided by {}. Streams of {} s arrive Poisson at rho {} x D_i / h per population; each policy runs {} s (the first 20% warm-up). {} simulated runs of {} hours per policy, deterministic holding times.\n\n| policy | emulated blocking % | simulated blocking % | arrivals |\n|---|---|---|---|\n",
+        spec.name,
+        capacity,
+        demand,
+        plan.scale,
+        plan.holding,
+        plan.rho,
+        plan.seconds,
+        plan.sim_runs,
+        plan.sim_hours
+    );
+    for (e, s) in emulated.iter().zip(sims) {
+        text.push_str(&format!(
+            "| {} | {:.2} ± {:.2} | {:.2} ± {:.2} | {} |\n",
+            e.policy,
+            100.0 * e.blocking,
+            100.0 * e.se,
+            100.0 * s.blocking,
+            100.0 * s.se,
+            e.arrivals
+        ));
+    }
     text.push_str("\n## Emulation against simulation\n");
     text.push_str(&agreement_table(&rows));
     cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;

@@ -450,7 +450,26 @@ fn bad_experiments_are_refused_before_anything_is_built() {
     let d = tempfile::tempdir().unwrap();
     let gwtw = std::fs::read_to_string(repo().join("scenarios/testbed-gwtw.toml")).unwrap();
     let paths = std::fs::read_to_string(repo().join("scenarios/testbed-tp-paths.toml")).unwrap();
+    let dht = std::fs::read_to_string(repo().join("scenarios/testbed-dht.toml")).unwrap();
+    let admission =
+        std::fs::read_to_string(repo().join("scenarios/testbed-tp-admission.toml")).unwrap();
     for (edit, needle) in [
+        (
+            dht.replace("crowd = [15.0, 35.0]", "crowd = [15.5, 35.0]"),
+            "experiment.crowd: [15.5, 35.0] is not allowed; allowed: [start, end] seconds within the run",
+        ),
+        (
+            dht.replacen("delay_ms = 5", "delay_ms = 9", 3),
+            "one round trip time between the clients and every edge and between any two edges",
+        ),
+        (
+            admission.replacen("role = \"edge\"", "role = \"router\"", 1),
+            "8 edge nodes, one per reference metro",
+        ),
+        (
+            admission.replace("rho = 0.9", "rho = 0"),
+            "experiment.rho: 0 is not allowed; allowed: (0, 3]",
+        ),
         (
             gwtw.replace("ks = [1, 2, 3]", "ks = [1, 7]"),
             "experiment.ks: [1, 7] is not allowed; allowed: a list of k from 1 to the edges (6)",

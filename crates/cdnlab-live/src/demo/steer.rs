@@ -52,7 +52,7 @@ impl SteerDemoConfig {
 }
 
 /// Blocking of one policy.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct PolicyResult {
     pub policy: String,
     pub arrivals: u64,
@@ -64,9 +64,19 @@ pub struct PolicyResult {
     pub final_third: f64,
     /// Re-allocations the steering server made, and the time of its last solve.
     pub resolves: u64,
+    /// NaN (written as null in JSON) when nothing was solved.
+    #[serde(deserialize_with = "nan_if_null")]
     pub solve_seconds: f64,
     /// Blocking per second of the run: (second, blocking).
     pub timeline: Vec<(f64, f64)>,
+    /// Arrivals and blocked arrivals in each second of the run, warm-up included.
+    pub per_second: Vec<(u64, u64)>,
+}
+
+/// A number that JSON has as null where it was NaN (serde_json writes NaN so).
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// The run's result.
@@ -134,20 +144,7 @@ pub async fn run(
         .timeout(cfg.holding * 4 + Duration::from_secs(5))
         .build()
         .map_err(|e| Error::Client(e.to_string()))?;
-    let names: Vec<(String, SocketAddr)> = topology
-        .servers
-        .iter()
-        .map(|s| (s.name.clone(), s.addr))
-        .collect();
-    let steered = |addr: SocketAddr, t: &Deployment| -> Vec<Route> {
-        t.populations
-            .iter()
-            .map(|p| Route::Steered {
-                manifest: format!("http://{addr}/steering/{}", p.name),
-                edges: names.clone(),
-            })
-            .collect()
-    };
+    let steered = steered_routes;
     let steering = |t: &Deployment, b_max: f64| SteerConfig {
         topology: t.clone(),
         listen: any,
@@ -177,18 +174,7 @@ pub async fn run(
     results.push(r);
     s.server.stop().await;
     // 2. Nearest: each population only at its own metro's edge, with all of its capacity.
-    let n = topology.servers.len();
-    let mut nearest = vec![0i64; topology.populations.len() * n];
-    let mut own = Vec::new();
-    for (i, p) in topology.populations.iter().enumerate() {
-        let j = topology
-            .servers
-            .iter()
-            .position(|s| s.node == p.node)
-            .expect("an edge per metro");
-        nearest[i * n + j] = topology.servers[j].capacity;
-        own.push(Route::Fixed(vec![topology.servers[j].addr]));
-    }
+    let (nearest, own) = nearest_routes(&topology);
     steer::install_thresholds(&client, &topology, &nearest).await;
     let r = phase(cfg, "nearest", &own, &demand, None, &client).await;
     on_phase(&r);
@@ -233,8 +219,65 @@ pub async fn run(
     })
 }
 
+/// Nearest-server allocation (S1): each population only at its own metro's edge, with all of
+/// its capacity: the thresholds (population-major) and the routes.
+pub(crate) fn nearest_routes(topology: &Deployment) -> (Vec<i64>, Vec<Route>) {
+    let n = topology.servers.len();
+    let mut nearest = vec![0i64; topology.populations.len() * n];
+    let mut own = Vec::new();
+    for (i, p) in topology.populations.iter().enumerate() {
+        let j = topology
+            .servers
+            .iter()
+            .position(|s| s.node == p.node)
+            .expect("an edge per metro");
+        nearest[i * n + j] = topology.servers[j].capacity;
+        own.push(Route::Fixed(vec![topology.servers[j].addr]));
+    }
+    (nearest, own)
+}
+
+/// The routes of steered populations: each arrival reads its manifest at the steering server
+/// at `addr` and tries its pathways in order.
+pub(crate) fn steered_routes(addr: SocketAddr, t: &Deployment) -> Vec<Route> {
+    let names: Vec<(String, SocketAddr)> =
+        t.servers.iter().map(|s| (s.name.clone(), s.addr)).collect();
+    t.populations
+        .iter()
+        .map(|p| Route::Steered {
+            manifest: format!("http://{addr}/steering/{}", p.name),
+            edges: names.clone(),
+        })
+        .collect()
+}
+
 /// The reference topology over `edges` with these capacities and demands.
 fn reference(edges: &[Edge], capacity: &[i64], demand: &[i64]) -> Result<Deployment, Error> {
+    let addrs: Vec<SocketAddr> = edges.iter().map(|e| e.server.addr).collect();
+    reference_at(&addrs, SECRET, capacity, demand)
+}
+
+/// The reference topology with metro m's edge at `addrs[m]`, these capacities and demands,
+/// and `secret` (also the testbed's experiment `tp-admission`'s).
+pub(crate) fn reference_at(
+    addrs: &[SocketAddr],
+    secret: &str,
+    capacity: &[i64],
+    demand: &[i64],
+) -> Result<Deployment, Error> {
+    Ok(
+        Deployment::parse(&reference_json(addrs, secret, capacity, demand)?)
+            .map_err(|e| cdnlab::Error::param("topology", e, "the reference topology"))?,
+    )
+}
+
+/// [`reference_at`]'s topology file (JSON; docs/live.md).
+pub(crate) fn reference_json(
+    addrs: &[SocketAddr],
+    secret: &str,
+    capacity: &[i64],
+    demand: &[i64],
+) -> Result<String, Error> {
     let name = |m: &str| m.to_lowercase();
     // The reference metros as a network (the library's one topology type, as node-link JSON).
     let mut bytes = Vec::new();
@@ -242,21 +285,20 @@ fn reference(edges: &[Edge], capacity: &[i64], demand: &[i64]) -> Result<Deploym
         .map_err(|e| cdnlab::Error::param("topology", e, "the reference network"))?;
     let network: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| cdnlab::Error::param("topology", e, "the reference network"))?;
-    Ok(Deployment::parse(&serde_json::json!({
-        "secret": SECRET,
+    Ok(serde_json::json!({
+        "secret": secret,
         "network": network,
-        "servers": METROS.iter().zip(edges).zip(capacity).map(|((m, e), c)| serde_json::json!({
-            "name": format!("edge-{}", name(m)), "metro": m, "addr": e.server.addr.to_string(), "capacity": c})).collect::<Vec<_>>(),
+        "servers": METROS.iter().zip(addrs).zip(capacity).map(|((m, a), c)| serde_json::json!({
+            "name": format!("edge-{}", name(m)), "metro": m, "addr": a.to_string(), "capacity": c})).collect::<Vec<_>>(),
         "populations": METROS.iter().zip(demand).map(|(m, d)| serde_json::json!({
             "name": name(m), "metro": m, "demand": d})).collect::<Vec<_>>(),
     }).to_string())
-    .map_err(|e| cdnlab::Error::param("topology", e, "the reference topology"))?)
 }
 
 /// Where a population's streams go: fixed edges, or the steering server's manifest read at
 /// each arrival (so re-allocations reach new streams).
 #[derive(Clone)]
-enum Route {
+pub(crate) enum Route {
     Fixed(Vec<SocketAddr>),
     Steered {
         manifest: String,
@@ -294,7 +336,7 @@ impl Route {
 /// One policy: Poisson arrivals per population at rho D_i / h (D switching to `after` at its
 /// time, if given) for `cfg.phase`; each stream tries its route's edges in order and streams
 /// from the first that admits it, or is blocked.
-async fn phase(
+pub(crate) async fn phase(
     cfg: &SteerDemoConfig,
     policy: &str,
     routes: &[Route],
@@ -431,5 +473,9 @@ async fn phase(
         resolves: 0,
         solve_seconds: f64::NAN,
         timeline,
+        per_second: seconds
+            .iter()
+            .map(|(a, b)| (a.load(Relaxed), b.load(Relaxed)))
+            .collect(),
     }
 }

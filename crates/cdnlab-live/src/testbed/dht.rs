@@ -290,8 +290,7 @@ pub fn emulate(
         plan.vnodes,
         edges.join(", ")
     );
-    std::fs::write(&ring.0, text)
-        .map_err(|e| crate::Error::io(ring.0.display().to_string(), e))?;
+    std::fs::write(&ring.0, text).map_err(|e| crate::Error::io(ring.0.display().to_string(), e))?;
     let ready = Duration::from_secs(10);
     let s = |x: &dyn ToString| x.to_string();
     let _origin = tb.start(

@@ -10,11 +10,13 @@
 //! | `sys.rs` | the raw packet socket the element reads and writes |
 //! | `probe.rs` | the project's own probes: one-way delay and loss over UDP, goodput over TCP |
 //! | `fidelity.rs` | every link probed against its configuration |
+//! | `admission.rs` | experiment `tp-admission`: blocking with threshold admission, emulated and simulated |
 //! | `agree.rs` | emulation against simulation: the claims of kind "emulation" |
 //! | `gwtw.rs` | experiment `gwtw-video`: GWTW video users emulated and simulated |
 //! | `dht.rs` | experiment `dht`: the DHT of live edges under a flash crowd, emulated and simulated |
 //! | `paths.rs` | experiment `tp-paths`: single- against multi-source UDP streaming (T4) |
 
+pub mod admission;
 pub mod agree;
 pub mod dht;
 pub mod fidelity;
