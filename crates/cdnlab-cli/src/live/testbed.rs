@@ -22,8 +22,9 @@ pub struct TestbedArgs {
 enum TestbedCommand {
     /// Build a scenario's network, run its experiment, write the results, remove everything.
     ///
-    /// Needs root (network namespaces). Example:
-    ///   sudo cdnlab testbed run scenarios/testbed-fidelity.toml --out out/fidelity
+    /// Needs root (network namespaces). Examples:
+    ///   sudo cdnlab testbed run scenarios/testbed-ci.toml --out out/fidelity
+    ///   sudo cdnlab testbed run scenarios/testbed-*.toml    (into out/testbed/<name>/)
     Run(RunArgs),
     /// Build a scenario's network and keep it until Ctrl-C (then remove it), to look around:
     /// `ip netns exec NAMESPACE bash` opens a shell on a node.
@@ -49,11 +50,14 @@ enum TestbedCommand {
 
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// The scenario: a testbed description (TOML; docs/testbed.md).
-    scenario: PathBuf,
-    /// Folder for the results (created; must be empty or absent unless --replace).
+    /// The scenarios: testbed descriptions (TOML; docs/testbed.md), run one after another.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// Folder for the results (created; must be empty or absent unless --replace). With
+    /// several scenarios, each writes into a subfolder named after its file. Default:
+    /// out/testbed/<scenario file's name>.
     #[arg(long)]
-    out: PathBuf,
+    out: Option<PathBuf>,
     /// Write into a folder that already has results, replacing them.
     #[arg(long)]
     replace: bool,
@@ -173,7 +177,7 @@ enum ProbeCommand {
 
 pub fn run(a: &TestbedArgs) -> Result<()> {
     match &a.command {
-        TestbedCommand::Run(r) => run_scenario(r),
+        TestbedCommand::Run(r) => run_scenarios(r),
         TestbedCommand::Up(u) => up(u),
         TestbedCommand::Down(d) => down(d),
         TestbedCommand::Check(c) => check(c),
@@ -358,11 +362,49 @@ fn down(d: &DownArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_scenario(r: &RunArgs) -> Result<()> {
-    let spec = load(&r.scenario)?;
+/// Runs each scenario into its folder, after checking every one (and its folder) first.
+fn run_scenarios(r: &RunArgs) -> Result<()> {
+    let stem = |p: &Path| {
+        PathBuf::from(
+            p.file_stem()
+                .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned()),
+        )
+    };
+    let outs: Vec<PathBuf> = r
+        .scenarios
+        .iter()
+        .map(|sc| match &r.out {
+            Some(o) if r.scenarios.len() == 1 => o.clone(),
+            Some(o) => o.join(stem(sc)),
+            None => Path::new("out/testbed").join(stem(sc)),
+        })
+        .collect();
+    for (i, sc) in r.scenarios.iter().enumerate() {
+        plan(&load(sc)?)?;
+        if outs[..i].contains(&outs[i]) {
+            return Err(Error::Usage(format!(
+                "{}: two scenarios would write into {}",
+                sc.display(),
+                outs[i].display()
+            )));
+        }
+        check_out(&outs[i], r.replace)?;
+    }
+    let many = r.scenarios.len() > 1;
+    for (sc, out) in r.scenarios.iter().zip(&outs) {
+        if many {
+            eprintln!("== {} -> {}", sc.display(), out.display());
+        }
+        run_scenario(sc, out, r.replace)?;
+    }
+    Ok(())
+}
+
+fn run_scenario(scenario: &Path, out: &Path, replace: bool) -> Result<()> {
+    let spec = load(scenario)?;
     let plan = plan(&spec)?;
     net::preflight().map_err(live_err)?;
-    prepare_out(&r.out, r.replace)?;
+    prepare_out(out, replace)?;
     let prov = cdnlab_lab::provenance::Start::now();
     let started = std::time::Instant::now();
     let mut tb = Testbed::up(&spec, &exe()?).map_err(live_err)?;
@@ -395,30 +437,30 @@ fn run_scenario(r: &RunArgs) -> Result<()> {
         gone.iter().filter(|g| g.starts_with("namespace")).count()
     );
     match (result.map_err(live_err)?, &plan) {
-        (Done::Fidelity(rows), Experiment::Fidelity(p)) => write_fidelity(&r.out, &spec, p, &rows),
+        (Done::Fidelity(rows), Experiment::Fidelity(p)) => write_fidelity(out, &spec, p, &rows),
         (Done::GwtwVideo(runs), Experiment::GwtwVideo(p, layout)) => {
             eprintln!("  simulating: {} runs per k", p.sim_runs);
             let sims = gwtw::simulate(&spec, p, layout).map_err(live_err)?;
-            write_gwtw(&r.out, &spec, p, layout, &runs, &sims)?;
-            write_run(&r.out, "gwtw-video", &r.scenario, &prov)
+            write_gwtw(out, &spec, p, layout, &runs, &sims)?;
+            write_run(out, "gwtw-video", scenario, &prov)
         }
         (Done::TpPaths(streams), Experiment::TpPaths(p, layout)) => {
             eprintln!("  simulating: {} runs per number of sources", p.sim_runs);
             let sims = paths::simulate(&spec, p, layout).map_err(live_err)?;
-            write_paths(&r.out, &spec, p, layout, &streams, &sims)?;
-            write_run(&r.out, "tp-paths", &r.scenario, &prov)
+            write_paths(out, &spec, p, layout, &streams, &sims)?;
+            write_run(out, "tp-paths", scenario, &prov)
         }
         (Done::Dht(e), Experiment::Dht(p, layout)) => {
             eprintln!("  simulating: {} runs", p.sim_runs);
             let sim = dht::simulate(&spec, p, layout).map_err(live_err)?;
-            write_dht(&r.out, &spec, p, layout, &e, &sim)?;
-            write_run(&r.out, "dht", &r.scenario, &prov)
+            write_dht(out, &spec, p, layout, &e, &sim)?;
+            write_run(out, "dht", scenario, &prov)
         }
         (Done::TpAdmission(runs), Experiment::TpAdmission(p, _)) => {
             eprintln!("  simulating: {} runs per policy", p.sim_runs);
             let sims = admission::simulate(&spec, p).map_err(live_err)?;
-            write_admission(&r.out, &spec, p, &runs, &sims)?;
-            write_run(&r.out, "tp-admission", &r.scenario, &prov)
+            write_admission(out, &spec, p, &runs, &sims)?;
+            write_run(out, "tp-admission", scenario, &prov)
         }
         _ => unreachable!("the run's result is its experiment's"),
     }
@@ -586,6 +628,12 @@ fn plan(spec: &Spec) -> Result<Experiment> {
 }
 
 fn prepare_out(out: &Path, replace: bool) -> Result<()> {
+    check_out(out, replace)?;
+    cdnlab_lab::files::ensure_dir(out)
+}
+
+/// A results folder must be empty or absent, unless it is to be replaced.
+fn check_out(out: &Path, replace: bool) -> Result<()> {
     if out.exists()
         && !replace
         && std::fs::read_dir(out)
@@ -598,7 +646,7 @@ fn prepare_out(out: &Path, replace: bool) -> Result<()> {
             out.display()
         )));
     }
-    cdnlab_lab::files::ensure_dir(out)
+    Ok(())
 }
 
 fn write_fidelity(

@@ -506,3 +506,34 @@ fn bad_experiments_are_refused_before_anything_is_built() {
         );
     }
 }
+
+/// `run` takes several scenarios and checks them all, and their folders, before it builds
+/// anything: a bad one refuses the whole run, and two that would write into one folder too.
+#[test]
+fn several_scenarios_are_checked_before_any_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(repo().join("scenarios/testbed-dht.toml")).unwrap();
+    std::fs::write(d.path().join("a.toml"), &good).unwrap();
+    std::fs::write(
+        d.path().join("b.toml"),
+        good.replace("seconds = 60.0", "seconds = 0.5"),
+    )
+    .unwrap();
+    fails_with(
+        &cdnlab(
+            &["testbed", "run", "a.toml", "b.toml", "--out", "o"],
+            d.path(),
+        ),
+        &["b.toml", "experiment.seconds: 0.5 is not allowed"],
+    );
+    std::fs::create_dir(d.path().join("x")).unwrap();
+    std::fs::write(d.path().join("x/a.toml"), &good).unwrap();
+    fails_with(
+        &cdnlab(
+            &["testbed", "run", "a.toml", "x/a.toml", "--out", "o"],
+            d.path(),
+        ),
+        &["two scenarios would write into o/a"],
+    );
+    assert!(!d.path().join("o").exists(), "a refused run made a folder");
+}
