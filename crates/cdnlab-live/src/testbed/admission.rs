@@ -20,6 +20,7 @@ use super::net::Testbed;
 use super::spec::{Role, Spec};
 use crate::demo::steer::{PolicyResult, SteerDemoConfig};
 use cdnlab::alloc::topology::{CAPACITY, LINKS, METROS, R15, hops};
+use cdnlab::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -385,9 +386,6 @@ pub fn emulated(plan: &Plan, r: &PolicyResult) -> Blocking {
             (a > 0).then(|| b as f64 / a as f64)
         })
         .collect();
-    let k = batches.len().max(1) as f64;
-    let m = batches.iter().sum::<f64>() / k;
-    let var = batches.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
     let (arrivals, blocked) = measured
         .iter()
         .fold((0, 0), |(a, b), &(x, y)| (a + x, b + y));
@@ -396,7 +394,7 @@ pub fn emulated(plan: &Plan, r: &PolicyResult) -> Blocking {
         arrivals,
         blocked,
         blocking: blocked as f64 / arrivals.max(1) as f64,
-        se: (var / k).sqrt(),
+        se: Summary::of(&batches).se(),
         batches,
     }
 }
@@ -445,15 +443,13 @@ pub fn simulate_instance(
                 .map(|o| o.blocking)
             })
             .collect::<Result<_, _>>()?;
-        let k = runs.len() as f64;
-        let m = runs.iter().sum::<f64>() / k;
-        let var = runs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0);
+        let sum = Summary::of(&runs);
         out.push(Blocking {
             policy: policy.into(),
             arrivals: 0,
             blocked: 0,
-            blocking: m,
-            se: (var / k).sqrt(),
+            blocking: sum.mean,
+            se: sum.se(),
             batches: Vec::new(),
         });
     }
@@ -537,9 +533,7 @@ fn paired_se(b: &Blocking, a: &Blocking) -> f64 {
         .zip(&a.batches)
         .map(|(x, y)| x - y)
         .collect();
-    let k = d.len() as f64;
-    let m = d.iter().sum::<f64>() / k;
-    (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0) / k).sqrt()
+    Summary::of(&d).se()
 }
 
 /// `blocking.csv`: emulated and simulated, per policy.

@@ -20,6 +20,7 @@
 use super::agree::Agreement;
 use super::net::Testbed;
 use super::spec::{Role, Spec};
+use cdnlab::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
 use std::net::SocketAddr;
@@ -643,10 +644,8 @@ pub fn simulate_with(
         probes.push(out.probes_per_request);
     }
     let mean_se = |v: &[f64]| {
-        let k = v.len().max(1) as f64;
-        let m = v.iter().sum::<f64>() / k;
-        let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
-        (m, (var / k).sqrt())
+        let s = Summary::of(v);
+        (s.mean, s.se())
     };
     let (p, se) = mean_se(&probes);
     Ok(Simulated {
@@ -696,11 +695,8 @@ pub fn hot_per_window(plan: &Plan, samples: &[Sample]) -> Vec<Option<f64>> {
 }
 
 fn mean_of(v: impl Iterator<Item = f64>) -> (f64, f64, usize) {
-    let v: Vec<f64> = v.collect();
-    let k = v.len().max(1) as f64;
-    let m = v.iter().sum::<f64>() / k;
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
-    (m, (var / k).sqrt(), v.len())
+    let s = Summary::of(&v.collect::<Vec<f64>>());
+    (s.mean, s.se(), s.n)
 }
 
 /// The windows EMU-DHT-4 and 5 average over: the crowd's from its 6th window to its end, and

@@ -31,6 +31,11 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The standard error of the mean, sd / sqrt(n) (0 for one value, NaN for none).
+    pub fn se(&self) -> f64 {
+        self.sd / (self.n as f64).sqrt()
+    }
+
     /// Summarises `xs` as free numbers (see [`Summary::on`]).
     pub fn of(xs: &[f64]) -> Summary {
         Summary::on(xs, Scale::Free)
