@@ -2,7 +2,7 @@
 # The emulation claims (docs/testbed.md#agreement), as root: every emulation scenario run in the
 # testbed and judged against the simulator, then `cdnlab testbed report` writes their verdicts
 # into the committed record, scenarios/verdicts-emulation.csv (shown in `reproduce`'s report),
-# and each run's summary, tables and figures into bench/results/testbed/<scenario>/. About 11
+# and each run's summary, tables and figures into bench/results/testbed/<scenario>/. About 15
 # minutes. Scenarios named as arguments (without testbed- and .toml) run alone.
 #
 #   sudo bench/emulation.sh
@@ -14,7 +14,7 @@ rm -rf "$out"
 mkdir -p "$out"
 cd "$root"
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(gwtw gwtw-shallow tp-paths tp-admission dht)
+[ ${#names[@]} -gt 0 ] || names=(gwtw gwtw-shallow tp-paths tp-segments tp-admission dht)
 runs=()
 for n in "${names[@]}"; do
   s="testbed-$n"

@@ -70,6 +70,18 @@ const SOURCES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "tp-segments",
+        sources![
+            "crates/cdnlab-live/src/testbed/segments.rs",
+            "crates/cdnlab-live/src/testbed/paths.rs",
+            "crates/cdnlab-live/src/testbed/probe.rs",
+            "crates/cdnlab-live/src/testbed/net.rs",
+            "crates/cdnlab-live/src/testbed/wire.rs",
+            "crates/cdnlab-live/src/origin.rs",
+            "scenarios/testbed-tp-segments.toml",
+        ],
+    ),
+    (
         "tp-admission",
         sources![
             "crates/cdnlab-live/src/testbed/admission.rs",

@@ -6,7 +6,7 @@
 use super::live_err;
 use cdnlab_lab::{Error, Result};
 use cdnlab_live::testbed::{
-    self, Spec, Testbed, admission, agree, dht, fidelity, gwtw, net, paths,
+    self, Spec, Testbed, admission, agree, dht, fidelity, gwtw, net, paths, segments,
 };
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -165,6 +165,18 @@ enum ProbeCommand {
         #[arg(long)]
         policy: String,
     },
+    /// The tp-segments experiment's player (docs/testbed.md#tp-segments).
+    Segments {
+        /// The sources, segment k from the (k mod n)-th.
+        #[arg(long, value_delimiter = ',', required = true)]
+        sources: Vec<std::net::SocketAddr>,
+        #[arg(long)]
+        every_s: f64,
+        #[arg(long)]
+        count: u64,
+        #[arg(long)]
+        limit_s: f64,
+    },
     TcpRecv {
         #[arg(long)]
         listen: std::net::SocketAddr,
@@ -254,6 +266,28 @@ fn probe(p: &ProbeCommand) -> Result<()> {
             let t = cdnlab_live::steer::Deployment::load(topology)
                 .map_err(|e| Error::Failed(e.to_string()))?;
             let out = admission::load(&spec, &plan, &layout, &t, policy).map_err(live_err)?;
+            println!("{}", serde_json::to_string(&out).expect("json"));
+            Ok(())
+        }
+        ProbeCommand::Segments {
+            sources,
+            every_s,
+            count,
+            limit_s,
+        } => {
+            let dur = |what: &str, s: f64| {
+                Duration::try_from_secs_f64(s)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| Error::Usage(format!("--{what} {s}: seconds > 0 are allowed")))
+            };
+            let out = segments::play(
+                sources,
+                dur("every-s", *every_s)?,
+                *count,
+                dur("limit-s", *limit_s)?,
+            )
+            .map_err(live_err)?;
             println!("{}", serde_json::to_string(&out).expect("json"));
             Ok(())
         }
@@ -427,6 +461,9 @@ fn run_scenario(scenario: &Path, out: &Path, replace: bool) -> Result<()> {
             paths::emulate(&tb, p, layout, &mut progress).map(Done::TpPaths)
         }
         Experiment::Dht(p, layout) => dht::emulate(&tb, p, layout, &mut progress).map(Done::Dht),
+        Experiment::TpSegments(p, layout) => {
+            segments::emulate(&tb, p, layout, &mut progress).map(Done::TpSegments)
+        }
         Experiment::TpAdmission(p, layout) => {
             admission::emulate(&tb, p, layout, &mut progress).map(Done::TpAdmission)
         }
@@ -461,6 +498,10 @@ fn run_scenario(scenario: &Path, out: &Path, replace: bool) -> Result<()> {
             let sims = admission::simulate(&spec, p).map_err(live_err)?;
             write_admission(out, &spec, p, &runs, &sims)?;
             write_run(out, "tp-admission", scenario, &prov)
+        }
+        (Done::TpSegments(runs), Experiment::TpSegments(p, layout)) => {
+            write_segments(out, &spec, p, layout, &runs)?;
+            write_run(out, "tp-segments", scenario, &prov)
         }
         _ => unreachable!("the run's result is its experiment's"),
     }
@@ -584,6 +625,7 @@ enum Experiment {
     TpPaths(paths::Plan, paths::Layout),
     Dht(dht::Plan, dht::Layout),
     TpAdmission(admission::Plan, admission::Layout),
+    TpSegments(segments::Plan, segments::Layout),
 }
 
 /// What an experiment's emulated part returned.
@@ -593,10 +635,11 @@ enum Done {
     TpPaths(Vec<paths::Stream>),
     Dht(dht::Emulated),
     TpAdmission(Vec<cdnlab_live::demo::steer::PolicyResult>),
+    TpSegments(Vec<segments::Run>),
 }
 
 /// The experiment kinds, as `[experiment] kind` names them.
-const KINDS: &str = "fidelity, gwtw-video, tp-paths, tp-admission, dht";
+const KINDS: &str = "fidelity, gwtw-video, tp-paths, tp-segments, tp-admission, dht";
 
 /// The scenario's experiment, checked.
 fn plan(spec: &Spec) -> Result<Experiment> {
@@ -610,6 +653,9 @@ fn plan(spec: &Spec) -> Result<Experiment> {
             .map_err(live_err),
         Some(Some("tp-paths")) => paths::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::TpPaths(p, l))
+            .map_err(live_err),
+        Some(Some("tp-segments")) => segments::Plan::from_table(&table, spec)
+            .map(|(p, l)| Experiment::TpSegments(p, l))
             .map_err(live_err),
         Some(Some("tp-admission")) => admission::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::TpAdmission(p, l))
@@ -1170,6 +1216,89 @@ fn write_admission(
         ));
     }
     text.push_str("\n## Emulation against simulation\n");
+    text.push_str(&agreement_table(&rows));
+    cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
+    print!("{text}");
+    Ok(())
+}
+
+fn write_segments(
+    out: &Path,
+    spec: &Spec,
+    plan: &segments::Plan,
+    layout: &segments::Layout,
+    runs: &[segments::Run],
+) -> Result<()> {
+    use cdnlab_lab::plot::{self, Chart, Series};
+    cdnlab_lab::files::write_atomic(&out.join("fetches.csv"), &segments::table(runs))?;
+    cdnlab_lab::files::write_atomic(&out.join("cross.csv"), &segments::cross_table(runs))?;
+    let outcomes: Vec<segments::Outcome> =
+        runs.iter().map(|r| segments::outcome(plan, r)).collect();
+    let rows = segments::judge(plan, layout, &outcomes, false);
+    write_agreement(out, &rows)?;
+    let chart = Chart {
+        title: format!(
+            "{}: segment fetch times, single and multi-source",
+            spec.name
+        ),
+        x_label: "segment (one requested every segment duration)".into(),
+        y_label: "fetch time, s".into(),
+        series: runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Series {
+                label: format!(
+                    "{} source{} (model load {:.2} per path)",
+                    r.sources,
+                    if r.sources == 1 { "" } else { "s" },
+                    plan.load(layout, r.sources, false)
+                ),
+                points: r
+                    .fetches
+                    .iter()
+                    .map(|f| (f.k as f64, f.fetch_s, f.fetch_s, f.fetch_s))
+                    .collect(),
+                dash: i,
+            })
+            .chain([Series {
+                label: format!("the buffer ({} s): later is a stall", plan.buffer_s),
+                points: [0.0, plan.segments.saturating_sub(1) as f64]
+                    .iter()
+                    .map(|&k| (k, plan.buffer_s, plan.buffer_s, plan.buffer_s))
+                    .collect(),
+                dash: 3,
+            }])
+            .collect(),
+        ..Default::default()
+    };
+    plot::write_chart(&chart, &out.join("fetches.svg"), plot::Format::Both, 1.0)?;
+    let mut text = format!(
+        "# T4 with HTTP segment fetches: {}\n\n{} segments of {} bytes, one every {} s, played {} s after their request, striped over 1-{} paths of {:.3} Mbit/s and {:.0} ms round trip, each with Poisson UDP cross traffic at {} of capacity.\n\n| sources | model load per path | late | mean fetch s | first third s | last third s | cross traffic lost |\n|---|---|---|---|---|---|---|\n",
+        spec.name,
+        plan.segments,
+        plan.segment_bytes,
+        plan.segment_s,
+        plan.buffer_s,
+        layout.sources.len(),
+        layout.rate_bps / 1e6,
+        layout.rtt_s * 1e3,
+        plan.cross
+    );
+    for o in &outcomes {
+        text.push_str(&format!(
+            "| {} | {:.3} | {:.0}% ± {:.0} | {:.2} ± {:.2} | {:.2} | {:.2} | {:.2}% |\n",
+            o.sources,
+            plan.load(layout, o.sources, false),
+            100.0 * o.late,
+            100.0 * o.late_se,
+            o.fetch_s,
+            o.fetch_se,
+            o.first_third_s,
+            o.last_third_s,
+            100.0 * o.cross_loss
+        ));
+    }
+    text.push_str("\n## Emulation against the packet model\n");
     text.push_str(&agreement_table(&rows));
     cdnlab_lab::files::write_atomic(&out.join("summary.md"), text.as_bytes())?;
     print!("{text}");

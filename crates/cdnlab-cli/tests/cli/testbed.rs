@@ -453,6 +453,8 @@ fn bad_experiments_are_refused_before_anything_is_built() {
     let dht = std::fs::read_to_string(repo().join("scenarios/testbed-dht.toml")).unwrap();
     let admission =
         std::fs::read_to_string(repo().join("scenarios/testbed-tp-admission.toml")).unwrap();
+    let segments =
+        std::fs::read_to_string(repo().join("scenarios/testbed-tp-segments.toml")).unwrap();
     for (edit, needle) in [
         (
             dht.replace("crowd = [15.0, 35.0]", "crowd = [15.5, 35.0]"),
@@ -465,6 +467,14 @@ fn bad_experiments_are_refused_before_anything_is_built() {
         (
             admission.replacen("role = \"edge\"", "role = \"router\"", 1),
             "8 edge nodes, one per reference metro",
+        ),
+        (
+            segments.replace("segments = 30", "segments = 2"),
+            "experiment.segments: 2 is not allowed; allowed: 3 to 10000",
+        ),
+        (
+            segments.replacen("delay_ms = 10", "delay_ms = 20", 1),
+            "paths alike (one rate, delay and queue; no loss or jitter)",
         ),
         (
             admission.replace("rho = 0.9", "rho = 0"),

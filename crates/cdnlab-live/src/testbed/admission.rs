@@ -84,11 +84,7 @@ impl Plan {
         let bad = |f: &str, v: &dyn std::fmt::Display, allowed: &str| {
             super::spec::bad_experiment(path, f, v, allowed)
         };
-        let of = |r: Role| -> Vec<usize> {
-            (0..spec.nodes.len())
-                .filter(|&i| spec.nodes[i].role == r)
-                .collect()
-        };
+        let of = |r: Role| spec.nodes_of(r);
         let (origins, steering, edges, clients) = (
             of(Role::Origin),
             of(Role::Steering),

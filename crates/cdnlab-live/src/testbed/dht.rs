@@ -99,11 +99,7 @@ impl Plan {
         let bad = |f: &str, v: &dyn std::fmt::Display, allowed: &str| {
             super::spec::bad_experiment(path, f, v, allowed)
         };
-        let of = |r: Role| -> Vec<usize> {
-            (0..spec.nodes.len())
-                .filter(|&i| spec.nodes[i].role == r)
-                .collect()
-        };
+        let of = |r: Role| spec.nodes_of(r);
         let (origins, edges, clients) = (of(Role::Origin), of(Role::DhtEdge), of(Role::Clients));
         let (&[origin], &[clients]) = (origins.as_slice(), clients.as_slice()) else {
             return bad(

@@ -94,12 +94,7 @@ impl Plan {
         let bad = |f: &str, v: &dyn std::fmt::Display, allowed: &str| {
             super::spec::bad_experiment(path, f, v, allowed)
         };
-        let one = |role: Role| {
-            let v: Vec<usize> = (0..spec.nodes.len())
-                .filter(|&i| spec.nodes[i].role == role)
-                .collect();
-            v
-        };
+        let one = |role: Role| spec.nodes_of(role);
         let edges = one(Role::Edge);
         let (origins, clients) = (one(Role::Origin), one(Role::Clients));
         if origins.len() != 1 || clients.len() != 1 || edges.is_empty() {

@@ -15,6 +15,7 @@
 //! | `gwtw.rs` | experiment `gwtw-video`: GWTW video users emulated and simulated |
 //! | `dht.rs` | experiment `dht`: the DHT of live edges under a flash crowd, emulated and simulated |
 //! | `paths.rs` | experiment `tp-paths`: single- against multi-source UDP streaming (T4) |
+//! | `segments.rs` | experiment `tp-segments`: T4 with HTTP segment fetches, against the packet model's load |
 
 pub mod admission;
 pub mod agree;
@@ -24,6 +25,7 @@ pub mod gwtw;
 pub mod net;
 pub mod paths;
 pub mod probe;
+pub mod segments;
 pub mod spec;
 mod sys;
 pub mod wire;

@@ -75,45 +75,8 @@ impl Plan {
         let bad = |f: &str, v: &dyn std::fmt::Display, allowed: &str| {
             super::spec::bad_experiment(path, f, v, allowed)
         };
-        let clients: Vec<usize> = (0..spec.nodes.len())
-            .filter(|&i| spec.nodes[i].role == Role::Clients)
-            .collect();
-        let &[users] = clients.as_slice() else {
-            return bad("kind", &"tp-paths", "a network with one clients node");
-        };
-        // Every edge with a link of its own to the users is a source.
-        let sources: Vec<(usize, usize)> = (0..spec.nodes.len())
-            .filter(|&i| spec.nodes[i].role == Role::Edge)
-            .filter_map(|i| {
-                let l = spec
-                    .links
-                    .iter()
-                    .position(|k| (k.a == i && k.b == users) || (k.b == i && k.a == users))?;
-                Some((i, l))
-            })
-            .collect();
-        if sources.is_empty() {
-            return bad(
-                "kind",
-                &"tp-paths",
-                "edges (the sources) each linked to the clients node",
-            );
-        }
+        let (users, sources) = network(spec, "tp-paths")?;
         let first = &spec.links[sources[0].1];
-        if sources.iter().any(|&(_, l)| {
-            let k = &spec.links[l];
-            k.rate != first.rate
-                || k.delay != first.delay
-                || k.queue != first.queue
-                || k.loss != 0.0
-                || !k.jitter.is_zero()
-        }) {
-            return bad(
-                "kind",
-                &"tp-paths",
-                "paths alike (one rate, delay and queue; no loss or jitter), as the packet model's",
-            );
-        }
         if plan.sources.is_empty() || plan.sources.iter().any(|&n| n == 0 || n > sources.len()) {
             return bad(
                 "sources",
@@ -152,6 +115,47 @@ impl Plan {
         };
         Ok((plan, layout))
     }
+}
+
+/// The paths of a network for `kind` (tp-paths and tp-segments): its one clients node, and the
+/// edges (the sources) each with a link of its own to it, all alike (one rate, delay and queue,
+/// no loss or jitter, as the packet model's): (the users, [(a source, its link)]).
+pub fn network(spec: &Spec, kind: &str) -> Result<(usize, Vec<(usize, usize)>), crate::Error> {
+    let bad =
+        |v: &str, allowed: &str| super::spec::bad_experiment(&spec.source, "kind", v, allowed);
+    let &[users] = spec.nodes_of(Role::Clients).as_slice() else {
+        return bad(kind, "a network with one clients node");
+    };
+    // Every edge with a link of its own to the users is a source.
+    let sources: Vec<(usize, usize)> = spec
+        .nodes_of(Role::Edge)
+        .into_iter()
+        .filter_map(|i| {
+            let l = spec
+                .links
+                .iter()
+                .position(|k| (k.a == i && k.b == users) || (k.b == i && k.a == users))?;
+            Some((i, l))
+        })
+        .collect();
+    let Some(&(_, l0)) = sources.first() else {
+        return bad(kind, "edges (the sources) each linked to the clients node");
+    };
+    let first = &spec.links[l0];
+    if sources.iter().any(|&(_, l)| {
+        let k = &spec.links[l];
+        k.rate != first.rate
+            || k.delay != first.delay
+            || k.queue != first.queue
+            || k.loss != 0.0
+            || !k.jitter.is_zero()
+    }) {
+        return bad(
+            kind,
+            "paths alike (one rate, delay and queue; no loss or jitter), as the packet model's",
+        );
+    }
+    Ok((users, sources))
 }
 
 /// Loss and latency of one stream, emulated or simulated.

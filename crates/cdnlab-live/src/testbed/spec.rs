@@ -748,6 +748,13 @@ fn check_reach(path: &Path, spec: &Spec) -> Result<(), crate::Error> {
 }
 
 impl Spec {
+    /// The nodes of a role, in the file's order.
+    pub fn nodes_of(&self, role: Role) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].role == role)
+            .collect()
+    }
+
     /// The number of a node, by name.
     pub fn node(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == name)
