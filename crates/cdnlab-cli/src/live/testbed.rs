@@ -460,12 +460,14 @@ fn run_scenario(scenario: &Path, out: &Path, replace: bool) -> Result<()> {
         Experiment::TpPaths(p, layout) => {
             paths::emulate(&tb, p, layout, &mut progress).map(Done::TpPaths)
         }
-        Experiment::Dht(p, layout) => dht::emulate(&tb, p, layout, &mut progress).map(Done::Dht),
+        Experiment::Dht(p, layout) => {
+            dht::emulate(&tb, p, layout, out, &mut progress).map(Done::Dht)
+        }
         Experiment::TpSegments(p, layout) => {
             segments::emulate(&tb, p, layout, &mut progress).map(Done::TpSegments)
         }
         Experiment::TpAdmission(p, layout) => {
-            admission::emulate(&tb, p, layout, &mut progress).map(Done::TpAdmission)
+            admission::emulate(&tb, p, layout, out, &mut progress).map(Done::TpAdmission)
         }
     };
     let gone = tb.teardown();

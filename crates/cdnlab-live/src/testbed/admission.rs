@@ -23,7 +23,6 @@ use cdnlab::alloc::topology::{CAPACITY, LINKS, METROS, R15, hops};
 use cdnlab::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -163,15 +162,6 @@ fn at(spec: &Spec, i: usize) -> SocketAddr {
     SocketAddr::from((spec.nodes[i].address, PORT))
 }
 
-/// The topology file of the run (the steering server's and the edges'), removed when dropped.
-struct TopologyFile(PathBuf);
-
-impl Drop for TopologyFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn secret(spec: &Spec) -> String {
     format!(
         "testbed-{:016x}",
@@ -179,20 +169,22 @@ fn secret(spec: &Spec) -> String {
     )
 }
 
-/// Runs both policies in the testbed.
+/// Runs both policies in the testbed. The topology file (the steering server's and the edges')
+/// is written into `dir` (the run's results folder, `topology.json`): it is part of what the run
+/// was, and a killed run leaves nothing elsewhere.
 pub fn emulate(
     tb: &Testbed,
     plan: &Plan,
     layout: &Layout,
+    dir: &std::path::Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<PolicyResult>, crate::Error> {
     let spec = &tb.spec;
     let (capacity, demand) = plan.instance();
     let addrs: Vec<SocketAddr> = layout.edges.iter().map(|&e| at(spec, e)).collect();
-    let file =
-        TopologyFile(std::env::temp_dir().join(format!("cdnlab-testbed-{}-topology.json", tb.run)));
+    let file = dir.join("topology.json");
     let json = crate::demo::steer::reference_json(&addrs, &secret(spec), &capacity, &demand)?;
-    std::fs::write(&file.0, json).map_err(|e| crate::Error::io(file.0.display().to_string(), e))?;
+    std::fs::write(&file, json).map_err(|e| crate::Error::io(file.display().to_string(), e))?;
     let ready = Duration::from_secs(10);
     let s = |x: &dyn ToString| x.to_string();
     let _origin = tb.start(
@@ -221,7 +213,7 @@ pub fn emulate(
             s(&"live"),
             s(&"steer"),
             s(&"--topology"),
-            s(&file.0.display()),
+            s(&file.display()),
             s(&"--listen"),
             s(&at(spec, layout.steering)),
             s(&"--b-max"),
@@ -243,7 +235,7 @@ pub fn emulate(
                 s(&"--listen"),
                 s(&addrs[m]),
                 s(&"--admission"),
-                s(&file.0.display()),
+                s(&file.display()),
                 s(&"--steering"),
                 s(&at(spec, layout.steering)),
                 s(&"--stream-rate"),
@@ -270,7 +262,7 @@ pub fn emulate(
             .args(["testbed", "probe", "tp-admission", "--scenario"])
             .arg(&spec.source)
             .arg("--topology")
-            .arg(&file.0)
+            .arg(&file)
             .args(["--policy", policy])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

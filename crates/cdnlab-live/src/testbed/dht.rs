@@ -255,25 +255,19 @@ pub struct Emulated {
     pub dropped: u64,
 }
 
-/// Writes the ring file of the run's edges (removed when dropped).
-struct RingPath(PathBuf);
-
-impl Drop for RingPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Runs the DHT in the testbed.
+/// Runs the DHT in the testbed. The edges' ring file is written into `dir` (the run's results
+/// folder, `ring.json`): it is part of what the run was, and a killed run leaves nothing
+/// elsewhere.
 pub fn emulate(
     tb: &Testbed,
     plan: &Plan,
     layout: &Layout,
+    dir: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Emulated, crate::Error> {
     let spec = &tb.spec;
     let at = |i: usize| SocketAddr::from((spec.nodes[i].address, PORT));
-    let ring = RingPath(std::env::temp_dir().join(format!("cdnlab-testbed-{}-ring.json", tb.run)));
+    let ring = dir.join("ring.json");
     let edges: Vec<String> = layout
         .edges
         .iter()
@@ -287,7 +281,7 @@ pub fn emulate(
         plan.vnodes,
         edges.join(", ")
     );
-    std::fs::write(&ring.0, text).map_err(|e| crate::Error::io(ring.0.display().to_string(), e))?;
+    std::fs::write(&ring, text).map_err(|e| crate::Error::io(ring.display().to_string(), e))?;
     let ready = Duration::from_secs(10);
     let s = |x: &dyn ToString| x.to_string();
     let _origin = tb.start(
@@ -318,7 +312,7 @@ pub fn emulate(
                 s(&"live"),
                 s(&"edge"),
                 s(&"--ring"),
-                s(&ring.0.display()),
+                s(&ring.display()),
                 s(&"--id"),
                 s(&id),
                 s(&"--origin"),
@@ -355,7 +349,7 @@ pub fn emulate(
         .args(["testbed", "probe", "dht-load", "--scenario"])
         .arg(&spec.source)
         .arg("--ring")
-        .arg(&ring.0)
+        .arg(&ring)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
