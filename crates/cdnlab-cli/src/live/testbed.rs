@@ -1065,18 +1065,8 @@ fn write_dht(
         1.0,
     )?;
     // Latency against round trips: each request's median per count, and n x RTT.
-    let mut groups: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
-    for r in e
-        .requests
-        .iter()
-        .filter(|r| r.status == 200 && r.t >= dht::WARMUP_S)
-    {
-        groups
-            .entry(r.round_trips(dht::Model::RIGHT))
-            .or_default()
-            .push(r.latency_ms);
-    }
-    let q = |v: &[f64], p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+    let groups = dht::latency_groups(e, dht::Model::RIGHT);
+    let q = fidelity::quantile;
     let latency = Chart {
         title: format!("{}: request latency against round trips", spec.name),
         x_label: "round trips: 1 + remote probes + redirect".into(),
@@ -1085,11 +1075,8 @@ fn write_dht(
             Series {
                 label: "emulated: median (bars: 10th to 90th percentile)".into(),
                 points: groups
-                    .iter_mut()
-                    .map(|(&n, v)| {
-                        v.sort_by(f64::total_cmp);
-                        (f64::from(n), q(v, 0.5), q(v, 0.1), q(v, 0.9))
-                    })
+                    .iter()
+                    .map(|(&n, v)| (f64::from(n), q(v, 0.5), q(v, 0.1), q(v, 0.9)))
                     .collect(),
                 dash: plot::SCATTER,
             },
@@ -1253,7 +1240,7 @@ fn write_segments(
                     "{} source{} (model load {:.2} per path)",
                     r.sources,
                     if r.sources == 1 { "" } else { "s" },
-                    plan.load(layout, r.sources, false)
+                    plan.path_load(layout, r.sources, false)
                 ),
                 points: r
                     .fetches
@@ -1290,7 +1277,7 @@ fn write_segments(
         text.push_str(&format!(
             "| {} | {:.3} | {:.0}% ± {:.0} | {:.2} ± {:.2} | {:.2} | {:.2} | {:.2}% |\n",
             o.sources,
-            plan.load(layout, o.sources, false),
+            plan.path_load(layout, o.sources, false),
             100.0 * o.late,
             100.0 * o.late_se,
             o.fetch_s,

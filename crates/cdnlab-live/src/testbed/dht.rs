@@ -30,8 +30,9 @@ use std::time::{Duration, Instant};
 
 /// The servers' port on every node.
 const PORT: u16 = 8080;
-/// The file of the flash crowd: the most popular (Zipf rank 1), as the simulator's.
-pub const HOT: u64 = 0;
+/// The file of the flash crowd: the most popular (Zipf rank 1), as the simulator's and the
+/// DHT demo's.
+pub use crate::demo::dht::HOT;
 
 /// The `[experiment]` table with `kind = "dht"`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -634,8 +635,8 @@ pub fn simulate_with(
         probes.push(out.probes_per_request);
     }
     let mean_se = |v: &[f64]| {
-        let s = Summary::of(v);
-        (s.mean, s.se())
+        let (m, se, _) = mean_of(v.iter().copied());
+        (m, se)
     };
     let (p, se) = mean_se(&probes);
     Ok(Simulated {
@@ -668,6 +669,26 @@ impl Model {
 pub const WARMUP_S: f64 = 5.0;
 /// Fewest requests of a round-trip count for EMU-DHT-1 to judge it.
 const GROUP: usize = 30;
+
+/// The latencies (ms) of the answered requests after the warm-up, sorted, by their round
+/// trips under `model`: what EMU-DHT-1 judges and `latency.svg` draws.
+pub fn latency_groups(e: &Emulated, model: Model) -> std::collections::BTreeMap<u32, Vec<f64>> {
+    let mut groups: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+    for r in e
+        .requests
+        .iter()
+        .filter(|r| r.status == 200 && r.t >= WARMUP_S)
+    {
+        groups
+            .entry(r.round_trips(model))
+            .or_default()
+            .push(r.latency_ms);
+    }
+    for v in groups.values_mut() {
+        v.sort_by(f64::total_cmp);
+    }
+    groups
+}
 
 /// The emulated hot replicas per window: the mean of the samples taken in it.
 pub fn hot_per_window(plan: &Plan, samples: &[Sample]) -> Vec<Option<f64>> {
@@ -742,18 +763,10 @@ pub fn judge(
         .filter(|r| r.status == 200)
         .collect();
     let rtt = layout.rtt_ms;
-    let mut groups: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
-    for r in served.iter().filter(|r| r.t >= WARMUP_S) {
-        groups
-            .entry(r.round_trips(model))
-            .or_default()
-            .push(r.latency_ms);
-    }
-    for (n, mut v) in groups {
+    for (n, v) in latency_groups(emulated, model) {
         if v.len() < GROUP {
             continue;
         }
-        v.sort_by(f64::total_cmp);
         let median = super::fidelity::quantile(&v, 0.5);
         let ideal = f64::from(n) * rtt;
         rows.push(row(

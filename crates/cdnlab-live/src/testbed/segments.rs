@@ -119,7 +119,7 @@ impl Plan {
     /// The packet model's load on each path with the stream striped over `n` of them (frames
     /// of full TCP segments; `shared`: a wrong model in which every source is behind one
     /// bottleneck, so striping does not divide the stream's load).
-    pub fn load(&self, layout: &Layout, n: usize, shared: bool) -> f64 {
+    pub fn path_load(&self, layout: &Layout, n: usize, shared: bool) -> f64 {
         let stream_bps = self.segment_bytes as f64 * 8.0 / self.segment_s * TCP_FRAME / TCP_PAYLOAD;
         let per_path = if shared { 1.0 } else { n as f64 };
         self.cross + stream_bps / per_path / layout.rate_bps
@@ -257,7 +257,7 @@ pub fn emulate(
             plan.segment_bytes,
             plan.segment_s,
             cross_rate,
-            plan.load(layout, n, false)
+            plan.path_load(layout, n, false)
         ));
         let per_cross = (seconds * cross_rate).round() as u64;
         let group: Vec<usize> = (0..n).collect();
@@ -422,7 +422,7 @@ pub fn judge(plan: &Plan, layout: &Layout, runs: &[Outcome], shared: bool) -> Ve
     };
     let mut rows = Vec::new();
     for o in runs {
-        let load = plan.load(layout, o.sources, shared);
+        let load = plan.path_load(layout, o.sources, shared);
         let shown = format!(
             "{:.0}% late, fetch {:.2} s (thirds {:.2} -> {:.2} s)",
             100.0 * o.late,
@@ -451,7 +451,7 @@ pub fn judge(plan: &Plan, layout: &Layout, runs: &[Outcome], shared: bool) -> Ve
         ));
     }
     for o in runs {
-        let load = plan.load(layout, o.sources, shared);
+        let load = plan.path_load(layout, o.sources, shared);
         if load < 1.0 || o.late > 0.1 {
             continue;
         }
@@ -627,9 +627,9 @@ mod tests {
         let (plan, layout) = Plan::from_table(spec.experiment.as_ref().unwrap(), &spec).unwrap();
         // 300000 bytes/s in 1514-byte frames of 1448: 2.5094 Mbit/s on 8.336 Mbit/s paths.
         let share = 300_000.0 * 8.0 * 1514.0 / 1448.0 / 8_336_000.0;
-        assert!((plan.load(&layout, 1, false) - (0.75 + share)).abs() < 1e-12);
-        assert!(plan.load(&layout, 1, false) >= 1.0);
-        assert!(plan.load(&layout, 4, false) <= 0.85);
-        assert!(plan.load(&layout, 4, true) >= 1.0);
+        assert!((plan.path_load(&layout, 1, false) - (0.75 + share)).abs() < 1e-12);
+        assert!(plan.path_load(&layout, 1, false) >= 1.0);
+        assert!(plan.path_load(&layout, 4, false) <= 0.85);
+        assert!(plan.path_load(&layout, 4, true) >= 1.0);
     }
 }
