@@ -67,6 +67,8 @@ const SOURCES: &[(&str, &[(&str, &str)])] = &[
             "crates/cdnlab-live/src/testbed/wire.rs",
             "crates/cdnlab/src/sim/transport/paths.rs",
             "scenarios/testbed-tp-paths.toml",
+            "scenarios/testbed-tp-distance.toml",
+            "data/topologies/zoo/abilene.json",
         ],
     ),
     (

@@ -972,14 +972,19 @@ fn write_paths(
         )?;
     }
     let mut text = format!(
-        "# T4 streaming, emulated and simulated: {}\n\nA stream of {} packets/ms ({}-byte payloads) striped over 1-{} paths; each path {:.3} packets/ms, a buffer of {} packets, {} ms one way, Poisson cross traffic at {} of capacity; {} s per run; {} simulated runs each.\n\n| sources | emulated loss % | simulated loss % | emulated latency ms | simulated latency ms | emulated p99 ms | simulated p99 ms |\n|---|---|---|---|---|---|---|\n",
+        "# T4 streaming, emulated and simulated: {}\n\nA stream of {} packets/ms ({}-byte payloads) striped over 1-{} paths; each path {:.3} packets/ms, a buffer of {} packets, {} ms one way (per source, its routed path's propagation delay), Poisson cross traffic at {} of capacity; {} s per run; {} simulated runs each.\n\n| sources | emulated loss % | simulated loss % | emulated latency ms | simulated latency ms | emulated p99 ms | simulated p99 ms |\n|---|---|---|---|---|---|---|\n",
         spec.name,
         plan.rate,
         plan.payload,
         layout.sources.len(),
         layout.capacity,
         layout.buffer,
-        layout.delay_ms,
+        layout
+            .delays_ms
+            .iter()
+            .map(|d| format!("{d:.2}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         plan.cross,
         plan.seconds,
         plan.sim_runs

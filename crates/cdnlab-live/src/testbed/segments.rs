@@ -84,6 +84,18 @@ impl Plan {
             super::spec::bad_experiment(path, f, v, allowed)
         };
         let (users, sources) = super::paths::network(spec, "tp-segments")?;
+        // One round trip for every path: the model's fetch time takes one.
+        let delay = spec.path_delay(sources[0].0, users);
+        if sources
+            .iter()
+            .any(|&(i, _)| spec.path_delay(i, users) != delay)
+        {
+            return bad(
+                "kind",
+                &"tp-segments",
+                "paths of one propagation delay (the model's fetch takes one round trip)",
+            );
+        }
         if plan.sources.is_empty() || plan.sources.iter().any(|&n| n == 0 || n > sources.len()) {
             return bad(
                 "sources",
@@ -110,7 +122,7 @@ impl Plan {
         let layout = Layout {
             users,
             rate_bps: link.rate,
-            rtt_s: 2.0 * link.delay.as_secs_f64(),
+            rtt_s: 2.0 * delay.as_secs_f64(),
             sources,
         };
         Ok((plan, layout))

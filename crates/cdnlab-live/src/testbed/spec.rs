@@ -292,23 +292,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
             ));
         }
     };
-    let (mut nodes, mut links, network) = match &file.network {
-        Some(net) => {
-            if !file.link.is_empty() {
-                return Err(bad(
-                    path,
-                    "link",
-                    "a [[link]] beside [network]",
-                    "links from the network file, or [[link]] tables, not both",
-                ));
-            }
-            from_network(path, net)?
-        }
-        None => (Vec::new(), Vec::new(), None),
+    let (mut nodes, mut links) = match &file.network {
+        Some(net) => from_network(path, net)?,
+        None => (Vec::new(), Vec::new()),
     };
-    let from_file = network.is_some();
-    // Nodes: with a network file, [[node]] gives roles to the file's nodes; without, it
-    // declares them.
+    // The network file's own nodes (with a file, [[link]] may only attach new nodes to them).
+    let from_file = nodes.len();
+    // Nodes: with a network file, [[node]] gives roles to the file's nodes and declares new
+    // ones (a population or an edge at a metro, joined to it by a [[link]]); without, it
+    // declares them all.
     for (i, n) in file.node.iter().enumerate() {
         let field = |f: &str| format!("node {} ({}): {f}", i + 1, n.name);
         let role = match n.role.as_deref() {
@@ -351,7 +343,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
             ));
         }
         match nodes.iter().position(|m: &Node| m.name == n.name) {
-            Some(j) if from_file => {
+            Some(j) if j < from_file => {
                 let m = &mut nodes[j];
                 m.role = role;
                 m.count = count;
@@ -367,12 +359,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
                     "a name no other node has",
                 ));
             }
-            None if from_file => {
+            None if from_file > 0 && !file.link.iter().any(|l| l.a == n.name || l.b == n.name) => {
                 return Err(bad(
                     path,
                     &field("name"),
                     format!("{:?}", n.name),
-                    "a node of the network file (roles are given to its nodes)",
+                    "a node of the network file, or a new node joined to the network by a [[link]]",
                 ));
             }
             None => nodes.push(Node {
@@ -399,6 +391,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
             })
         };
         let (a, b) = (end(&l.a, "a")?, end(&l.b, "b")?);
+        if a < from_file && b < from_file {
+            return Err(bad(
+                path,
+                &field("b"),
+                format!("{:?}", l.b),
+                "a link with a new [[node]] at one end at least (links between the network file's nodes come from the file)",
+            ));
+        }
         if a == b {
             return Err(bad(
                 path,
@@ -456,7 +456,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, crate::Error> {
         return Err(bad(path, "link", 0, "at least one link"));
     }
     assign_addresses(path, &mut nodes, range)?;
-    let network = network.unwrap_or_else(|| library_view(&name, &nodes, &links));
+    let network = library_view(&name, &nodes, &links);
     let spec = Spec {
         name,
         source: path.to_path_buf(),
@@ -625,8 +625,8 @@ fn library_view(name: &str, nodes: &[Node], links: &[Link]) -> Topology {
     }
 }
 
-/// A description's nodes and links, and the network they came from, if a file.
-type Parts = (Vec<Node>, Vec<Link>, Option<Topology>);
+/// A description's nodes and links.
+type Parts = (Vec<Node>, Vec<Link>);
 
 /// Nodes and links from a real network file: delay from the library (great-circle length at
 /// 2/3 c), rate from the capacity (scaled and bounded) or the given default.
@@ -722,7 +722,7 @@ fn from_network(path: &Path, net: &FileNetwork) -> Result<Parts, crate::Error> {
             queue: queue(path, "network.queue_bytes", net.queue_bytes, rate)?,
         });
     }
-    Ok((nodes, links, Some(t)))
+    Ok((nodes, links))
 }
 
 /// Refuses a clients node that reaches no server, and a network in pieces that leaves one.

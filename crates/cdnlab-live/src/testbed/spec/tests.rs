@@ -286,7 +286,68 @@ count = 4
     .unwrap_err()
     .to_string();
     assert!(
-        got.contains("name: \"Atlantis\" is not allowed; allowed: a node of the network file"),
+        got.contains("name: \"Atlantis\" is not allowed; allowed: a node of the network file, or a new node joined"),
+        "{got}"
+    );
+}
+
+/// New nodes beside a network file: a population and an edge attached to metros by
+/// [[link]]s, routed over the file's links (delays summed along the shortest path); a
+/// [[link]] between two of the file's nodes is refused (those come from the file).
+#[test]
+fn new_nodes_attach_to_a_network_files_metros() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topologies/zoo");
+    let text = r#"
+[network]
+file = "abilene.json"
+[[node]]
+name = "users"
+role = "clients"
+[[node]]
+name = "edge-atl"
+role = "edge"
+[[link]]
+a = "users"
+b = "New York"
+rate = "100Mbit"
+[[link]]
+a = "edge-atl"
+b = "Atlanta"
+rate = "8Mbit"
+delay_ms = 0.5
+"#;
+    let s = parse(text, &dir.join("x.toml")).unwrap();
+    assert_eq!(s.nodes.len(), 11 + 2);
+    assert_eq!(s.links.len(), 14 + 2);
+    let (users, atl) = (s.node("users").unwrap(), s.node("edge-atl").unwrap());
+    let (ny, dc, at) = (
+        s.node("New York").unwrap(),
+        s.node("Washington DC").unwrap(),
+        s.node("Atlanta").unwrap(),
+    );
+    // Atlanta to New York by delay: through Washington (4.36 + 1.64 ms), not Indianapolis
+    // and Chicago (3.44 + 1.32 + 5.73 ms).
+    let hop = |x: usize, y: usize| {
+        s.links
+            .iter()
+            .find(|l| (l.a, l.b) == (x, y) || (l.a, l.b) == (y, x))
+            .unwrap()
+            .delay
+    };
+    assert_eq!(
+        s.path_delay(atl, users),
+        Duration::from_micros(500) + hop(at, dc) + hop(dc, ny)
+    );
+    assert_eq!(s.path(atl, users).len(), 4);
+    assert_eq!(s.path_rate(atl, users), 8e6);
+    let got = parse(
+        &format!("{text}[[link]]\na = \"Atlanta\"\nb = \"New York\"\nrate = \"1Mbit\"\n"),
+        &dir.join("x.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        got.contains("links between the network file's nodes come from the file"),
         "{got}"
     );
 }
