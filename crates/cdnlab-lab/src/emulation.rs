@@ -130,10 +130,18 @@ pub fn code(experiment: &str) -> Option<String> {
     for (path, text) in *files {
         h.update(path.as_bytes());
         h.update(&[0]);
-        h.update(text.as_bytes());
+        h.update(without_tests(text).as_bytes());
         h.update(&[0]);
     }
     Some(format!("{:016x}", h.digest()))
+}
+
+/// A source file without its unit tests (a top-level `#[cfg(test)] mod tests` and what follows
+/// it, where the house keeps them): a test judges a committed run, it does not make it, so
+/// editing one does not make the record stale.
+fn without_tests(text: &str) -> &str {
+    text.find("\n#[cfg(test)]\nmod tests")
+        .map_or(text, |i| &text[..i])
 }
 
 /// The committed record (empty if it cannot be read).
@@ -203,6 +211,18 @@ mod tests {
             ..row("gwtw-video", "A", true)
         }));
         assert!(stale(&row("no-such", "A", true)));
+    }
+
+    /// The unit tests at a file's end are left out of its fingerprint; a change above them
+    /// is not.
+    #[test]
+    fn fingerprints_leave_out_the_unit_tests() {
+        let code = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+        assert_eq!(without_tests(code), "fn a() {}");
+        assert_eq!(without_tests("fn a() {}\n"), "fn a() {}\n");
+        // A nested test module (indented) is not the file's own.
+        let nested = "mod x {\n    #[cfg(test)]\n    mod tests {}\n}\n";
+        assert_eq!(without_tests(nested), nested);
     }
 
     #[test]
