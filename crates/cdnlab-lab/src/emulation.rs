@@ -96,6 +96,8 @@ const SOURCES: &[(&str, &[(&str, &str)])] = &[
             "crates/cdnlab/src/alloc/admission.rs",
             "crates/cdnlab/src/sim/transport/stream.rs",
             "scenarios/testbed-tp-admission.toml",
+            "scenarios/testbed-tp-admission-metros.toml",
+            "scenarios/reference-metros.json",
         ],
     ),
     (

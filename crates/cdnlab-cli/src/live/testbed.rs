@@ -164,6 +164,10 @@ enum ProbeCommand {
         topology: PathBuf,
         #[arg(long)]
         policy: String,
+        /// Only this population's streams (its index in the reference order), for a
+        /// population at its own metro's clients node.
+        #[arg(long)]
+        population: Option<usize>,
     },
     /// The tp-segments experiment's player (docs/testbed.md#tp-segments).
     Segments {
@@ -255,6 +259,7 @@ fn probe(p: &ProbeCommand) -> Result<()> {
             scenario,
             topology,
             policy,
+            population,
         } => {
             let spec = load(scenario)?;
             let Experiment::TpAdmission(plan, layout) = plan(&spec)? else {
@@ -265,7 +270,8 @@ fn probe(p: &ProbeCommand) -> Result<()> {
             };
             let t = cdnlab_live::steer::Deployment::load(topology)
                 .map_err(|e| Error::Failed(e.to_string()))?;
-            let out = admission::load(&spec, &plan, &layout, &t, policy).map_err(live_err)?;
+            let out = admission::load(&spec, &plan, &layout, &t, policy, *population)
+                .map_err(live_err)?;
             println!("{}", serde_json::to_string(&out).expect("json"));
             Ok(())
         }

@@ -66,13 +66,15 @@ impl Default for Plan {
     }
 }
 
-/// Who is where: the edges in the reference metros' order.
+/// Who is where: the edges in the reference metros' order; the clients in one node (every
+/// population's streams from there) or one per metro, in the same order (each population's
+/// streams from its own metro).
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub origin: usize,
     pub steering: usize,
     pub edges: Vec<usize>,
-    pub clients: usize,
+    pub clients: Vec<usize>,
 }
 
 impl Plan {
@@ -90,15 +92,20 @@ impl Plan {
             of(Role::Edge),
             of(Role::Clients),
         );
-        let (&[origin], &[steering], &[clients]) =
-            (origins.as_slice(), steering.as_slice(), clients.as_slice())
-        else {
+        let (&[origin], &[steering]) = (origins.as_slice(), steering.as_slice()) else {
             return bad(
                 "kind",
                 &"tp-admission",
-                "a network with one origin, one steering server and one clients node",
+                "a network with one origin and one steering server",
             );
         };
+        if clients.len() != 1 && clients.len() != METROS.len() {
+            return bad(
+                "kind",
+                &"tp-admission",
+                "one clients node, or 8, one per reference metro (in the edges' order)",
+            );
+        }
         if edges.len() != METROS.len() {
             return bad(
                 "kind",
@@ -257,32 +264,48 @@ pub fn emulate(
             plan.holding,
             plan.seconds
         ));
-        let child = tb
-            .cdnlab(layout.clients)
-            .args(["testbed", "probe", "tp-admission", "--scenario"])
-            .arg(&spec.source)
-            .arg("--topology")
-            .arg(&file)
-            .args(["--policy", policy])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| crate::Error::io("the streams", e))?;
-        let done = child
-            .wait_with_output()
-            .map_err(|e| crate::Error::io("the streams", e))?;
-        let text = String::from_utf8_lossy(&done.stdout);
-        let r: PolicyResult = match text.lines().last() {
-            Some(line) if done.status.success() => serde_json::from_str(line).map_err(|e| {
-                crate::Error::Testbed(format!("the streams said something unreadable ({e})"))
-            })?,
-            _ => {
-                return Err(crate::Error::Testbed(format!(
-                    "the streams ({policy}) failed ({})",
-                    done.status
-                )));
+        // One load generator per clients node, all at once: with a node per metro, each runs
+        // its own population's streams (the same arrivals as one generator for all: each
+        // population draws from its own random stream).
+        let per_metro = layout.clients.len() > 1;
+        let mut children = Vec::new();
+        for (m, &c) in layout.clients.iter().enumerate() {
+            let mut cmd = tb.cdnlab(c);
+            cmd.args(["testbed", "probe", "tp-admission", "--scenario"])
+                .arg(&spec.source)
+                .arg("--topology")
+                .arg(&file)
+                .args(["--policy", policy]);
+            if per_metro {
+                cmd.args(["--population", &m.to_string()]);
             }
-        };
+            children.push(
+                cmd.stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| crate::Error::io("the streams", e))?,
+            );
+        }
+        let mut parts = Vec::new();
+        for child in children {
+            let done = child
+                .wait_with_output()
+                .map_err(|e| crate::Error::io("the streams", e))?;
+            let text = String::from_utf8_lossy(&done.stdout);
+            parts.push(match text.lines().last() {
+                Some(line) if done.status.success() => serde_json::from_str::<PolicyResult>(line)
+                    .map_err(|e| {
+                    crate::Error::Testbed(format!("the streams said something unreadable ({e})"))
+                })?,
+                _ => {
+                    return Err(crate::Error::Testbed(format!(
+                        "the streams ({policy}) failed ({})",
+                        done.status
+                    )));
+                }
+            });
+        }
+        let r = merge(parts);
         progress(&format!(
             "  {} arrivals after the warm-up, {} blocked ({:.2}%)",
             r.arrivals,
@@ -299,14 +322,48 @@ pub fn emulate(
     Ok(out)
 }
 
-/// The load generator (`cdnlab testbed probe tp-admission`, in the clients' namespace): one
-/// policy's streams against the edges of the topology file.
+/// The load generators' results of one policy as one: arrivals and blocked arrivals summed,
+/// per second and per population (a generator that ran one population has none of the
+/// others').
+fn merge(mut parts: Vec<PolicyResult>) -> PolicyResult {
+    let mut r = parts.remove(0);
+    for p in parts {
+        r.arrivals += p.arrivals;
+        r.blocked += p.blocked;
+        for (i, x) in p.per_population.iter().enumerate() {
+            if let Some(y) = r.per_population.get_mut(i) {
+                *y += x;
+            }
+        }
+        if r.per_second.len() < p.per_second.len() {
+            r.per_second.resize(p.per_second.len(), (0, 0));
+        }
+        for (s, (a, b)) in p.per_second.iter().enumerate() {
+            r.per_second[s].0 += a;
+            r.per_second[s].1 += b;
+        }
+    }
+    r.blocking = r.blocked as f64 / r.arrivals.max(1) as f64;
+    r.timeline = r
+        .per_second
+        .iter()
+        .enumerate()
+        .filter(|(_, (a, _))| *a > 0)
+        .map(|(t, (a, b))| (t as f64 + 0.5, *b as f64 / *a as f64))
+        .collect();
+    r
+}
+
+/// The load generator (`cdnlab testbed probe tp-admission`, in a clients namespace): one
+/// policy's streams against the edges of the topology file, of every population or of one
+/// (`population`: its index in the reference order).
 pub fn load(
     spec: &Spec,
     plan: &Plan,
     layout: &Layout,
     topology: &crate::steer::Deployment,
     policy: &str,
+    population: Option<usize>,
 ) -> Result<PolicyResult, crate::Error> {
     use crate::demo::steer::{nearest_routes, phase, steered_routes};
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -315,7 +372,21 @@ pub fn load(
         .build()
         .map_err(|e| crate::Error::io("the streams' runtime", e))?;
     let cfg = plan.demo(spec.seed);
-    let (_, demand) = plan.instance();
+    let (_, mut demand) = plan.instance();
+    if let Some(p) = population {
+        if p >= demand.len() {
+            return Err(crate::Error::Testbed(format!(
+                "population {p}: allowed: 0 to {}",
+                demand.len() - 1
+            )));
+        }
+        // The others' streams come from their own metros' generators.
+        for (i, d) in demand.iter_mut().enumerate() {
+            if i != p {
+                *d = 0;
+            }
+        }
+    }
     rt.block_on(async {
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -581,27 +652,32 @@ pub fn read_seconds(text: &str) -> Vec<PolicyResult> {
 mod tests {
     use super::*;
 
-    /// The committed emulated run (bench/results/testbed/tp-admission, made by
-    /// `bench/emulation.sh`) judged again: against the simulator as built every case agrees;
-    /// against plausible wrong models run through the same simulator and judge, EMU-TP-4
-    /// disagrees: the reference capacities unscaled (the scale forgotten), and the policies'
-    /// results swapped (thresholds that do nothing, or a nearest run that shares).
+    /// The committed emulated runs (bench/results/testbed/NAME, made by `bench/emulation.sh`:
+    /// every node 2 ms from one router, and each population at its own reference metro)
+    /// judged again: against the simulator as built every case agrees; against plausible
+    /// wrong models run through the same simulator and judge, EMU-TP-4 disagrees: the
+    /// reference capacities unscaled (the scale forgotten), and the policies' results swapped
+    /// (thresholds that do nothing, or a nearest run that shares).
     #[test]
-    fn the_committed_run_agrees_and_wrong_models_do_not() {
+    fn the_committed_runs_agree_and_wrong_models_do_not() {
+        for name in ["tp-admission", "tp-admission-metros"] {
+            judged_again(name);
+        }
+    }
+
+    fn judged_again(name: &str) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let spec =
-            super::super::spec::load(&root.join("scenarios/testbed-tp-admission.toml")).unwrap();
+            super::super::spec::load(&root.join(format!("scenarios/testbed-{name}.toml"))).unwrap();
         let (plan, _) = Plan::from_table(spec.experiment.as_ref().unwrap(), &spec).unwrap();
-        let text =
-            std::fs::read_to_string(root.join("bench/results/testbed/tp-admission/seconds.csv"))
-                .expect(
-                    "bench/results/testbed/tp-admission/seconds.csv: run sudo bench/emulation.sh",
-                );
+        let file = format!("bench/results/testbed/{name}/seconds.csv");
+        let text = std::fs::read_to_string(root.join(&file))
+            .unwrap_or_else(|e| panic!("{file}: {e}: run sudo bench/emulation.sh {name}"));
         let runs = read_seconds(&text);
         assert_eq!(runs.len(), POLICIES.len());
         let e: Vec<Blocking> = runs.iter().map(|r| emulated(&plan, r)).collect();
         let right = judge(&e, &simulate(&spec, &plan).unwrap());
-        assert!(right.iter().all(|r| r.agree), "{right:#?}");
+        assert!(right.iter().all(|r| r.agree), "{name}: {right:#?}");
         let (capacity, demand) = plan.instance();
         let full: Vec<i64> = capacity.iter().map(|c| c * plan.scale).collect();
         let scaled = cdnlab::alloc::problem::scale_to(&R15, full.iter().sum());
@@ -619,9 +695,55 @@ mod tests {
             let rows = judge(&e, &sim);
             assert!(
                 rows.iter().any(|r| r.claim == "EMU-TP-4" && !r.agree),
-                "{what}: {rows:#?}"
+                "{name}, {what}: {rows:#?}"
             );
         }
+    }
+
+    /// One generator per metro: their results add up, second by second, whatever their
+    /// lengths, and the blocking is the sums' ratio.
+    #[test]
+    fn per_metro_generators_merge_into_one_run() {
+        let part = |per_second: Vec<(u64, u64)>| {
+            let (a, b) = per_second
+                .iter()
+                .fold((0, 0), |(a, b), &(x, y)| (a + x, b + y));
+            PolicyResult {
+                arrivals: a,
+                blocked: b,
+                per_second,
+                ..read_seconds("policy,second,arrivals,blocked\noptimal,0,1,0\n").remove(0)
+            }
+        };
+        let r = merge(vec![
+            part(vec![(2, 1), (3, 0)]),
+            part(vec![(1, 1), (4, 2), (5, 0)]),
+        ]);
+        assert_eq!(r.per_second, vec![(3, 2), (7, 2), (5, 0)]);
+        assert_eq!((r.arrivals, r.blocked), (15, 4));
+        assert!((r.blocking - 4.0 / 15.0).abs() < 1e-12);
+        assert_eq!(r.timeline.len(), 3);
+    }
+
+    /// `scenarios/reference-metros.json` (the network of testbed-tp-admission-metros) is the
+    /// library's reference metros and links, written by its JSON writer: the cities'
+    /// coordinates and the great-circle delays between them. After a change to them, write it
+    /// again with `CDNLAB_WRITE_REFERENCE=1 cargo test -p cdnlab-live reference_metros`.
+    #[test]
+    fn the_reference_metros_file_is_the_librarys() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let file = root.join("scenarios/reference-metros.json");
+        let mut want = Vec::new();
+        cdnlab::topology::json::write(&cdnlab::alloc::topology::reference_network(), &mut want)
+            .unwrap();
+        if std::env::var_os("CDNLAB_WRITE_REFERENCE").is_some() {
+            std::fs::write(&file, &want).unwrap();
+        }
+        assert!(
+            std::fs::read(&file).unwrap() == want,
+            "{} differs from the library's reference network",
+            file.display()
+        );
     }
 
     /// Batch means: a run whose seconds alternate between two blocking levels has a standard
