@@ -194,24 +194,11 @@ pub fn emulate(
     std::fs::write(&file, json).map_err(|e| crate::Error::io(file.display().to_string(), e))?;
     let ready = Duration::from_secs(10);
     let s = |x: &dyn ToString| x.to_string();
-    let _origin = tb.start(
+    let _origin = tb.start_origin(
         layout.origin,
-        &[
-            s(&"live"),
-            s(&"origin"),
-            s(&"--listen"),
-            s(&at(spec, layout.origin)),
-            s(&"--objects"),
-            s(&64),
-            s(&"--min-size"),
-            s(&plan.object_bytes),
-            s(&"--max-size"),
-            s(&plan.object_bytes),
-            s(&"--seed"),
-            s(&spec.seed),
-        ],
-        "origin on",
-        ready,
+        at(spec, layout.origin),
+        64,
+        u64::from(plan.object_bytes),
     )?;
     // No re-allocation (b_max near 1): the allocation stays the optimal one for this demand.
     let mut steering = Some(tb.start(

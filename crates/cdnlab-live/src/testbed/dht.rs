@@ -285,24 +285,11 @@ pub fn emulate(
     std::fs::write(&ring, text).map_err(|e| crate::Error::io(ring.display().to_string(), e))?;
     let ready = Duration::from_secs(10);
     let s = |x: &dyn ToString| x.to_string();
-    let _origin = tb.start(
+    let _origin = tb.start_origin(
         layout.origin,
-        &[
-            s(&"live"),
-            s(&"origin"),
-            s(&"--listen"),
-            s(&at(layout.origin)),
-            s(&"--objects"),
-            s(&plan.files),
-            s(&"--min-size"),
-            s(&plan.file_bytes),
-            s(&"--max-size"),
-            s(&plan.file_bytes),
-            s(&"--seed"),
-            s(&spec.seed),
-        ],
-        "origin on",
-        ready,
+        at(layout.origin),
+        plan.files,
+        plan.file_bytes,
     )?;
     let window_ms = (plan.window * 1e3).round() as u64;
     let mut servers = Vec::new();

@@ -272,24 +272,11 @@ pub fn emulate(
     let ready = Duration::from_secs(10);
     let objects = layout.users as u64 * plan.objects_per_user;
     let s = |x: &dyn ToString| x.to_string();
-    let _origin = tb.start(
+    let _origin = tb.start_origin(
         layout.origin,
-        &[
-            s(&"live"),
-            s(&"origin"),
-            s(&"--listen"),
-            s(&at(layout.origin)),
-            s(&"--objects"),
-            s(&objects),
-            s(&"--min-size"),
-            s(&plan.object_bytes),
-            s(&"--max-size"),
-            s(&plan.object_bytes),
-            s(&"--seed"),
-            s(&spec.seed),
-        ],
-        "origin on",
-        ready,
+        at(layout.origin),
+        objects,
+        u64::from(plan.object_bytes),
     )?;
     // Every object fits in every edge: what limits a user is the edge's link, not its cache.
     let capacity = (objects * (u64::from(plan.object_bytes) + 4096)).max(64 << 20);

@@ -656,6 +656,32 @@ impl Testbed {
     /// Starts this cdnlab inside node `i`'s namespace with `args` (a server), and waits until
     /// it says on standard error a line that starts with `ready` (the servers' "... on
     /// http://..." line), at most `limit`. The process is killed when the handle is dropped.
+    /// Starts the real origin (`cdnlab live origin`) on node `i` at `addr`: `objects` objects
+    /// of `bytes` each (every experiment's objects are of one size), from the scenario's seed.
+    pub fn start_origin(
+        &self,
+        i: usize,
+        addr: std::net::SocketAddr,
+        objects: u64,
+        bytes: u64,
+    ) -> Result<Process, crate::Error> {
+        let args = [
+            "live".to_string(),
+            "origin".into(),
+            "--listen".into(),
+            addr.to_string(),
+            "--objects".into(),
+            objects.to_string(),
+            "--min-size".into(),
+            bytes.to_string(),
+            "--max-size".into(),
+            bytes.to_string(),
+            "--seed".into(),
+            self.spec.seed.to_string(),
+        ];
+        self.start(i, &args, "origin on", Duration::from_secs(10))
+    }
+
     pub fn start(
         &self,
         i: usize,

@@ -233,28 +233,9 @@ pub fn emulate(
     let spec = &tb.spec;
     let users = spec.nodes[layout.users].address;
     let at = |i: usize| SocketAddr::from((spec.nodes[i].address, PORT));
-    let s = |x: &dyn ToString| x.to_string();
     let mut origins = Vec::new();
     for &(node, _) in &layout.sources {
-        origins.push(tb.start(
-            node,
-            &[
-                s(&"live"),
-                s(&"origin"),
-                s(&"--listen"),
-                s(&at(node)),
-                s(&"--objects"),
-                s(&64),
-                s(&"--min-size"),
-                s(&plan.segment_bytes),
-                s(&"--max-size"),
-                s(&plan.segment_bytes),
-                s(&"--seed"),
-                s(&spec.seed),
-            ],
-            "origin on",
-            Duration::from_secs(10),
-        )?);
+        origins.push(tb.start_origin(node, at(node), 64, plan.segment_bytes)?);
     }
     // The player's limit per fetch, and the seconds the cross traffic runs: the whole play.
     let limit = plan.buffer_s * 10.0 + 10.0;
