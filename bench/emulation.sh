@@ -14,7 +14,7 @@ rm -rf "$out"
 mkdir -p "$out"
 cd "$root"
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(gwtw gwtw-shallow tp-paths tp-distance tp-segments tp-admission tp-admission-metros dht)
+[ ${#names[@]} -gt 0 ] || names=(gwtw gwtw-shallow tp-paths tp-distance tp-segments tp-segments-distance tp-admission tp-admission-metros dht)
 runs=()
 for n in "${names[@]}"; do
   s="testbed-$n"

@@ -81,6 +81,8 @@ const SOURCES: &[(&str, &[(&str, &str)])] = &[
             "crates/cdnlab-live/src/testbed/wire.rs",
             "crates/cdnlab-live/src/origin.rs",
             "scenarios/testbed-tp-segments.toml",
+            "scenarios/testbed-tp-segments-distance.toml",
+            "data/topologies/zoo/abilene.json",
         ],
     ),
     (

@@ -1273,7 +1273,7 @@ fn write_segments(
     };
     plot::write_chart(&chart, &out.join("fetches.svg"), plot::Format::Both, 1.0)?;
     let mut text = format!(
-        "# T4 with HTTP segment fetches: {}\n\n{} segments of {} bytes, one every {} s, played {} s after their request, striped over 1-{} paths of {:.3} Mbit/s and {:.0} ms round trip, each with Poisson UDP cross traffic at {} of capacity.\n\n| sources | model load per path | late | mean fetch s | first third s | last third s | cross traffic lost |\n|---|---|---|---|---|---|---|\n",
+        "# T4 with HTTP segment fetches: {}\n\n{} segments of {} bytes, one every {} s, played {} s after their request, striped over 1-{} paths of {:.3} Mbit/s and {} ms round trip, each with Poisson UDP cross traffic at {} of capacity.\n\n| sources | model load per path | late | mean fetch s | first third s | last third s | cross traffic lost |\n|---|---|---|---|---|---|---|\n",
         spec.name,
         plan.segments,
         plan.segment_bytes,
@@ -1281,7 +1281,12 @@ fn write_segments(
         plan.buffer_s,
         layout.sources.len(),
         layout.rate_bps / 1e6,
-        layout.rtt_s * 1e3,
+        layout
+            .rtt_ms
+            .iter()
+            .map(|r| format!("{r:.1}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         plan.cross
     );
     for o in &outcomes {

@@ -473,8 +473,8 @@ fn bad_experiments_are_refused_before_anything_is_built() {
             "experiment.segments: 2 is not allowed; allowed: 3 to 10000",
         ),
         (
-            segments.replacen("delay_ms = 10", "delay_ms = 20", 1),
-            "paths alike (one rate, delay and queue; no loss or jitter)",
+            segments.replacen("queue_bytes = 19798", "queue_bytes = 30000", 1),
+            "paths as the packet model's: each with a bottleneck of its own, all of one rate and queue",
         ),
         (
             admission.replace("rho = 0.9", "rho = 0"),
@@ -501,8 +501,8 @@ fn bad_experiments_are_refused_before_anything_is_built() {
             "experiment.rate: 1.5 is not allowed; allowed: packets per ms above 0, at most the path capacity (1.000)",
         ),
         (
-            paths.replacen("delay_ms = 10", "delay_ms = 20", 1),
-            "paths alike (one rate, delay and queue; no loss or jitter)",
+            paths.replacen("rate = 8336000", "rate = 9000000", 1),
+            "paths as the packet model's: each with a bottleneck of its own, all of one rate and queue",
         ),
         (
             paths.replace("seconds = 20", "seconds = 20\nwhatever = 1"),
