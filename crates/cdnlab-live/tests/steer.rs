@@ -965,3 +965,126 @@ async fn an_edge_without_thresholds_asks_and_is_not_steered_to() {
     s.server.stop().await;
     stop_all([linked.server, ec.server, o.server]).await;
 }
+
+/// CMCD (CTA-5004) at an edge: the reports of admitted sessions are aggregated one vote per
+/// session (`/internal/qoe`, `/metrics`), from the query string or the headers; garbage and
+/// oversized data are ignored and counted; a made-up session's report is never read; and a
+/// session that lies (starving on every request, 100 Gbit/s measured) moves the starvation
+/// count by one session and the median throughput not at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cmcd_is_aggregated_per_session_and_abuse_is_counted() {
+    let (o, ea, ec, s) = media_steering().await;
+    let a = ea.server.addr;
+    let c = client();
+    let mut sessions = Vec::new();
+    for _ in 0..4 {
+        let hls = c
+            .get(format!("http://{}/play/pa/master.m3u8", s.server.addr))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        sessions.push(session_of(&hls));
+    }
+    let get = |session: &str, query: String, headers: Vec<(&'static str, String)>| {
+        let mut r = c.get(format!("http://{a}/p/pa/{session}/master.m3u8?{query}"));
+        for (k, v) in headers {
+            r = r.header(k, v);
+        }
+        async move { r.send().await.unwrap().status().as_u16() }
+    };
+    let cmcd = |data: &str| format!("CMCD={}", percent(data));
+    // Two honest sessions by query, one by headers.
+    for (k, mtp) in [(0, 4000), (1, 6000)] {
+        let q = cmcd(&format!("bl=8000,br=800,mtp={mtp},ot=m,sid=\"x\""));
+        assert_eq!(get(&sessions[k], q, vec![]).await, 200);
+    }
+    let h = vec![
+        ("cmcd-object", "br=1600,ot=m".to_string()),
+        ("cmcd-request", "bl=2000,mtp=5000".to_string()),
+        ("cmcd-status", "bs".to_string()),
+    ];
+    assert_eq!(get(&sessions[2], String::new(), h).await, 200);
+    // The liar: 30 requests, each starving at 100 Gbit/s, claiming other sessions' ids.
+    for i in 0..30 {
+        let q = cmcd(&format!(
+            "bs,mtp=100000000,br=100000000,sid=\"{}\"",
+            sessions[i % 3]
+        ));
+        assert_eq!(get(&sessions[3], q, vec![]).await, 200);
+    }
+    // Garbage, oversized and wrongly typed data: the requests are served, the data ignored.
+    for q in [
+        "CMCD=BR%3D1",
+        "CMCD=br%3D1%2C%2C",
+        "CMCD=a&CMCD=b",
+        "CMCD=%22",
+    ] {
+        assert_eq!(get(&sessions[0], q.to_string(), vec![]).await, 200, "{q}");
+    }
+    let long = cmcd(&format!("nor=\"{}\"", "a".repeat(3000)));
+    assert_eq!(get(&sessions[0], long, vec![]).await, 200);
+    let typed = cmcd("mtp=-1,bl=\"x\",bs=3");
+    assert_eq!(get(&sessions[1], typed, vec![]).await, 200);
+    // A made-up session's report is refused with its request.
+    assert_eq!(get("pa-made-up", cmcd("bs,mtp=1"), vec![]).await, 403);
+
+    let (status, q) = json(format!("http://{a}/internal/qoe")).await;
+    assert_eq!(status, 200, "{q}");
+    let sum = &q["summary"];
+    assert_eq!(
+        (&sum["sessions"], &sum["starving"]),
+        (&4.into(), &2.into()),
+        "{q}"
+    );
+    // Latest throughputs 4000, 6000, 5000 and the liar's: the median by nearest rank is
+    // 5000, as without the liar (4000, 5000, 6000).
+    assert_eq!(sum["throughput_kbps"]["p50"], 5000, "{q}");
+    assert_eq!(sum["bitrate_kbps"]["p10"], 800, "{q}");
+    let m = promtool_check(a).await;
+    assert_eq!(metric(&m, "cdnlab_cmcd_reports_total"), 34.0, "{m}");
+    assert_eq!(
+        metric(&m, "cdnlab_cmcd_refused_total{reason=\"malformed\"}"),
+        4.0,
+        "{m}"
+    );
+    assert_eq!(
+        metric(&m, "cdnlab_cmcd_refused_total{reason=\"oversized\"}"),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(metric(&m, "cdnlab_cmcd_dropped_values_total"), 3.0, "{m}");
+    assert_eq!(metric(&m, "cdnlab_cmcd_starving_sessions"), 2.0, "{m}");
+    assert_eq!(
+        metric(
+            &m,
+            "cdnlab_cmcd_throughput_bytes_per_second{decile=\"0.5\"}"
+        ),
+        625e3,
+        "{m}"
+    );
+    // Without the secret, no aggregates.
+    let r = c
+        .get(format!("http://{a}/internal/qoe"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    s.server.stop().await;
+    stop_all([ea.server, ec.server, o.server]).await;
+}
+
+/// Percent-encodes `s` as a browser's `encodeURIComponent` does.
+fn percent(s: &str) -> String {
+    s.bytes()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&c) {
+                (c as char).to_string()
+            } else {
+                format!("%{c:02X}")
+            }
+        })
+        .collect()
+}

@@ -1,7 +1,7 @@
 //! What cdnlab's test suites share (a dev-dependency only).
 //!
 //! The README's test command must pass with only the Rust toolchain and a C/C++ compiler. A test
-//! that needs an installed tool (promtool, Chromium, ffmpeg, the npm players) asks for it here:
+//! that needs an installed tool (promtool, Chromium, ffmpeg, node and the npm packages) asks for it here:
 //! when the tool is missing, outside CI the test skips that check and says so in one line on the
 //! terminal (naming the tool and the command that installs it); under CI (`CI` set, as `.ci/run`
 //! sets it, to anything but `false` or `0`) it fails, since `.ci/run` installs every tool and a
@@ -36,9 +36,10 @@ pub const FFMPEG: Tool = Tool {
     name: "ffmpeg",
     install: "apt-get install ffmpeg",
 };
-/// The pinned hls.js and dash.js (player/package-lock.json), from the npm registry.
+/// The pinned npm packages of player/package-lock.json: hls.js, dash.js, Shaka Player and
+/// SVTA's CMCD codec (`@svta/cml-cmcd`, the reference decoder), with node to run the codec.
 pub const PLAYERS: Tool = Tool {
-    name: "the npm players (hls.js, dash.js)",
+    name: "node and the npm packages in player/ (hls.js, dash.js, Shaka Player, @svta/cml-cmcd)",
     install: "npm ci --prefix player",
 };
 

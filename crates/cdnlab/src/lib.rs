@@ -30,6 +30,8 @@
 //!   CP-2, slack sharing, re-allocation), Erlang-B, and the content-steering rule that spreads
 //!   a population's sessions over its servers as the allocation's shares say
 //!   ([`alloc::steering`]).
+//! - [`steer`]: steering video sessions by what players report: CTA-5004 CMCD parsed and
+//!   checked, and each pathway's reports aggregated one vote per session.
 //! - [`topology`]: the one network type (nodes, links with capacity, length, delay and loss,
 //!   demand matrices and series) with streaming readers for Topology Zoo GML and GraphML,
 //!   SNDlib native and XML and topohub's JSON, graph functions (hops, shortest paths, carried
@@ -95,6 +97,7 @@ pub mod rng;
 pub mod select;
 pub mod sim;
 pub mod stats;
+pub mod steer;
 pub mod topology;
 pub mod workload;
 

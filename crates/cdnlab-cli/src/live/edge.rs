@@ -60,6 +60,10 @@ pub(super) struct EdgeArgs {
     /// opens to one host.
     #[arg(long, default_value_t = cdnlab_live::edge::DEFAULT_SESSION_REQUESTS)]
     session_requests: u32,
+    /// Seconds over which the sessions' CMCD reports (CTA-5004: buffer, throughput, bitrate,
+    /// starvation) are aggregated for `/internal/qoe` and `/metrics`.
+    #[arg(long, default_value_t = cdnlab_live::edge::DEFAULT_QOE_WINDOW.as_secs_f64())]
+    qoe_window: f64,
     /// Eviction policy, from the library's registry; every one but belady, which needs to know
     /// the future.
     #[arg(long, default_value = Policy::Lru.name(), value_parser = crate::cmd::named::<Policy>())]
@@ -159,6 +163,7 @@ pub(super) async fn run_edge(a: &EdgeArgs) -> Result<()> {
         max_object_size: a.max_object_size,
         fill_budget: a.fill_budget,
         pass_through: a.max_pass_through,
+        qoe_window: super::seconds("qoe-window", a.qoe_window)?,
     };
     let e = edge::start(a.listen, cfg).await.map_err(live_err)?;
     eprintln!(

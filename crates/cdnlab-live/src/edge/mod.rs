@@ -43,14 +43,14 @@ use crate::Error;
 use crate::catalogue::{IdError, parse_id};
 use crate::serve::flight::Flights;
 use crate::serve::http::{self, Validators};
-use crate::serve::metrics::{self, Kind, Metrics, single};
+use crate::serve::metrics::{self, Kind, Metrics, family, single};
 use crate::serve::shaper::TokenBucket;
 use crate::serve::{self, Limits, Running};
 use crate::session;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -58,6 +58,8 @@ use bytes::Bytes;
 use cdnlab::Named;
 use cdnlab::alloc::admission;
 use cdnlab::cache::{Cache, Capacity, Policy, Unit};
+use cdnlab::steer::cmcd::{self, Refused};
+use cdnlab::steer::tally::Tally;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
@@ -105,6 +107,9 @@ pub struct EdgeConfig {
     pub fill_budget: Option<u64>,
     /// Pass-through streams at once (each holds an origin connection); more get 503.
     pub pass_through: usize,
+    /// The window the sessions' CMCD reports are aggregated over (`/internal/qoe`,
+    /// `/metrics`).
+    pub qoe_window: Duration,
 }
 
 /// Where an edge asks for its thresholds: the steering server, and the edge's name in its
@@ -119,6 +124,10 @@ pub struct SteeringLink {
 /// fetches a segment every 2 s once its buffer is full keeps its slot, and one that stopped
 /// gives it back within 10 s.
 pub const DEFAULT_SESSION_LEASE: Duration = Duration::from_secs(10);
+
+/// The default of [`EdgeConfig::qoe_window`]: as long as a session lease, so the sessions
+/// counted are those holding a slot here.
+pub const DEFAULT_QOE_WINDOW: Duration = DEFAULT_SESSION_LEASE;
 
 /// The default of [`EdgeConfig::session_requests`]: 6, the connections a browser opens to one
 /// host over HTTP/1.1, so no player in a browser can be refused (hls.js and dash.js have a
@@ -144,6 +153,7 @@ impl EdgeConfig {
             max_object_size: None,
             fill_budget: None,
             pass_through: fill::PASS_THROUGH,
+            qoe_window: DEFAULT_QOE_WINDOW,
         }
     }
 }
@@ -433,6 +443,13 @@ struct EdgeState {
     /// Session requests refused for their token (403), and for too many under way (429).
     bad_token: std::sync::atomic::AtomicU64,
     busy: std::sync::atomic::AtomicU64,
+    /// The sessions' CMCD reports, aggregated (by the session's name in the path).
+    qoe: Mutex<Tally>,
+    /// Requests with CMCD data read, refused (malformed, oversized), and values dropped.
+    cmcd_read: std::sync::atomic::AtomicU64,
+    cmcd_malformed: std::sync::atomic::AtomicU64,
+    cmcd_oversized: std::sync::atomic::AtomicU64,
+    cmcd_dropped: std::sync::atomic::AtomicU64,
 }
 
 /// Streaming sessions: each admitted one's requests under way and when its latest ended, and
@@ -637,12 +654,21 @@ pub async fn start(addr: SocketAddr, cfg: EdgeConfig) -> Result<Edge, Error> {
         no_threshold: Default::default(),
         bad_token: Default::default(),
         busy: Default::default(),
+        qoe: Mutex::new(Tally::new(
+            u64::try_from(cfg.qoe_window.as_millis()).unwrap_or(u64::MAX),
+            MAX_SESSIONS,
+        )),
+        cmcd_read: Default::default(),
+        cmcd_malformed: Default::default(),
+        cmcd_oversized: Default::default(),
+        cmcd_dropped: Default::default(),
         cfg: cfg.clone(),
     });
     let router = Router::new()
         .route("/content/{id}", get(content))
         .route("/p/{population}/{session}/{name}", get(media))
         .route("/internal/admission", get(shares).post(install))
+        .route("/internal/qoe", get(qoe))
         .route("/health", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
         .with_state(state.clone());
@@ -719,6 +745,41 @@ struct Install {
 
 impl EdgeState {
     /// Whether the request carries the admission secret.
+    /// Reads the CMCD data of a request of `session` (its query string, else its CMCD
+    /// headers) into the tally; data that is refused is counted and otherwise ignored.
+    fn read_cmcd(&self, session: &str, query: Option<&str>, req: &HeaderMap) {
+        let report = match query.map(cmcd::Report::from_query) {
+            Some(Ok(Some(r))) => Ok(Some(r)),
+            Some(Err(e)) => Err(e),
+            _ => cmcd::Report::from_headers(
+                req.iter()
+                    .filter(|(n, _)| n.as_str().starts_with("cmcd-"))
+                    .map(|(n, v)| (n.as_str(), v.as_bytes())),
+            ),
+        };
+        match report {
+            Ok(Some(r)) => {
+                self.cmcd_read.fetch_add(1, Relaxed);
+                self.cmcd_dropped.fetch_add(u64::from(r.dropped), Relaxed);
+                let now = u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.qoe.lock().expect("qoe lock").record(session, now, &r);
+            }
+            Ok(None) => {}
+            Err(Refused::Malformed) => {
+                self.cmcd_malformed.fetch_add(1, Relaxed);
+            }
+            Err(Refused::Oversized { .. }) => {
+                self.cmcd_oversized.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// The sessions' aggregates over the window ending now.
+    fn qoe_summary(&self) -> cdnlab::steer::tally::Summary {
+        let now = u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.qoe.lock().expect("qoe lock").summary(now)
+    }
+
     fn authorised(&self, h: &HeaderMap) -> bool {
         self.cfg
             .admission

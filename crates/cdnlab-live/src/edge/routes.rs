@@ -89,6 +89,7 @@ pub(super) fn session_name(s: &str) -> bool {
 pub(super) async fn media(
     State(s): State<Arc<EdgeState>>,
     Path((population, session, name)): Path<(String, String, String)>,
+    RawQuery(query): RawQuery,
     req: HeaderMap,
 ) -> Response {
     let t = Instant::now();
@@ -108,7 +109,12 @@ pub(super) async fn media(
             .into_response()
     } else {
         match s.admit_session(&population, &session) {
-            Ok(held) => answer(&s, Key::Media(name.into()), &req, held).await,
+            Ok(held) => {
+                // Only an admitted session's report counts: its name is checked (with
+                // admission, a token this population's steering server signed).
+                s.read_cmcd(&session, query.as_deref(), &req);
+                answer(&s, Key::Media(name.into()), &req, held).await
+            }
             Err(refused) => refused.into_response(),
         }
     };
@@ -706,7 +712,35 @@ async fn run_fill(
     }
 }
 
+/// `GET /internal/qoe` (with the secret): the sessions' CMCD aggregates over the window.
+pub(super) async fn qoe(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Response {
+    if !s.authorised(&h) {
+        return crate::serve::secret_required();
+    }
+    axum::Json(Qoe {
+        window_ms: u64::try_from(s.cfg.qoe_window.as_millis()).unwrap_or(u64::MAX),
+        summary: s.qoe_summary(),
+    })
+    .into_response()
+}
+
+/// The answer of `/internal/qoe`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Qoe {
+    pub window_ms: u64,
+    pub summary: cdnlab::steer::tally::Summary,
+}
+
 pub(super) async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
+    let q = s.qoe_summary();
+    let untracked = s.qoe.lock().expect("qoe lock").untracked();
+    // Prometheus wants base units and keeps the `quantile` label for summaries.
+    let deciles = |sp: cdnlab::steer::tally::Spread, scale: f64| {
+        [("0.1", sp.p10), ("0.5", sp.p50), ("0.9", sp.p90)]
+            .into_iter()
+            .filter(move |_| sp.n > 0)
+            .map(move |(d, v)| (vec![("decile", d.to_string())], f64::from(v) * scale))
+    };
     let (objects, used) = {
         let st = s.store.lock().expect("store lock");
         (st.cache.len() as f64, st.cache.used() as f64)
@@ -747,6 +781,64 @@ pub(super) async fn metrics(State(s): State<Arc<EdgeState>>) -> Response {
             "Session requests refused (429): too many of one session under way.",
             Kind::COUNTER,
             s.busy.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_cmcd_reports_total",
+            "Session requests whose CMCD data (CTA-5004) was read.",
+            Kind::COUNTER,
+            s.cmcd_read.load(Relaxed) as f64,
+        ),
+        family(
+            "cdnlab_cmcd_refused_total",
+            "Session requests whose CMCD data was ignored, by reason.",
+            Kind::COUNTER,
+            [
+                ("malformed", s.cmcd_malformed.load(Relaxed)),
+                ("oversized", s.cmcd_oversized.load(Relaxed)),
+            ]
+            .map(|(r, n)| (vec![("reason", r.to_string())], n as f64)),
+        ),
+        single(
+            "cdnlab_cmcd_dropped_values_total",
+            "CMCD values of the wrong type or out of range, ignored.",
+            Kind::COUNTER,
+            s.cmcd_dropped.load(Relaxed) as f64,
+        ),
+        single(
+            "cdnlab_cmcd_untracked_total",
+            "CMCD reports from sessions that found the session table full.",
+            Kind::COUNTER,
+            untracked as f64,
+        ),
+        single(
+            "cdnlab_cmcd_sessions",
+            "Sessions that sent CMCD data in the window.",
+            Kind::GAUGE,
+            f64::from(q.sessions),
+        ),
+        single(
+            "cdnlab_cmcd_starving_sessions",
+            "Of them, sessions that reported buffer starvation (bs) in the window.",
+            Kind::GAUGE,
+            f64::from(q.starving),
+        ),
+        family(
+            "cdnlab_cmcd_throughput_bytes_per_second",
+            "Deciles over the window's sessions of their latest measured throughput (mtp).",
+            Kind::GAUGE,
+            deciles(q.throughput_kbps, 125.0),
+        ),
+        family(
+            "cdnlab_cmcd_bitrate_bytes_per_second",
+            "Deciles over the window's sessions of their latest encoded bitrate (br).",
+            Kind::GAUGE,
+            deciles(q.bitrate_kbps, 125.0),
+        ),
+        family(
+            "cdnlab_cmcd_buffer_seconds",
+            "Deciles over the window's sessions of their latest buffer length (bl).",
+            Kind::GAUGE,
+            deciles(q.buffer_ms, 0.001),
         ),
         single(
             "cdnlab_origin_fetches_in_flight",
