@@ -283,5 +283,6 @@ fn cmcd_decodes_as_the_common_media_library_does() {
         both > 2500 && refused > 1500,
         "decoded {both}, refused {refused}"
     );
-    assert!(lax < 20, "{lax} cases where CML is laxer");
+    // 3 on this corpus (docs/steering.md); a few more would still be the same laxness.
+    assert!(lax <= 5, "{lax} cases where CML is laxer");
 }

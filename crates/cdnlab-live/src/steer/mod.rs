@@ -62,7 +62,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use cdnlab::alloc::simplex::Basis;
-use cdnlab::alloc::{Problem, admission, steering};
+use cdnlab::alloc::{admission, steering};
 use deployment::good_name;
 pub use deployment::{Deployment, DeploymentError, Population, Server};
 use serde::Deserialize;
@@ -302,10 +302,14 @@ fn solve(
     basis: Option<&Basis>,
 ) -> Result<(Vec<i64>, Basis, Vec<i64>), cdnlab::Error> {
     let capacity: Vec<i64> = t.servers.iter().map(|s| s.capacity).collect();
-    let rows = admission::guarded_rows(demand, capacity.iter().sum(), min_share, guaranteed);
-    let p = Problem::new(rows.clone(), capacity, t.population_costs())?;
-    let (a, b) = admission::optimal(&p, basis)?;
-    Ok((a.dense(p.rows(), p.cols()), b, rows))
+    admission::thresholds(
+        &capacity,
+        demand,
+        t.population_costs(),
+        min_share,
+        guaranteed,
+        basis,
+    )
 }
 
 /// Starts the steering server: solves, installs the thresholds, serves manifests.

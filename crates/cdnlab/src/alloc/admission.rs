@@ -82,6 +82,25 @@ pub fn optimal(p: &Problem, basis: Option<&Basis>) -> Result<(Allocation, Basis)
     Ok((s.allocation, s.basis))
 }
 
+/// The thresholds a steering server installs (TP-R2, TP-R8): the demand estimate scaled to
+/// the total `capacity` with every population at least its floor of `min_share` and its
+/// `guaranteed` streams ([`guarded_rows`]), solved optimally over `costs` (populations by
+/// servers), warm from `basis` when given. Returns T (row-major, populations by servers), the
+/// basis and the rows. The live steering server and the steering simulator both call it.
+pub fn thresholds(
+    capacity: &[i64],
+    demand: &[i64],
+    costs: Vec<Vec<i64>>,
+    min_share: f64,
+    guaranteed: &[i64],
+    basis: Option<&Basis>,
+) -> Result<(Vec<i64>, Basis, Vec<i64>), Error> {
+    let rows = guarded_rows(demand, capacity.iter().sum(), min_share, guaranteed);
+    let p = Problem::new(rows.clone(), capacity.to_vec(), costs)?;
+    let (a, b) = optimal(&p, basis)?;
+    Ok((a.dense(p.rows(), p.cols()), b, rows))
+}
+
 /// The problem's rows for a demand estimate: each population's demand (at least 1) scaled to
 /// the total capacity, then raised to a floor so that no population is left without a share
 /// however large the others' demand (a flood from one population would otherwise round the

@@ -10,6 +10,7 @@
 //! | [`gwtw::Gwtw`] | `gwtw.rs` | Go-With-The-Winner: k candidates, windows of tau outcomes, settle on the winner |
 //! | [`fixed::Fixed`] | `fixed.rs` | always one server: k = 1 random, or an oracle's assignment |
 //! | [`p2c::P2c`] | `p2c.rs` | per request, the less loaded of two random servers (Envoy LEAST_REQUEST, NGINX `random two least_conn`) |
+//! | [`prequal`] | `prequal.rs` | Prequal's hot-cold rule: requests in flight and latency together (NSDI'24) |
 //!
 //! [`window::Window`] holds the last tau outcomes; [`matching`] finds an assignment of users to
 //! candidate servers within capacities (the optimum, when one exists).
@@ -19,6 +20,7 @@ pub mod fixed;
 pub mod gwtw;
 pub mod matching;
 pub mod p2c;
+pub mod prequal;
 pub mod window;
 
 use crate::rng::Rng;

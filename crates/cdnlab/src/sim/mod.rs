@@ -13,11 +13,13 @@
 //! | `multihash/` | multi-hash DHT CDN | `multihash`, `rbs` (`rbs.rs`) | `dht::search`, `dht::replication`, `dht::repair`, `dht::store` |
 //! | `transport/` | optimal allocation for streaming | `stream`, `paths`, `solver` | `alloc::admission`, `alloc::topology`, `alloc::simplex` |
 //! | `lru_che.rs` | the cache model | `lru-che` | `cache` |
+//! | `steering.rs` | cdnlab's own: steering by what viewers experience | `steering` | `steer::player`, `steer::policy`, `steer::tally`, `alloc::admission` |
 
 pub mod gwtw;
 pub mod lru_che;
 pub mod multihash;
 pub mod params;
+pub mod steering;
 pub mod transport;
 
 use crate::Error;
@@ -133,6 +135,7 @@ pub fn registry() -> &'static [&'static dyn Experiment] {
         &transport::solver::SolverExperiment,
         &transport::backbone::BackboneExperiment,
         &transport::backbone::SeriesExperiment,
+        &steering::SteeringExperiment,
     ]
 }
 

@@ -9,4 +9,6 @@
 //! servers is [`crate::alloc::steering`] (TP-R8).
 
 pub mod cmcd;
+pub mod player;
+pub mod policy;
 pub mod tally;

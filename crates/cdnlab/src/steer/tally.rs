@@ -5,7 +5,9 @@
 //! One session, one vote. A session is counted under the name the CDN gave it (the edge's
 //! signed session token), never under the `sid` it claims, and every aggregate is over
 //! sessions, not requests: the starvation rate is the fraction of sessions that reported `bs`
-//! in the window, the rest are quantiles of each session's latest value. A session that lies
+//! in the window (not counting a session's first report here: its `bs` is about the pathway it
+//! came from), the rest are quantiles of each session's latest value (a buffer reported at
+//! startup, `su`, is left out: it is low by design). A session that lies
 //! (reports starvation on every request, or a throughput of 100 Gbit/s) moves the starvation
 //! rate by 1/n of the n sessions and a quantile by at most one rank: it cannot steer the
 //! others beyond its own share.
@@ -95,14 +97,21 @@ impl Tally {
                 return;
             }
         }
+        let new = !self.sessions.contains_key(&key);
         let s = self.sessions.entry(key).or_default();
         s.last_ms = s.last_ms.max(now_ms);
-        if report.starved {
+        // `bs` says the buffer ran dry since the previous request; at a session's first request
+        // here that one went elsewhere (the session was just steered here), so it is not this
+        // pathway's starvation.
+        if report.starved && !new {
             s.starved_ms = Some(now_ms);
         }
         s.throughput_kbps = report.throughput_kbps.or(s.throughput_kbps);
         s.bitrate_kbps = report.bitrate_kbps.or(s.bitrate_kbps);
-        s.buffer_ms = report.buffer_ms.or(s.buffer_ms);
+        // A buffer filling at startup (`su`) is low by design, not a warning.
+        if !report.startup {
+            s.buffer_ms = report.buffer_ms.or(s.buffer_ms);
+        }
     }
 
     fn prune(&mut self, now_ms: u64) {
@@ -214,15 +223,18 @@ mod tests {
     #[test]
     fn a_lying_session_moves_the_aggregates_by_its_own_share() {
         let n = 20u32;
+        // Each honest session reports twice (a first report's `bs` is not counted here).
         let mut honest = Tally::new(10_000, 1000);
-        for k in 0..n {
-            honest.record(&format!("s{k}"), 1000, &report(k < 2, 1000 + 10 * k, 800));
+        let mut t = Tally::new(10_000, 1000);
+        for tally in [&mut honest, &mut t] {
+            for k in 0..n {
+                for at in [900, 1000] {
+                    tally.record(&format!("s{k}"), at, &report(k < 2, 1000 + 10 * k, 800));
+                }
+            }
         }
         let before = honest.summary(2000);
-        let mut t = Tally::new(10_000, 1000);
-        for k in 0..n {
-            t.record(&format!("s{k}"), 1000, &report(k < 2, 1000 + 10 * k, 800));
-        }
+        assert_eq!(before.starving, 2);
         for i in 0..10_000 {
             t.record(
                 "liar",
@@ -257,6 +269,28 @@ mod tests {
         // Past the window the old sessions go and a newcomer is tracked.
         t.record("late", 12_000, &report(false, 500, 400));
         assert_eq!(t.len(), 1);
+    }
+
+    /// A session's first report here does not count its `bs` (that stall happened on the
+    /// pathway it came from); its later ones do. A buffer reported at startup is left out.
+    #[test]
+    fn first_report_and_startup() {
+        let mut t = Tally::new(10_000, 10);
+        t.record("moved", 1000, &report(true, 1000, 800));
+        assert_eq!(t.summary(1500).starving, 0);
+        t.record("moved", 1200, &report(true, 1000, 800));
+        assert_eq!(t.summary(1500).starving, 1);
+        let start = Report {
+            startup: true,
+            buffer_ms: Some(100),
+            ..Report::default()
+        };
+        t.record("new", 1300, &start);
+        assert_eq!(
+            t.summary(1500).buffer_ms.n,
+            1,
+            "only the session past startup"
+        );
     }
 
     #[test]
