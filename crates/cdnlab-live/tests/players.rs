@@ -232,6 +232,32 @@ async fn play(kind: &str) {
         "{kind}: sessions per pathway {per_edge:?} (allocation east 3.0, west 5.0); startup {:?} ms",
         a.values().map(|x| x.startup_ms).collect::<Vec<_>>()
     );
+    // What the real player sends as CMCD (query mode, player/play.html) is read by the edges,
+    // none of it refused or dropped, and the edges' tallies count the sessions they serve.
+    let (mut read, mut sessions_seen) = (0.0, 0.0);
+    for e in [east, west] {
+        let m = reqwest::get(format!("http://{e}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        read += common::metric(&m, "cdnlab_cmcd_reports_total");
+        sessions_seen += common::metric(&m, "cdnlab_cmcd_sessions");
+        for bad in [
+            "cdnlab_cmcd_refused_total{reason=\"malformed\"}",
+            "cdnlab_cmcd_refused_total{reason=\"oversized\"}",
+            "cdnlab_cmcd_dropped_values_total",
+        ] {
+            assert_eq!(common::metric(&m, bad), 0.0, "{kind} at {e}: {bad}\n{m}");
+        }
+    }
+    assert!(
+        read >= 8.0 * 3.0,
+        "{kind}: {read} CMCD reports for 8 sessions"
+    );
+    assert_eq!(sessions_seen, 8.0, "{kind}: the edges' tallies");
+    eprintln!("{kind}: {read} CMCD reports read, 8 sessions in the tallies");
     // The sessions' reports of the pathway they use are counted, for DASH as for HLS.
     let plan: Value = reqwest::get(format!("http://{}/allocation", s.server.addr))
         .await
