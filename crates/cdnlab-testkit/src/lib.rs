@@ -137,6 +137,20 @@ pub fn need<T>(tool: Tool, found: Option<T>) -> Option<T> {
     None
 }
 
+/// `s` percent-encoded as a browser's `encodeURIComponent` does (what players do to the CMCD
+/// data they put in a query string): every byte but ASCII letters, digits and `-_.!~*'()`.
+pub fn encode_uri_component(s: &str) -> String {
+    s.bytes()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&c) {
+                (c as char).to_string()
+            } else {
+                format!("%{c:02X}")
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
