@@ -744,7 +744,6 @@ struct Install {
 }
 
 impl EdgeState {
-    /// Whether the request carries the admission secret.
     /// Reads the CMCD data of a request of `session` (its query string, else its CMCD
     /// headers) into the tally; data that is refused is counted and otherwise ignored.
     fn read_cmcd(&self, session: &str, query: Option<&str>, req: &HeaderMap) {
@@ -780,6 +779,7 @@ impl EdgeState {
         self.qoe.lock().expect("qoe lock").summary(now)
     }
 
+    /// Whether the request carries the admission secret.
     fn authorised(&self, h: &HeaderMap) -> bool {
         self.cfg
             .admission
