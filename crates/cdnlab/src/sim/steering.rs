@@ -370,7 +370,13 @@ pub fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
                                 distance: hops(pop, j) as f64,
                                 share: thresholds[pop * jn + j],
                                 capacity_kbps: provisioned[j],
-                                qoe: tallies[j].summary((t * 1000.0) as u64),
+                                // Only cmcd-qoe reads the tallies: summing them up
+                                // (a sort per pathway) for the others is wasted.
+                                qoe: if policy == Policy::Qoe {
+                                    tallies[j].summary((t * 1000.0) as u64)
+                                } else {
+                                    Default::default()
+                                },
                                 in_flight: f64::from(in_flight[j]),
                                 // A probe: one round trip plus a 750 kbit/s segment at the
                                 // share a new fetch would get now.
@@ -438,12 +444,9 @@ pub fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
         // Reaction: pathway 0's share of the sessions is no more than its share of the
         // capacity (whatever bitrate they fall back to: ABR alone does not count).
         if degraded && degrade < 1.0 && reaction.is_none() && t >= degrade_at {
-            let (on0, active) = sessions
-                .iter()
-                .filter(|s| !s.ended)
-                .fold((0, 0), |(a, b), s| {
-                    (a + usize::from(s.pathway == Some(0)), b + 1)
-                });
+            // The counts kept per event, not a pass over every session per event.
+            let on0: i64 = on_path.iter().map(|row| row[0]).sum();
+            let active = live;
             if active > 0 && on0 as f64 / active as f64 <= cap[0] / cap.iter().sum::<f64>() {
                 reaction = Some(t - degrade_at);
             }
