@@ -102,7 +102,19 @@ pub struct Conn {
     pub close: Notify,
     pub abort: Notify,
     /// The newcomer that shed this connection, waiting for its slot.
-    heir: Mutex<Option<oneshot::Sender<OwnedSemaphorePermit>>>,
+    heir: Mutex<Heir>,
+}
+
+/// Who gets a shed connection's slot.
+enum Heir {
+    /// Nobody shed it (yet).
+    None,
+    /// The newcomer that shed it.
+    Waiting(oneshot::Sender<OwnedSemaphorePermit>),
+    /// The connection ended and its slot went back to the pool: a newcomer that chose it
+    /// just before (it was closing on its own, say on the client's EOF) takes a slot from the
+    /// pool instead of waiting for one that will never be handed over.
+    Released,
 }
 
 impl Conn {
@@ -119,7 +131,7 @@ impl Conn {
             shed: AtomicBool::new(false),
             close: Notify::new(),
             abort: Notify::new(),
-            heir: Mutex::new(None),
+            heir: Mutex::new(Heir::None),
         }
     }
 
@@ -186,8 +198,9 @@ impl Conn {
     /// The connection has ended: its slot goes to the newcomer that shed it, if any, rather
     /// than to whoever waits first (another newcomer that shed nobody would take it).
     pub fn release(&self, slot: OwnedSemaphorePermit) {
-        if let Some(heir) = self.heir.lock().expect("heir lock").take() {
-            let _ = heir.send(slot);
+        let mut heir = self.heir.lock().expect("heir lock");
+        if let Heir::Waiting(tx) = std::mem::replace(&mut *heir, Heir::Released) {
+            let _ = tx.send(slot);
         }
     }
 }
@@ -273,7 +286,15 @@ impl Conns {
             return None;
         }
         let (tx, rx) = oneshot::channel();
-        *victim.heir.lock().expect("heir lock") = Some(tx);
+        {
+            let mut heir = victim.heir.lock().expect("heir lock");
+            if matches!(*heir, Heir::Released) {
+                // It ended between the choice and now; its slot is in the pool. Dropping
+                // `tx` tells the newcomer so (the receiver errs at once), and nothing was shed.
+                return Some((why, rx));
+            }
+            *heir = Heir::Waiting(tx);
+        }
         if why == Shed::Idle {
             victim.close.notify_one();
         } else {
@@ -650,5 +671,40 @@ mod tests {
         assert!(!fast.shed.load(Relaxed) && !mine.shed.load(Relaxed));
         let value = |s: Shed| m.reclaimed(s).get();
         assert_eq!(Shed::ALL.map(value), [1, 1, 1, 1]);
+    }
+
+    /// A connection chosen for shedding that ended on its own just before (its client closed
+    /// it) has put its slot back in the pool: the newcomer learns at once (its channel is
+    /// closed) and takes the slot from the pool, instead of waiting for a hand-over that never
+    /// comes and answering 503 with a slot free. Seen in CI: a metrics request refused busy
+    /// right after a keep-alive client went away.
+    #[tokio::test]
+    async fn a_victim_that_ended_first_leaves_its_slot_in_the_pool() {
+        let conns = Arc::new(Conns::default());
+        let m = Metrics::default();
+        let slots = Arc::new(tokio::sync::Semaphore::new(1));
+        let me: IpAddr = [127, 0, 0, 1].into();
+        let _g = conns.admit(me, 100).unwrap();
+        let (_, idle) = conns.open(me);
+        drop(idle.begin());
+        let permit = slots.clone().try_acquire_owned().unwrap();
+        // The connection ends (release) while still listed, as between a shedder's choice and
+        // its claim on the slot.
+        idle.release(permit);
+        assert_eq!(slots.available_permits(), 1);
+        let (why, heir) = conns.shed_one(me, &limits(), &m).unwrap();
+        assert_eq!(why, Shed::Idle);
+        assert!(heir.await.is_err(), "no hand-over is pending");
+        assert_eq!(m.reclaimed(Shed::Idle).get(), 0, "nothing was shed");
+        // A connection shed before it ends hands its slot over.
+        let (_, live) = conns.open(me);
+        drop(live.begin());
+        let permit = slots.clone().try_acquire_owned().unwrap();
+        conns.close(0);
+        let (_, heir) = conns.shed_one(me, &limits(), &m).unwrap();
+        live.release(permit);
+        let _inherited = heir.await.expect("the slot is handed over");
+        assert_eq!(slots.available_permits(), 0, "the slot went to the heir");
+        assert_eq!(m.reclaimed(Shed::Idle).get(), 1);
     }
 }

@@ -343,17 +343,26 @@ async fn connection(
     let permit = match slots.clone().try_acquire_owned() {
         Ok(p) => Some(p),
         // All slots taken: shed the connection that costs most for what it delivers, and
-        // wait briefly for its slot; if none may be shed, for any slot.
-        Err(_) => match conns.shed_one(ip, &limits, &metrics) {
-            Some((_, heir)) => tokio::time::timeout(RECLAIM_WAIT, heir)
-                .await
-                .ok()
-                .and_then(Result::ok),
-            None => tokio::time::timeout(RECLAIM_WAIT, slots.clone().acquire_owned())
-                .await
-                .ok()
-                .and_then(Result::ok),
-        },
+        // wait briefly for its slot; if none may be shed, or the one chosen ended on its own
+        // and gave its slot to the pool (the heir's channel is then closed), for any slot.
+        Err(_) => {
+            let deadline = tokio::time::Instant::now() + RECLAIM_WAIT;
+            let inherited = match conns.shed_one(ip, &limits, &metrics) {
+                Some((_, heir)) => tokio::time::timeout_at(deadline, heir)
+                    .await
+                    .ok()
+                    .and_then(Result::ok),
+                None => None,
+            };
+            match inherited {
+                Some(p) => Some(p),
+                // `timeout_at` polls once even past the deadline: a free slot is taken.
+                None => tokio::time::timeout_at(deadline, slots.clone().acquire_owned())
+                    .await
+                    .ok()
+                    .and_then(Result::ok),
+            }
+        }
     };
     let Some(permit) = permit else {
         metrics.refused_busy.inc();
