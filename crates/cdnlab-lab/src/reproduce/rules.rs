@@ -45,6 +45,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("gwtw.E9", &["GWTW-R4", "GWTW-R8"]),
     ("gwtw.E9-main", &["GWTW-R4"]),
     ("gwtw.B1", &["GWTW-R8"]),
+    // Prequal against P2C in the video model: the bit rate a server gives (GWTW-R7).
+    ("gwtw.B2", &["GWTW-R7"]),
     ("mh.rbs-uniform", &["MH-R3"]),
     ("mh.rbs-probes", &["MH-R3"]),
     ("mh.rbs-variance", &["MH-R3"]),

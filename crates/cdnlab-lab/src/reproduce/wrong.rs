@@ -341,6 +341,13 @@ pub fn all() -> Vec<WrongModel> {
             alter: |m| text(m, "links", "carried"),
         },
         WrongModel {
+            id: "gwtw-prequal-blind",
+            what: "Prequal's probes report requests in flight as latency: least load, blind to \
+                   a server's speed",
+            runs: &["gwtw-baselines-load"],
+            alter: |m| text(m, "prequal_latency", "load"),
+        },
+        WrongModel {
             id: "tp-no-slack",
             what: "slack is never shared: every reserve is 1 (complete partitioning)",
             runs: &["tp-slack"],
@@ -387,6 +394,7 @@ pub const REJECTS: &[(&str, &[&str])] = &[
     ("gwtw.F2-livelock", &["gwtw-paper-is-e9"]),
     ("gwtw.E9-main", &["gwtw-no-retrial"]),
     ("gwtw.B1", &["gwtw-no-retrial"]),
+    ("gwtw.B2", &["gwtw-prequal-blind"]),
     ("mh.rbs-uniform", &["mh-binary-search"]),
     ("mh.rbs-probes", &["mh-binary-search"]),
     ("mh.rbs-variance", &["mh-binary-search"]),

@@ -397,6 +397,8 @@ pub fn simulate(spec: &Spec, plan: &Plan, layout: &Layout) -> Result<Vec<Simulat
             gwtw: plan.gwtw(),
             partial: 1.0,
             draw: sim::Draw::Random,
+            prequal_probes: cdnlab::select::prequal::DEFAULT_PROBES,
+            prequal_latency: sim::PrequalLatency::Probed,
             horizon,
             measure: (plan.tau as u32).min(horizon),
             exclude_warmup: false,

@@ -10,7 +10,7 @@
 //! | [`gwtw::Gwtw`] | `gwtw.rs` | Go-With-The-Winner: k candidates, windows of tau outcomes, settle on the winner |
 //! | [`fixed::Fixed`] | `fixed.rs` | always one server: k = 1 random, or an oracle's assignment |
 //! | [`p2c::P2c`] | `p2c.rs` | per request, the less loaded of two random servers (Envoy LEAST_REQUEST, NGINX `random two least_conn`) |
-//! | [`prequal`] | `prequal.rs` | Prequal's hot-cold rule: requests in flight and latency together (NSDI'24) |
+//! | [`prequal::Prequal`] | `prequal.rs` | per request, Prequal's hot-cold rule over a pool of probes: requests in flight and latency together (NSDI'24) |
 //!
 //! [`window::Window`] holds the last tau outcomes; [`matching`] finds an assignment of users to
 //! candidate servers within capacities (the optimum, when one exists).
@@ -40,6 +40,11 @@ crate::registry! {
 pub trait Load {
     /// The load of `server` (e.g. requests sent to it in the current slot, or in flight).
     fn load(&self, server: u32) -> u64;
+    /// What a probe of `server` reports as its latency (any unit, lower is better), for
+    /// Prequal; by default the load itself.
+    fn latency(&self, server: u32) -> f64 {
+        self.load(server) as f64
+    }
 }
 
 /// No load information (for selectors that do not use it).

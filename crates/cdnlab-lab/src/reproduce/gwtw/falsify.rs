@@ -217,6 +217,15 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
     fn near_load(r: &SummaryRow, x: f64) -> bool {
         (num(r, "load") / capacity(r) as f64 - x).abs() < 1e-9
     }
+    /// gwtw.B2's right model: with unequal servers Prequal's mean bit rate is 0.03 above
+    /// P2C's (0.93 against 0.90), both with a run-to-run sd of 0.003.
+    fn prequal_ahead(r: &SummaryRow, _: u64, rng: &mut Rng) -> V {
+        let ahead = text(r, "policy") == "prequal" && num(r, "capacity_spread") > 0.0;
+        vec![(
+            "mean_value",
+            normal(rng, if ahead { 0.93 } else { 0.90 }, 0.003),
+        )]
+    }
     fn all_converge(_: &SummaryRow, _: u64, _: &mut Rng) -> V {
         converged_all()
     }
@@ -532,6 +541,17 @@ pub(in crate::reproduce) fn falsifiers() -> Vec<Falsifier> {
                 "one E9 run not converged",
                 |r, rep| rule(r) == Some("e9") && rep == 4,
                 LIVELOCKED,
+            ),
+        F::new("gwtw-baselines-load", "gwtw.B2", prequal_ahead)
+            .doctor(
+                "Prequal no better than P2C at the highest load",
+                |r, _| text(r, "policy") == "prequal" && num(r, "load") >= 1.8,
+                &[("mean_value", Map(|_, v| v - 0.03))],
+            )
+            .doctor(
+                "Prequal equal to P2C everywhere (latency blind to speed)",
+                |r, _| text(r, "policy") == "prequal",
+                &[("mean_value", Map(|_, v| v - 0.03))],
             ),
         F::new("gwtw-baselines", "gwtw.B1", all_converge).doctor(
             "one GWTW run per web cell short of the oracle",

@@ -331,6 +331,21 @@ pub fn registry() -> Vec<Reproduction> {
                     claimed; the claim is that GWTW matches the oracle in every run.",
             claims: baselines,
         },
+        Reproduction {
+            id: "gwtw-baselines-load",
+            paper: "gwtw",
+            title: "GWTW, P2C and Prequal across load, with equal and unequal servers",
+            quick: scenario!("gwtw-baselines-load.toml"),
+            full: scenario!("gwtw-baselines-load-full.toml"),
+            notes: "The video model across the loads E5 spans, with equal server bandwidths \
+                    and with bandwidths uniform in B x [0.5, 1.5]. P2C and Prequal both choose \
+                    per request between two random servers: P2C the one with fewer streams, \
+                    Prequal by its hot-cold rule on requests in flight and the time a unit of \
+                    video would take there, which knows a server's speed. GWTW (k = 2) and the \
+                    oracle keep each user on one server. Not a claim of the paper: the \
+                    comparison cdnlab adds (docs/gwtw.md, \"Baselines\").",
+            claims: baselines_load,
+        },
     ]
 }
 

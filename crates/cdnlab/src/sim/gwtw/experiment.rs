@@ -1,6 +1,6 @@
 //! The `gwtw` experiment: one run of the GWTW model per replication (web or video service).
 
-use super::{Config, Draw, Model, Outcome, UserPolicy};
+use super::{Config, Draw, Model, Outcome, PrequalLatency, UserPolicy};
 use crate::Error;
 use crate::Named;
 use crate::rng::Rng;
@@ -72,6 +72,21 @@ const PARAMS: &[ParamSpec] = &[
         Draw::NAMES,
         "how a user's candidates are drawn: random (GWTW-R1); striped is a wrong model (user u \
          gets servers u, u + 1, ... modulo n), see docs/claims.md, \"Wrong models\"",
+    ),
+    ParamSpec::int(
+        "prequal_probes",
+        1,
+        1_000_000,
+        crate::select::prequal::DEFAULT_PROBES as i64,
+        "policy prequal: probes a user sends with each request (to distinct random servers)",
+    )
+    .unit("probes"),
+    ParamSpec::choice(
+        "prequal_latency",
+        PrequalLatency::NAMES,
+        "policy prequal: what a probe reports as latency: probed (web: the server's miss ratio \
+         over its last slot; video: the time for a unit at the rate one more stream would get); \
+         load is a wrong model (requests in flight again), see docs/claims.md, \"Wrong models\"",
     ),
     ParamSpec::int("horizon", 1, 100_000_000, 3000, "slots simulated").unit("slots"),
     ParamSpec::int(
@@ -240,6 +255,8 @@ pub fn config(p: &Params) -> Result<Config, Error> {
         },
         partial: p.float("partial"),
         draw: p.named("draw")?,
+        prequal_probes: p.int("prequal_probes") as u32,
+        prequal_latency: p.named("prequal_latency")?,
         horizon: p.int("horizon") as u32,
         measure: p.int("measure") as u32,
         exclude_warmup: p.values()["exclude_warmup"] == crate::sim::Value::Bool(true),
@@ -287,6 +304,6 @@ fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
 
 crate::sim::experiment! {
     GwtwExperiment = "gwtw",
-    "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C and an oracle",
+    "Go-With-The-Winner client-side server selection (web or video), against k = 1, P2C, Prequal and an oracle",
     PARAMS, METRICS; check, run
 }

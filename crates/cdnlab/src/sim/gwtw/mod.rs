@@ -24,6 +24,7 @@ use crate::rng::Rng;
 use crate::select::fixed::Fixed;
 use crate::select::gwtw::{GwtwConfig, GwtwCore};
 use crate::select::p2c::P2c;
+use crate::select::prequal::{DEFAULT_Q_RIF, Prequal};
 use crate::select::window::{HitWindow, ValueWindow, Window};
 use crate::select::{Event, Load, Selector, matching};
 use rand::RngExt;
@@ -36,6 +37,9 @@ crate::registry! {
         Gwtw => "gwtw",
         /// Per-request power of two choices on the servers' in-slot load.
         P2c => "p2c",
+        /// Per request, Prequal's hot-cold rule over a pool of probes (requests in flight and
+        /// latency: `select::prequal::Prequal`), `prequal_probes` per request.
+        Prequal => "prequal",
         /// The assignment of a maximum b-matching over k random candidates (the optimum when one
         /// exists); users it cannot place keep a random candidate.
         Oracle => "oracle",
@@ -52,6 +56,18 @@ crate::registry! {
         /// a "random" server taken as a sequential id modulo n would be. It spreads users
         /// evenly, so k = 1 never overloads a server (docs/claims.md, "Wrong models").
         Striped => "striped",
+    }
+}
+
+crate::registry! {
+    /// What a Prequal probe reports as a server's latency.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum PrequalLatency: "prequal latency" {
+        /// The service's latency (see [`Latency`]): the rule.
+        Probed => "probed",
+        /// A wrong model: the requests in flight again, so HCL is least load (P2C with ties to
+        /// the lesser latency), blind to how fast a server is (docs/claims.md, "Wrong models").
+        Load => "load",
     }
 }
 
@@ -86,6 +102,9 @@ pub struct Config {
     pub partial: f64,
     /// How candidates are drawn (random: the paper's rule).
     pub draw: Draw,
+    /// Prequal's probes per request, and what they report as latency (policy `prequal`).
+    pub prequal_probes: u32,
+    pub prequal_latency: PrequalLatency,
     pub horizon: u32,
     /// Final slots over which per-user values are measured.
     pub measure: u32,
@@ -127,6 +146,9 @@ impl Config {
         }
         if self.policy == UserPolicy::P2c && self.servers < 2 {
             return Err(Error::param("servers", self.servers, "at least 2 for p2c"));
+        }
+        if self.policy == UserPolicy::Prequal {
+            Prequal::new(self.servers, self.prequal_probes, DEFAULT_Q_RIF)?;
         }
         if !(0.0..=1.0).contains(&self.partial) {
             return Err(Error::param(
@@ -208,6 +230,7 @@ pub enum Client<W> {
     Gwtw(GwtwCore<W>),
     Fixed(Fixed),
     P2c(P2c),
+    Prequal(Prequal),
 }
 
 impl<W: Window> Client<W> {
@@ -216,7 +239,13 @@ impl<W: Window> Client<W> {
             Client::Gwtw(g) => g.settled(),
             Client::Fixed(f) => f.settled(),
             Client::P2c(p) => p.settled(),
+            Client::Prequal(p) => p.settled(),
         }
+    }
+
+    /// Whether the client chooses afresh for every request, against the servers' loads.
+    pub fn per_request(&self) -> bool {
+        matches!(self, Client::P2c(_) | Client::Prequal(_))
     }
 
     /// The user's candidate servers (none for per-request selection).
@@ -224,7 +253,7 @@ impl<W: Window> Client<W> {
         match self {
             Client::Gwtw(g) => g.candidates().collect(),
             Client::Fixed(f) => vec![f.server],
-            Client::P2c(_) => Vec::new(),
+            Client::P2c(_) | Client::Prequal(_) => Vec::new(),
         }
     }
 
@@ -242,18 +271,57 @@ impl<W: Window> Client<W> {
         match self {
             Client::Gwtw(g) => g.candidate_index(server),
             Client::Fixed(f) => (f.server == server).then_some(0),
-            Client::P2c(_) => None,
+            Client::P2c(_) | Client::Prequal(_) => None,
         }
     }
 }
 
-/// Requests sent to each server in the current slot (the load P2C balances).
-pub struct SlotLoad(pub Vec<u64>);
+/// Requests sent to each server in the current slot (the load P2C balances, and the
+/// requests in flight a Prequal probe reports), and the latency a probe reports: the web
+/// service's recent miss ratio of the server, the video service's time for a unit of video at
+/// the rate one more stream would get.
+pub struct SlotLoad {
+    pub requests: Vec<u64>,
+    pub latency: Latency,
+}
+
+/// What a probe reports as a server's latency (see [`SlotLoad`]).
+pub enum Latency {
+    /// Per server, the miss ratio of the last slot in which it had requests (1 before any:
+    /// its cache is cold). A miss goes to the origin, so it is the latency that counts.
+    MissRatio(Vec<f64>),
+    /// Per server, its bandwidth; each stream is capped at `r_max`: max(1 / r_max,
+    /// (streams + 1) / bandwidth).
+    Share { bandwidth: Vec<f64>, r_max: f64 },
+    /// The requests in flight (the wrong model [`PrequalLatency::Load`]).
+    Load,
+}
+
+impl SlotLoad {
+    /// No requests yet on `n` servers.
+    pub fn new(n: usize, latency: Latency) -> Self {
+        SlotLoad {
+            requests: vec![0; n],
+            latency,
+        }
+    }
+}
 
 impl Load for SlotLoad {
     #[inline]
     fn load(&self, server: u32) -> u64 {
-        self.0[server as usize]
+        self.requests[server as usize]
+    }
+    #[inline]
+    fn latency(&self, server: u32) -> f64 {
+        let s = server as usize;
+        match &self.latency {
+            Latency::MissRatio(m) => m[s],
+            Latency::Share { bandwidth, r_max } => {
+                (1.0 / r_max).max((self.requests[s] + 1) as f64 / bandwidth[s])
+            }
+            Latency::Load => self.requests[s] as f64,
+        }
     }
 }
 
@@ -300,7 +368,7 @@ impl<W: Window> Population<W> {
             retrials_within_capacity: 0,
             retrials_probed: 0,
             probing: vec![0; n],
-            settleable: !clients.iter().any(|c| matches!(c, Client::P2c(_))),
+            settleable: !clients.iter().any(Client::per_request),
             clients,
         };
         for u in 0..p.clients.len() {
@@ -363,6 +431,7 @@ impl<W: Window> Population<W> {
             Client::Gwtw(g) => g.targets(&self.gwtw, out),
             Client::Fixed(f) => f.targets(load, rng, out),
             Client::P2c(p) => p.targets(load, rng, out),
+            Client::Prequal(p) => p.targets(load, rng, out),
         }
     }
 
@@ -384,6 +453,7 @@ impl<W: Window> Population<W> {
             },
             Client::Fixed(f) => f.observe(server, value, rng),
             Client::P2c(p) => p.observe(server, value, rng),
+            Client::Prequal(p) => p.observe(server, value, rng),
         };
         match event {
             Event::None => {}
@@ -464,6 +534,9 @@ pub fn clients<W: Window>(
     let (n, m) = (cfg.servers, cfg.users as usize);
     Ok(match cfg.policy {
         UserPolicy::P2c => vec![Client::P2c(P2c { n }); m],
+        UserPolicy::Prequal => {
+            vec![Client::Prequal(Prequal::new(n, cfg.prequal_probes, DEFAULT_Q_RIF)?); m]
+        }
         UserPolicy::Gwtw => {
             let mut out = Vec::with_capacity(m);
             for u in 0..m {
@@ -672,6 +745,9 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             let mut pop = Population::<HitWindow>::new(cfg.gwtw, clients, capacity);
             let feasible = feasible(&pop);
             let mut service = web::Web::new(cfg, &sizes, &pop)?;
+            if cfg.prequal_latency == PrequalLatency::Load {
+                service.slot_load.latency = Latency::Load;
+            }
             Ok(Outcome {
                 feasible,
                 ..simulate(cfg, &mut pop, &mut service, rng)
@@ -691,6 +767,9 @@ pub fn run(cfg: &Config, rng: &mut Rng) -> Result<Outcome, Error> {
             let mut pop = Population::<ValueWindow>::new(cfg.gwtw, clients, capacity);
             let feasible = feasible(&pop);
             let mut service = video::Video::new(bw, r_max, ladder);
+            if cfg.prequal_latency == PrequalLatency::Load {
+                service.streams.latency = Latency::Load;
+            }
             Ok(Outcome {
                 feasible,
                 ..simulate(cfg, &mut pop, &mut service, rng)

@@ -22,6 +22,8 @@ fn web(servers: u32, load: f64, k: u32) -> Config {
         },
         partial: 1.0,
         draw: Draw::Random,
+        prequal_probes: crate::select::prequal::DEFAULT_PROBES,
+        prequal_latency: PrequalLatency::Probed,
         horizon: 3000,
         measure: 100,
         exclude_warmup: true,

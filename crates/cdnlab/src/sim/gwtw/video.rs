@@ -3,7 +3,7 @@
 //!
 //! Rules: GWTW-R7 of docs/spec/gwtw.md.
 
-use super::{Population, Service, SlotLoad};
+use super::{Latency, Population, Service, SlotLoad};
 use crate::rng::Rng;
 use crate::select::window::ValueWindow;
 use rand::RngExt;
@@ -20,7 +20,7 @@ pub struct Video {
     /// Every user's targets this slot, and where each user's start.
     targets: Vec<u32>,
     start: Vec<u32>,
-    streams: SlotLoad,
+    pub(super) streams: SlotLoad,
 }
 
 impl Video {
@@ -28,13 +28,13 @@ impl Video {
     pub fn new(bandwidth: Vec<f64>, r_max: f64, ladder: bool) -> Self {
         let n = bandwidth.len();
         Video {
-            bandwidth,
+            bandwidth: bandwidth.clone(),
             r_max,
             ladder,
             order: Vec::new(),
             targets: Vec::new(),
             start: Vec::new(),
-            streams: SlotLoad(vec![0; n]),
+            streams: SlotLoad::new(n, Latency::Share { bandwidth, r_max }),
         }
     }
 
@@ -72,7 +72,7 @@ impl Service<ValueWindow> for Video {
             let j = rng.random_range(0..=i);
             self.order.swap(i, j);
         }
-        self.streams.0.fill(0);
+        self.streams.requests.fill(0);
         self.targets.clear();
         for idx in 0..m {
             let u = self.order[idx] as usize;
@@ -80,7 +80,7 @@ impl Service<ValueWindow> for Video {
             self.start[u] = from as u32;
             pop.targets(u, &self.streams, rng, &mut self.targets);
             for &s in &self.targets[from..] {
-                self.streams.0[s as usize] += 1;
+                self.streams.requests[s as usize] += 1;
             }
         }
         for idx in 0..m {
@@ -94,7 +94,7 @@ impl Service<ValueWindow> for Video {
             let mut best = 0.0f64;
             for i in from..to {
                 let s = self.targets[i] as usize;
-                let rate = self.rate(self.bandwidth[s], self.streams.0[s]);
+                let rate = self.rate(self.bandwidth[s], self.streams.requests[s]);
                 best = best.max(rate);
                 pop.observe(u, s as u32, None, Some(rate), rng);
             }

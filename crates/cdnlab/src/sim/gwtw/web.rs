@@ -4,7 +4,7 @@
 //!
 //! Rules: GWTW-R6 of docs/spec/gwtw.md.
 
-use super::{Client, Config, Model, Population, Service, SlotLoad};
+use super::{Client, Config, Latency, Model, Population, Service, SlotLoad};
 use crate::Error;
 use crate::cache::lru_bank::{self, LruBank};
 use crate::cache::{Cache, Capacity, lru::Lru};
@@ -100,7 +100,7 @@ pub struct Web {
     targets: Vec<u32>,
     /// Visiting order of users when per-request balancers choose (see `rebuild`).
     order: Vec<u32>,
-    slot_load: SlotLoad,
+    pub(super) slot_load: SlotLoad,
     balances_load: bool,
 }
 
@@ -116,7 +116,7 @@ impl Web {
         let m = pop.clients.len();
         let words = (catalogue as usize).div_ceil(64);
         let k = cfg.k as usize;
-        let balances_load = pop.clients.iter().any(|c| matches!(c, Client::P2c(_)));
+        let balances_load = pop.clients.iter().any(|c| c.per_request());
         Ok(Web {
             caches: Caches::new(sizes, m as u64 * u64::from(catalogue))?,
             catalogue: u64::from(catalogue),
@@ -146,7 +146,7 @@ impl Web {
             } else {
                 Vec::new()
             },
-            slot_load: SlotLoad(vec![0; sizes.len()]),
+            slot_load: SlotLoad::new(sizes.len(), Latency::MissRatio(vec![1.0; sizes.len()])),
             balances_load,
         })
     }
@@ -208,7 +208,7 @@ impl Web {
         if self.balances_load {
             // Per-request balancers choose one after another against in-slot loads: visit the
             // users in a random order so that none is always first.
-            self.slot_load.0.fill(0);
+            self.slot_load.requests.fill(0);
             for i in (1..m).rev() {
                 let j = rng.random_range(0..=i);
                 self.order.swap(i, j);
@@ -224,7 +224,7 @@ impl Web {
             pop.targets(u, &self.slot_load, rng, &mut self.targets);
             for &server in &self.targets {
                 if self.balances_load {
-                    self.slot_load.0[server as usize] += 1;
+                    self.slot_load.requests[server as usize] += 1;
                 }
                 let cand = pop.clients[u]
                     .candidate_index(server)
@@ -283,6 +283,7 @@ impl Service<HitWindow> for Web {
                 let j = rng.random_range(0..=i);
                 group.swap(i, j);
             }
+            let mut hits = 0u64;
             for idx in a..b {
                 if let Some(e) = self.by_server.get(idx + AHEAD) {
                     self.prefetch(pop, *e);
@@ -301,6 +302,7 @@ impl Service<HitWindow> for Web {
                 let counted = self.counted(u, cand, r, hit);
                 if hit {
                     served[u] = 1.0;
+                    hits += 1;
                 }
                 let j = (cand != NO_CANDIDATE).then_some(cand as usize);
                 let value = f64::from(u8::from(hit));
@@ -311,6 +313,12 @@ impl Service<HitWindow> for Web {
                         self.arrived(pop, u, to);
                     }
                 }
+            }
+            // What a Prequal probe of this server reports next slot (see `Latency`).
+            if let Latency::MissRatio(miss) = &mut self.slot_load.latency
+                && b > a
+            {
+                miss[s] = 1.0 - hits as f64 / (b - a) as f64;
             }
         }
         self.by_server.len() as u64
