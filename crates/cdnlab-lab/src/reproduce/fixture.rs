@@ -166,5 +166,6 @@ pub fn all() -> Vec<Falsifier> {
     v.extend(super::gwtw::falsifiers());
     v.extend(super::multihash::falsifiers());
     v.extend(super::transport::falsifiers());
+    v.extend(super::steering::falsifiers());
     v
 }

@@ -87,7 +87,7 @@ impl Claim {
 pub struct Reproduction {
     /// Short id; output goes to DIR/ID.
     pub id: &'static str,
-    /// `cache`, `gwtw`, `multihash` or `transport`.
+    /// `cache`, `gwtw`, `multihash`, `transport` or `steering` (cdnlab's comparison).
     pub paper: &'static str,
     pub title: &'static str,
     /// Scenario at quick scale (the default) and at paper scale: (path in the repository, text
@@ -120,6 +120,7 @@ mod report;
 mod rules;
 mod schedule;
 mod stats;
+mod steering;
 mod transport;
 pub mod wrong;
 
@@ -134,6 +135,7 @@ pub fn registry() -> Vec<Reproduction> {
     all.extend(gwtw::registry());
     all.extend(multihash::registry());
     all.extend(transport::registry());
+    all.extend(steering::registry());
     all
 }
 

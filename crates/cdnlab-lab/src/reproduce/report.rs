@@ -102,6 +102,7 @@ fn paper_name(paper: &str) -> &'static str {
         "gwtw" => "Go-With-The-Winner server selection",
         "multihash" => "Multi-hash replication in a DHT-based CDN",
         "transport" => "Optimal allocation for streaming (Transportation Problem)",
+        "steering" => "Steering by what viewers experience (cdnlab's comparison of policies)",
         _ => "Other",
     }
 }

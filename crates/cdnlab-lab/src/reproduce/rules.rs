@@ -47,6 +47,12 @@ const RULES: &[(&str, &[&str])] = &[
     ("gwtw.B1", &["GWTW-R8"]),
     // Prequal against P2C in the video model: the bit rate a server gives (GWTW-R7).
     ("gwtw.B2", &["GWTW-R7"]),
+    // Steering (cdnlab's comparison): the seeds' designs are two of the policies compared,
+    // GWTW by reported throughput (its trial and re-trial) and TP's shares with admission.
+    ("steering.static-worst", &["TP-R8"]),
+    ("steering.prequal-lowest", &["TP-R8", "GWTW-R3"]),
+    ("steering.reaction", &["GWTW-R3", "GWTW-R4", "TP-R8"]),
+    ("steering.tp-startup", &["TP-R4", "TP-R8"]),
     ("mh.rbs-uniform", &["MH-R3"]),
     ("mh.rbs-probes", &["MH-R3"]),
     ("mh.rbs-variance", &["MH-R3"]),

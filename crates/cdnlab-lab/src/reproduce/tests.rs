@@ -57,7 +57,8 @@ fn schedule_puts_timed_cells_first_then_longest() {
 }
 
 /// Every registered experiment's scenarios load at both scales, ids are unique and papers are
-/// the four known ones: a registration mistake fails here, not in a user's reproduce run.
+/// the known ones (the four papers', and cdnlab's steering comparison): a registration mistake
+/// fails here, not in a user's reproduce run.
 #[test]
 fn registry_is_well_formed() {
     let all = registry();
@@ -67,7 +68,7 @@ fn registry_is_well_formed() {
     assert_eq!(ids.len(), all.len());
     for r in &all {
         assert!(
-            ["cache", "gwtw", "multihash", "transport"].contains(&r.paper),
+            ["cache", "gwtw", "multihash", "transport", "steering"].contains(&r.paper),
             "{}",
             r.id
         );

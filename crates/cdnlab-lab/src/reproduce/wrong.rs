@@ -348,6 +348,28 @@ pub fn all() -> Vec<WrongModel> {
             alter: |m| text(m, "prequal_latency", "load"),
         },
         WrongModel {
+            id: "steering-no-reload",
+            what: "players never reload the steering manifest: the first answer is kept (TTL \
+                   ignored)",
+            runs: &["steering"],
+            alter: |m| {
+                m.insert("ttl".into(), Value::Float(3600.0));
+            },
+        },
+        WrongModel {
+            id: "steering-probe-provisioned",
+            what: "a probe's latency is computed from the pathway's configured capacity, blind \
+                   to its degradation",
+            runs: &["steering"],
+            alter: |m| text(m, "probe", "provisioned"),
+        },
+        WrongModel {
+            id: "steering-no-admission",
+            what: "the edges never enforce the Transportation Problem's thresholds (TP-R4)",
+            runs: &["steering"],
+            alter: |m| text(m, "admission", "ignored"),
+        },
+        WrongModel {
             id: "tp-no-slack",
             what: "slack is never shared: every reserve is 1 (complete partitioning)",
             runs: &["tp-slack"],
@@ -442,6 +464,12 @@ pub const REJECTS: &[(&str, &[&str])] = &[
     ("tp.net-links", &["tp-net-matched"]),
     ("tp.net-erlang", &["tp-net-links-everywhere"]),
     ("tp.net-warm", &["tp-never-reallocate"]),
+    ("steering.prequal-lowest", &["steering-probe-provisioned"]),
+    (
+        "steering.reaction",
+        &["steering-no-reload", "steering-probe-provisioned"],
+    ),
+    ("steering.tp-startup", &["steering-no-admission"]),
 ];
 
 /// Claims no wrong model of the simulator rejects yet, and why (docs/claims.md, "Wrong
@@ -458,6 +486,12 @@ pub const NOT_YET: &[(&str, &str)] = &[
     (
         "gwtw.C3-failure",
         "fails under the paper's rule already (an honest divergence)",
+    ),
+    (
+        "steering.static-worst",
+        "no wrong model of the steering simulator breaks it yet: priority rebuffers most even \
+         without its pathway degrading (it sends every session to 4/7 of the capacity) and \
+         when players never reload (the adaptive policies' first answers still spread them)",
     ),
 ];
 

@@ -98,7 +98,27 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::positive("qoe_window", 3600.0, 10.0, "the CMCD tally's window").unit("s"),
     ParamSpec::int("k", 2, 8, 2, "gwtw: candidate pathways per session"),
     ParamSpec::int("tau", 1, 1000, 3, "gwtw: window, segments per candidate"),
+    ParamSpec::choice(
+        "probe",
+        PROBES,
+        "what a probe's latency sees: current (the pathway's capacity now); provisioned is a \
+         wrong model (a probe answered from the configured capacity, blind to the \
+         degradation), see docs/claims.md, \"Wrong models\"",
+    ),
+    ParamSpec::choice(
+        "admission",
+        ADMISSIONS,
+        "tp: whether edges refuse sessions above their thresholds (TP-R4): enforced; ignored \
+         is a wrong model (thresholds computed, never enforced), see docs/claims.md, \
+         \"Wrong models\"",
+    ),
 ];
+
+/// The `probe` choices: the rule first.
+const PROBES: &[&str] = &["current", "provisioned"];
+
+/// The `admission` choices: the rule first.
+const ADMISSIONS: &[&str] = &["enforced", "ignored"];
 
 const METRICS: &[MetricSpec] = &[
     MetricSpec::new(
@@ -202,6 +222,8 @@ pub fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
     let ttl = p.float("ttl");
     let rtt = p.float("rtt_ms") / 1000.0;
     let window_ms = (p.float("qoe_window") * 1000.0) as u64;
+    let probe_sees_now = p.text("probe") == "current";
+    let admission_enforced = p.text("admission") == "enforced";
     let mut steering = Steering::new(
         policy,
         policy::Params {
@@ -383,7 +405,12 @@ pub fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
                                 latency_ms: Some(
                                     1000.0
                                         * (rtt * hops(pop, j) as f64
-                                            + LADDER[1] * SEGMENT_S / (cap[j] / (on + 1.0))),
+                                            + LADDER[1] * SEGMENT_S
+                                                / (if probe_sees_now {
+                                                    cap[j]
+                                                } else {
+                                                    provisioned[j]
+                                                } / (on + 1.0))),
                                 ),
                             }
                         })
@@ -393,6 +420,7 @@ pub fn run(p: &Params, rng: &mut Rng) -> Result<Vec<f64>, Error> {
                     let mut chosen = None;
                     for j in order {
                         if policy == Policy::Shares
+                            && admission_enforced
                             && s.pathway != Some(j)
                             && on_path[pop][j] >= thresholds[pop * jn + j]
                         {
