@@ -265,6 +265,12 @@ fn cmcd_decodes_as_the_common_media_library_does() {
         cases.len(),
         differ[..differ.len().min(20)].join("\n")
     );
+    // The figures docs/steering.md quotes (`-- --nocapture` shows them).
+    eprintln!(
+        "CML agreement: {} strings: {both} decoded alike, {refused} refused by both, {lax} \
+         where CML is laxer",
+        cases.len()
+    );
     // The corpus exercises both sides: many decoded, many refused.
     assert!(
         both > 2500 && refused > 1500,
