@@ -184,8 +184,9 @@ impl Files {
 #[derive(Debug, Clone)]
 pub struct Asset {
     pub files: Files,
-    /// The lowest rendition's bandwidth, bits per second.
+    /// The lowest and the highest rendition's bandwidth, bits per second.
     pub min_bandwidth: u64,
+    pub max_bandwidth: u64,
     /// The renditions' `STABLE-VARIANT-ID`s, in playlist order.
     pub variants: Vec<String>,
 }
@@ -207,9 +208,11 @@ impl Asset {
         let variants =
             parse_variants(hls).map_err(|e| format!("{}/{HLS_MANIFEST}: {e}", dir.display()))?;
         let min_bandwidth = variants.iter().map(|v| v.bandwidth).min().unwrap_or(0);
+        let max_bandwidth = variants.iter().map(|v| v.bandwidth).max().unwrap_or(0);
         Ok(Asset {
             variants: variants.iter().map(|v| v.stable_id.clone()).collect(),
             min_bandwidth,
+            max_bandwidth,
             files,
         })
     }

@@ -166,6 +166,7 @@ async fn play(kind: &str) {
             min_share: steer::DEFAULT_MIN_SHARE,
             sessions: steer::SessionLimits::default(),
             guarantee: true,
+            policy: cdnlab::steer::policy::Policy::Shares,
             media: Some(asset.clone()),
         })
     })

@@ -36,6 +36,7 @@ fn config(t: Deployment, listen: SocketAddr) -> SteerConfig {
         min_share: 0.1,
         sessions: steer::SessionLimits::default(),
         guarantee: true,
+        policy: cdnlab::steer::policy::Policy::Shares,
         media: None,
     }
 }
@@ -1077,4 +1078,80 @@ async fn cmcd_is_aggregated_per_session_and_abuse_is_counted() {
     assert_eq!(r.status().as_u16(), 401);
     s.server.stop().await;
     stop_all([ea.server, ec.server, o.server]).await;
+}
+
+/// `--policy cmcd-qoe` on the live steering server: six sessions of pa on edge a report
+/// through CMCD that they starve; once the server has read a's aggregates (every window), it
+/// moves sessions off a (half of them per answer, CMCD-QoE's damping), and the same sessions
+/// reporting full buffers stay. The policy's rule is the library's (`steer::policy`), the
+/// signal the edges' `/internal/qoe`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cmcd_qoe_moves_starving_sessions_and_keeps_healthy_ones() {
+    use cdnlab::steer::policy::Policy;
+    for starving in [true, false] {
+        let (o, ea, ec, s) = media_steering_with(|c| c.policy = Policy::Qoe).await;
+        let (a, st) = (ea.server.addr, s.server.addr);
+        let c = client();
+        let mut sessions = Vec::new();
+        for _ in 0..6 {
+            let hls = c
+                .get(format!("http://{st}/play/pa/master.m3u8"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            sessions.push(session_of(&hls));
+        }
+        let first = |session: String| async move {
+            let (status, m) = json(format!(
+                "http://{st}/steering/pa?session={session}&_HLS_pathway=a"
+            ))
+            .await;
+            assert_eq!(status, 200, "{m}");
+            m["PATHWAY-PRIORITY"][0].as_str().unwrap().to_string()
+        };
+        // Before any report every session stays where it is.
+        for x in &sessions {
+            assert_eq!(first(x.clone()).await, "a");
+        }
+        // Two reports each (a session's first report's `bs` is about where it came from).
+        let data = if starving {
+            "bs,bl=300,br=250,mtp=200"
+        } else {
+            "bl=9000,br=250,mtp=2000"
+        };
+        let q = format!("CMCD={}", cdnlab_testkit::encode_uri_component(data));
+        for x in &sessions {
+            for _ in 0..2 {
+                let r = c
+                    .get(format!("http://{a}/p/pa/{x}/master.m3u8?{q}"))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status().as_u16(), 200);
+            }
+        }
+        // Two windows (300 ms each): the server has read the aggregates.
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let mut moved = 0;
+        for x in &sessions {
+            for _ in 0..4 {
+                if first(x.clone()).await != "a" {
+                    moved += 1;
+                    break;
+                }
+            }
+        }
+        if starving {
+            // Each answer moves a starving session with probability 1/2 (a fixed seed): after
+            // four answers about 15 in 16 have moved; at least half is the claim.
+            assert!(moved >= 3, "{moved} of 6 moved off the starving edge");
+        } else {
+            assert_eq!(moved, 0, "healthy sessions moved");
+        }
+        s.server.stop().await;
+        stop_all([ea.server, ec.server, o.server]).await;
+    }
 }

@@ -1,6 +1,7 @@
 //! `cdnlab live steer`.
 
 use super::*;
+use cdnlab::steer::policy::Policy;
 use cdnlab_lab::{Error, Result};
 use cdnlab_live::media::Asset;
 use cdnlab_live::steer::{self, Deployment, SteerConfig};
@@ -54,6 +55,13 @@ pub(super) struct SteerArgs {
     /// which open a session with one pathway per edge.
     #[arg(long)]
     media: Option<PathBuf>,
+    /// How sessions' pathways are ordered (docs/steering.md): tp (the Transportation
+    /// Problem's shares, TP-R8), priority, nearest, gwtw (go with the winner by the
+    /// throughput players report), cmcd-qoe (move sessions off pathways whose sessions starve,
+    /// from the edges' CMCD) or prequal (requests in flight and a timed probe of each edge).
+    /// The edges' signals are read every window.
+    #[arg(long, default_value = "tp", value_parser = crate::cmd::named::<Policy>())]
+    policy: Policy,
     /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
     #[arg(long)]
     duration: Option<f64>,
@@ -73,6 +81,7 @@ pub(super) async fn run_steer(a: &SteerArgs) -> Result<()> {
         limits: a.limits.limits(),
         min_share: a.min_share,
         guarantee: !a.no_guarantee,
+        policy: a.policy,
         sessions: steer::SessionLimits {
             lifetime: Duration::try_from_secs_f64(a.session_lifetime_hours * 3600.0)
                 .ok()

@@ -156,6 +156,7 @@ pub async fn run(
         min_share: steer::DEFAULT_MIN_SHARE,
         sessions: steer::SessionLimits::default(),
         guarantee: true,
+        policy: cdnlab::steer::policy::Policy::Shares,
         media: None,
     };
     let mut results = Vec::new();

@@ -35,6 +35,7 @@
 
 pub mod fill;
 mod routes;
+pub use routes::Qoe;
 
 use fill::{Fill, Pieces};
 use routes::*;

@@ -63,6 +63,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use cdnlab::alloc::simplex::Basis;
 use cdnlab::alloc::{admission, steering};
+use cdnlab::steer::policy::{self, Memory, Policy, Steering};
+use cdnlab::steer::tally::Summary;
 use deployment::good_name;
 pub use deployment::{Deployment, DeploymentError, Population, Server};
 use serde::Deserialize;
@@ -98,6 +100,10 @@ pub struct SteerConfig {
     /// ([`admission::guarantee`]); false: re-allocate by the demand estimate alone (with the
     /// `min_share` floor), as the paper's rule does.
     pub guarantee: bool,
+    /// How a session's pathways are ordered (`cdnlab::steer::policy`): `tp` (the default,
+    /// TP-R8's shares) or another of the library's policies, fed each window by the edges'
+    /// reports (requests in flight, CMCD aggregates, a timed probe).
+    pub policy: Policy,
 }
 
 /// What bounds streaming sessions at the steering server.
@@ -147,6 +153,8 @@ struct Session {
     /// When it was last used (opened, or a manifest asked for), and its place in that order.
     used: Instant,
     tick: u64,
+    /// What the policy remembers of it (GWTW's candidates and windows).
+    mem: Memory,
 }
 
 /// Sessions by id, in the order of their last use, with per-population counts.
@@ -211,6 +219,9 @@ impl Sessions {
     }
 }
 
+/// The seed of the policies' random draws (GWTW's candidates, CMCD-QoE's damping).
+const POLICY_SEED: u64 = 41;
+
 /// The default of [`SteerConfig::min_share`].
 pub const DEFAULT_MIN_SHARE: f64 = 0.1;
 
@@ -254,6 +265,24 @@ struct SteerState {
     out: Mutex<Vec<bool>>,
     /// Threshold installations made again because an edge's report lacked them.
     reinstalls: AtomicU64,
+    /// The policy (with its memory of the pathways), what each edge reported in the last
+    /// window, the policy's random draws (a fixed seed: the same requests get the same
+    /// answers), and the time origin of its clock.
+    steering: Mutex<Steering>,
+    signals: Mutex<Vec<Signal>>,
+    rng: Mutex<cdnlab::rng::Rng>,
+    started: Instant,
+}
+
+/// What an edge reported in the last window, for the policies other than `tp`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Signal {
+    /// Streams it was serving (Prequal's requests in flight).
+    in_flight: f64,
+    /// How long its report took to answer, ms: a probe of its latency (None: it failed).
+    latency_ms: Option<f64>,
+    /// Its sessions' CMCD aggregates (`GET /internal/qoe`; read only for `cmcd-qoe`).
+    qoe: Summary,
 }
 
 /// A running steering server.
@@ -381,6 +410,10 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         ready: Mutex::new(vec![true; t.servers.len()]),
         out: Mutex::new(vec![false; t.servers.len()]),
         reinstalls: AtomicU64::new(0),
+        steering: Mutex::new(Steering::new(cfg.policy, policy::Params::default())?),
+        signals: Mutex::new(vec![Signal::default(); t.servers.len()]),
+        rng: Mutex::new(cdnlab::rng::stream(POLICY_SEED, 0, 0)),
+        started: Instant::now(),
         cfg,
     });
     install(&state).await;
@@ -472,12 +505,14 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
             vec![0u64; t.populations.len()],
         );
         for (j, server) in t.servers.iter().enumerate() {
+            let probe = Instant::now();
             let report = s
                 .client
                 .get(format!("http://{}/internal/admission", server.addr))
                 .header(SECRET, &t.secret)
                 .send()
                 .await;
+            let took_ms = probe.elapsed().as_secs_f64() * 1000.0;
             // Read at most MAX_REPORT_BYTES: an edge cannot make this server buffer more.
             let shares: Result<HashMap<String, Share>, String> = match report {
                 Ok(r) if r.status().is_success() => serve::body_capped(r, MAX_REPORT_BYTES)
@@ -493,9 +528,22 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 Err(why) => {
                     s.report_errors.fetch_add(1, Relaxed);
                     REPORT.warn(format!("edge {} ({}): {why}", server.name, server.addr));
+                    s.signals.lock().expect("signals lock")[j].latency_ms = None;
                     continue;
                 }
             };
+            if s.cfg.policy != Policy::Shares {
+                let qoe = if s.cfg.policy == Policy::Qoe {
+                    qoe_of(&s, server).await
+                } else {
+                    Summary::default()
+                };
+                s.signals.lock().expect("signals lock")[j] = Signal {
+                    in_flight: shares.values().map(|x| x.active as f64).sum(),
+                    latency_ms: Some(took_ms),
+                    qoe,
+                };
+            }
             // An edge that restarted (or lost an installation) reports other thresholds than
             // the plan's: it is not steered to until they are installed again, now.
             let plan = s.plan.lock().expect("plan lock").thresholds.clone();
@@ -576,6 +624,30 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                 install(&s).await;
             }
         }
+    }
+}
+
+/// An edge's CMCD aggregates (`GET /internal/qoe`, with the secret); none when it does not
+/// answer, or answers what is not one (read at most [`MAX_REPORT_BYTES`]).
+async fn qoe_of(s: &SteerState, server: &Server) -> Summary {
+    let t = &s.cfg.topology;
+    let r = s
+        .client
+        .get(format!("http://{}/internal/qoe", server.addr))
+        .header(SECRET, &t.secret)
+        .send()
+        .await;
+    let body = match r {
+        Ok(r) if r.status().is_success() => serve::body_capped(r, MAX_REPORT_BYTES).await,
+        _ => None,
+    };
+    match body.map(|b| serde_json::from_slice::<crate::edge::Qoe>(&b)) {
+        Some(Ok(q)) => q.summary,
+        Some(Err(e)) => {
+            REPORT.warn(format!("edge {} /internal/qoe: {e}", server.name));
+            Summary::default()
+        }
+        None => Summary::default(),
     }
 }
 

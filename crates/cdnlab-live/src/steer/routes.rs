@@ -169,6 +169,12 @@ pub(super) fn steering_answer(
                     {
                         x.pathway = Some((j, Instant::now()));
                     }
+                    if s.cfg.policy != Policy::Shares {
+                        let order = policy_order(s, i, q, prefix, &mut x.mem);
+                        let listed = x.listed.clone();
+                        drop(sessions);
+                        return answer(s, population, session, (order, listed), dash);
+                    }
                     (x.point, x.listed.clone())
                 }
                 // A session forgotten (or opened before a restart) keeps its point if its token
@@ -184,6 +190,80 @@ pub(super) fn steering_answer(
             drop(sessions);
             (order_for(s, i, point, &slow), listed)
         }
+    };
+    answer(s, population, session, (order, listed), dash)
+}
+
+/// The order of a session under a policy other than `tp`: the library's rule
+/// (`Steering::order`) over what the edges reported in the last window. GWTW is first fed the
+/// throughput the player reports for the pathway it uses (`_HLS_throughput`, or the first of
+/// `_DASH_throughput`), as a share of the asset's top rendition.
+fn policy_order(
+    s: &SteerState,
+    i: usize,
+    q: &HashMap<String, String>,
+    prefix: &str,
+    mem: &mut Memory,
+) -> Vec<usize> {
+    let t = &s.cfg.topology;
+    let (shares, hops, up) = population_view(s, i);
+    let top_kbps = s
+        .cfg
+        .media
+        .as_ref()
+        .map_or(0.0, |a| a.max_bandwidth as f64 / 1000.0);
+    let signals = s.signals.lock().expect("signals lock").clone();
+    let views: Vec<policy::Pathway> = (0..t.servers.len())
+        .map(|j| policy::Pathway {
+            usable: up[j],
+            distance: hops[j] as f64,
+            share: shares[j],
+            capacity_kbps: t.servers[j].capacity as f64 * top_kbps,
+            qoe: signals[j].qoe,
+            in_flight: signals[j].in_flight,
+            latency_ms: signals[j].latency_ms,
+        })
+        .collect();
+    let mut steering = s.steering.lock().expect("steering lock");
+    let mut rng = s.rng.lock().expect("rng lock");
+    let reported = q
+        .get(&format!("{prefix}_pathway"))
+        .and_then(|p| list(p).first().copied())
+        .and_then(|p| t.servers.iter().position(|e| e.name == p))
+        .zip(
+            q.get(&format!("{prefix}_throughput"))
+                .and_then(|r| list(r).first().and_then(|r| r.parse::<f64>().ok()))
+                .filter(|r| r.is_finite() && *r >= 0.0),
+        );
+    // Where the player says it is (the policy's own last answer otherwise).
+    if let Some((j, _)) = reported {
+        mem.current = Some(j);
+    }
+    if let Some((j, bps)) = reported
+        && top_kbps > 0.0
+    {
+        steering.observe(mem, j, bps / 1000.0, top_kbps, &mut rng);
+    }
+    let order = steering.order(s.started.elapsed().as_secs_f64(), &views, mem, &mut rng);
+    // Never empty: a player handed an empty list has nowhere to go.
+    if order.is_empty() {
+        return (0..t.servers.len()).collect();
+    }
+    order
+}
+
+/// The steering manifest for `order`, with clones of the edges the session's playlist did not
+/// list.
+fn answer(
+    s: &SteerState,
+    population: &str,
+    session: Option<&String>,
+    (order, listed): (Vec<usize>, Vec<usize>),
+    dash: bool,
+) -> Response {
+    let t = &s.cfg.topology;
+    let Some(i) = t.populations.iter().position(|p| p.name == population) else {
+        return unknown_population();
     };
     let path = if dash {
         format!("{population}/dash")
@@ -349,6 +429,7 @@ pub(super) async fn play(
             pathway: None,
             used: now,
             tick: 0,
+            mem: Memory::new(point),
         },
     );
     drop(sessions);

@@ -30,6 +30,7 @@ fn sessions_are_forgotten_by_last_use_and_only_when_idle() {
         pathway: None,
         used,
         tick: 0,
+        mem: Memory::new(0.0),
     };
     let mut x = Sessions::default();
     for id in ["s0", "s1", "s2"] {
