@@ -548,6 +548,23 @@ async fn sessions_playlists_clones_and_throughput() {
 }
 
 /// The session a playlist or MPD names in its steering URI (`?session=S`).
+/// Opens `n` sessions of population pa at the steering server `st`; their names.
+async fn open_sessions(c: &reqwest::Client, st: SocketAddr, n: usize) -> Vec<String> {
+    let mut sessions = Vec::new();
+    for _ in 0..n {
+        let hls = c
+            .get(format!("http://{st}/play/pa/master.m3u8"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        sessions.push(session_of(&hls));
+    }
+    sessions
+}
+
 fn session_of(text: &str) -> String {
     let at = text
         .find("?session=")
@@ -977,18 +994,7 @@ async fn cmcd_is_aggregated_per_session_and_abuse_is_counted() {
     let (o, ea, ec, s) = media_steering().await;
     let a = ea.server.addr;
     let c = client();
-    let mut sessions = Vec::new();
-    for _ in 0..4 {
-        let hls = c
-            .get(format!("http://{}/play/pa/master.m3u8", s.server.addr))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        sessions.push(session_of(&hls));
-    }
+    let sessions = open_sessions(&c, s.server.addr, 4).await;
     let get = |session: &str, query: String, headers: Vec<(&'static str, String)>| {
         let mut r = c.get(format!("http://{a}/p/pa/{session}/master.m3u8?{query}"));
         for (k, v) in headers {
@@ -1092,18 +1098,7 @@ async fn cmcd_qoe_moves_starving_sessions_and_keeps_healthy_ones() {
         let (o, ea, ec, s) = media_steering_with(|c| c.policy = Policy::Qoe).await;
         let (a, st) = (ea.server.addr, s.server.addr);
         let c = client();
-        let mut sessions = Vec::new();
-        for _ in 0..6 {
-            let hls = c
-                .get(format!("http://{st}/play/pa/master.m3u8"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            sessions.push(session_of(&hls));
-        }
+        let sessions = open_sessions(&c, st, 6).await;
         let first = |session: String| async move {
             let (status, m) = json(format!(
                 "http://{st}/steering/pa?session={session}&_HLS_pathway=a"
