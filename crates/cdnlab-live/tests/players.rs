@@ -9,7 +9,10 @@
 //!    plus one segment, and keeps playing;
 //! 3. a session whose first pathway refuses it (503 + Retry-After: its edge's slots for the
 //!    population are all taken) falls back to the next pathway and plays;
-//! 4. an edge is killed mid-play: its sessions (fresh ones) move to the other and keep playing.
+//! 4. an edge is killed mid-play: its sessions (fresh ones) move to the other and keep playing;
+//! 5. the content-steering corners: a steering manifest answered 429 with Retry-After (hls.js
+//!    1.7.4 stops reloading, dash.js reloads after Retry-After), and one answered 410 (neither
+//!    reloads again); both play on.
 //!
 //! Needs ffmpeg (to build the asset once, into target/media), `npm ci --prefix player`, and
 //! chromium: `.ci/run` installs them. Without them the tests are skipped, except under CI=true,
@@ -487,6 +490,91 @@ async fn play(kind: &str) {
         })
         .collect();
     eprintln!("{kind}: {killed} killed; its sessions on {other} after {moved:?} s");
+
+    // 5. The content-steering corners (HLS 4.4.6.6; DASH-IF's content steering). Expected,
+    // written before the first run: after a 429 with Retry-After the spec wants a reload once
+    // Retry-After has passed; hls.js 1.7.4's source reads Retry-After but returns without
+    // scheduling a reload, so hls.js is expected to stop reloading, and dash.js to reload
+    // within Retry-After plus a TTL and the slack. After a 410, neither reloads again. Both
+    // play on meanwhile.
+    let ids: Vec<String> = after.keys().cloned().collect();
+    let reloads = |id: &str| s.reloads(id).unwrap_or_else(|| panic!("session {id}"));
+    let wait_reload = |id: String, from: u64, limit: Duration| {
+        let s = &s;
+        async move {
+            let t = Instant::now();
+            while s.reloads(&id).unwrap() == from {
+                if t.elapsed() > limit {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Some(t.elapsed())
+        }
+    };
+    let ttl = Duration::from_secs(u64::from(TTL));
+    let slack = Duration::from_secs_f64(SLACK);
+    // 429: the next reload is refused; then wait Retry-After + TTL + slack for another.
+    const RETRY: u32 = 3;
+    let x = ids[0].clone();
+    let r = reloads(&x);
+    assert!(s.session_control(&x, false, Some(RETRY)));
+    assert!(
+        wait_reload(x.clone(), r, ttl + slack).await.is_some(),
+        "{kind}: session {x} asked for no steering manifest within a TTL"
+    );
+    let refused_at = Instant::now();
+    let retry = Duration::from_secs(u64::from(RETRY));
+    let again = wait_reload(x.clone(), r + 1, retry + ttl + slack).await;
+    if kind == "hls" {
+        assert_eq!(
+            again, None,
+            "{kind}: hls.js 1.7.4 was expected not to reload after a 429 (it returns before \
+             scheduling); it did after {again:?}"
+        );
+    } else {
+        let took = again.unwrap_or_else(|| {
+            panic!("{kind}: no reload within Retry-After {RETRY} s + TTL + slack after a 429")
+        });
+        assert!(
+            took + Duration::from_millis(500) >= retry,
+            "{kind}: reloaded {took:?} after a 429 with Retry-After {RETRY} s"
+        );
+    }
+    eprintln!(
+        "{kind}: after a 429 with Retry-After {RETRY} s: next steering reload {:?}",
+        again.map(|t| t.as_secs_f64())
+    );
+    // 410: the next reload is refused, and none follows for three TTLs.
+    let y = ids[1].clone();
+    let r = reloads(&y);
+    assert!(s.session_control(&y, true, None));
+    assert!(
+        wait_reload(y.clone(), r, ttl + slack).await.is_some(),
+        "{kind}: session {y} asked for no steering manifest within a TTL"
+    );
+    let gone = reloads(&y);
+    let none = wait_reload(y.clone(), gone, 3 * ttl).await;
+    assert_eq!(none, None, "{kind}: session {y} reloaded after a 410");
+    // Both played on.
+    let before: HashMap<String, f64> = [&x, &y]
+        .iter()
+        .map(|id| ((*id).clone(), after[*id].played))
+        .collect();
+    let played = wait_for(&o, "d", Duration::from_secs(20), "playing on", |m| {
+        before.iter().all(|(id, p)| m[id].played >= p + 4.0)
+            || m.values().any(|x| !x.fatal.is_empty())
+    })
+    .await;
+    assert!(
+        played.values().all(|x| x.fatal.is_empty()),
+        "{kind}: {played:#?}"
+    );
+    eprintln!(
+        "{kind}: 410 then no steering reload for {} s; both sessions played on ({:.0} s since the 429)",
+        3 * TTL,
+        refused_at.elapsed().as_secs_f64()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1150,3 +1150,46 @@ async fn cmcd_qoe_moves_starving_sessions_and_keeps_healthy_ones() {
         stop_all([ea.server, ec.server, o.server]).await;
     }
 }
+
+/// The content-steering corners at the server (HLS 4.4.6.6, DASH-IF's content steering): the
+/// operator's `POST /internal/session` makes a session's next steering manifest a 429 with
+/// Retry-After (readable across origins), after which manifests are served again, or ends the
+/// session's steering: every later manifest is a 410. Bad requests are refused with what is
+/// allowed. (tests/players.rs shows what hls.js and dash.js do with them.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_control_answers_429_then_410() {
+    let (o, ea, ec, s) = media_steering().await;
+    let st = s.server.addr;
+    let c = client();
+    let id = open_sessions(&c, st, 1).await.remove(0);
+    let steering = || {
+        c.get(format!("http://{st}/steering/pa?session={id}"))
+            .send()
+    };
+    let post = |q: String, secret: bool| {
+        let mut r = c.post(format!("http://{st}/internal/session?{q}"));
+        if secret {
+            r = r.header("x-cdnlab-secret", KEY);
+        }
+        async move { r.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(steering().await.unwrap().status().as_u16(), 200);
+    assert_eq!(post(format!("id={id}&retry_after=7"), false).await, 401);
+    assert_eq!(post(format!("id={id}"), true).await, 400);
+    assert_eq!(post(format!("id={id}&retry_after=0"), true).await, 400);
+    assert_eq!(post(format!("id={id}&retry_after=x"), true).await, 400);
+    assert_eq!(post("id=pa-nobody&end=true".into(), true).await, 404);
+    assert_eq!(post(format!("id={id}&retry_after=7"), true).await, 204);
+    let r = steering().await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    assert_eq!(r.headers()["retry-after"], "7");
+    assert_eq!(r.headers()["access-control-expose-headers"], "Retry-After");
+    assert_eq!(steering().await.unwrap().status().as_u16(), 200, "once");
+    assert_eq!(post(format!("id={id}&end=true"), true).await, 204);
+    for _ in 0..2 {
+        assert_eq!(steering().await.unwrap().status().as_u16(), 410);
+    }
+    assert_eq!(s.reloads(&id), Some(5));
+    s.server.stop().await;
+    stop_all([ea.server, ec.server, o.server]).await;
+}

@@ -155,6 +155,12 @@ struct Session {
     tick: u64,
     /// What the policy remembers of it (GWTW's candidates and windows).
     mem: Memory,
+    /// Steering manifests it asked for.
+    reloads: u64,
+    /// Ended by the operator: its manifests answer 410 Gone.
+    ended: bool,
+    /// Its next manifest answers 429 with this Retry-After, in seconds (the operator's).
+    throttle: Option<u32>,
 }
 
 /// Sessions by id, in the order of their last use, with per-population counts.
@@ -318,6 +324,19 @@ impl Steer {
     pub fn set_out(&self, name: &str, out: bool) -> bool {
         set_out(&self.state, name, out)
     }
+
+    /// Ends session `id` (its steering manifests answer 410 from now on) or makes its next
+    /// one answer 429 with `Retry-After: retry_after`, as `POST /internal/session` does; false
+    /// if there is no such session.
+    pub fn session_control(&self, id: &str, end: bool, retry_after: Option<u32>) -> bool {
+        session_control(&self.state, id, end, retry_after)
+    }
+
+    /// Steering manifests session `id` asked for (None: no such session).
+    pub fn reloads(&self, id: &str) -> Option<u64> {
+        let sessions = self.state.sessions.lock().expect("sessions lock");
+        sessions.by_id.get(id).map(|x| x.reloads)
+    }
 }
 
 /// Solves the allocation for `demand` (scaled to the total capacity, every population at least
@@ -422,6 +441,7 @@ pub async fn start(cfg: SteerConfig) -> Result<Steer, Error> {
         .route("/steering/{population}/dash", get(dash_manifest))
         .route("/play/{population}/{file}", get(play))
         .route("/internal/edge", axum::routing::post(edge_out))
+        .route("/internal/session", axum::routing::post(session_out))
         .route("/internal/thresholds", get(edge_thresholds))
         .route("/allocation", get(allocation))
         .route("/health", get(|| async { "ok\n" }))

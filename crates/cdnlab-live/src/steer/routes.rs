@@ -161,6 +161,20 @@ pub(super) fn steering_answer(
             let mut sessions = s.sessions.lock().expect("sessions lock");
             let (point, listed) = match sessions.touch(id, i, Instant::now()) {
                 Some(x) => {
+                    x.reloads += 1;
+                    // The content-steering corners (HLS 4.4.6.6, DASH-IF CTS): 410 tells the
+                    // player to stop reloading for the rest of the session; 429 to retry after
+                    // Retry-After.
+                    if x.ended {
+                        return gone();
+                    }
+                    if let Some(secs) = x.throttle.take() {
+                        return refuse(
+                            StatusCode::TOO_MANY_REQUESTS,
+                            Duration::from_secs(u64::from(secs)),
+                            "steering reloads throttled\n",
+                        );
+                    }
                     // The pathway in use: hls.js's one value, the first of dash.js's list.
                     if let Some(j) = q
                         .get(&format!("{prefix}_pathway"))
@@ -430,6 +444,9 @@ pub(super) async fn play(
             used: now,
             tick: 0,
             mem: Memory::new(point),
+            reloads: 0,
+            ended: false,
+            throttle: None,
         },
     );
     drop(sessions);
@@ -464,7 +481,8 @@ pub(super) async fn play(
         .into_response()
 }
 
-/// A refused `/play`: `code` with Retry-After in whole seconds (at least 1).
+/// A refused `/play` or steering manifest: `code` with Retry-After in whole seconds (at least
+/// 1), which a page's script may read across origins (Access-Control-Expose-Headers).
 fn refuse(code: StatusCode, retry: Duration, why: &'static str) -> Response {
     let secs = retry.as_secs_f64().ceil().max(1.0) as u64;
     (
@@ -472,10 +490,87 @@ fn refuse(code: StatusCode, retry: Duration, why: &'static str) -> Response {
         [
             (header::RETRY_AFTER, secs.to_string()),
             (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
+            (
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                "Retry-After".to_string(),
+            ),
         ],
         why,
     )
         .into_response()
+}
+
+/// 410 Gone: the session's steering has ended (HLS 4.4.6.6: the client must not reload the
+/// steering manifest for the rest of the session; it plays on with the order it has).
+fn gone() -> Response {
+    (
+        StatusCode::GONE,
+        [(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")],
+        "this session's steering has ended\n",
+    )
+        .into_response()
+}
+
+/// Ends a session or throttles its next reload (see [`super::Steer::session_control`]).
+pub(super) fn session_control(
+    s: &SteerState,
+    id: &str,
+    end: bool,
+    retry_after: Option<u32>,
+) -> bool {
+    let mut sessions = s.sessions.lock().expect("sessions lock");
+    let Some(x) = sessions.by_id.get_mut(id) else {
+        return false;
+    };
+    x.ended |= end;
+    if retry_after.is_some() {
+        x.throttle = retry_after;
+    }
+    true
+}
+
+/// The query of `POST /internal/session`.
+#[derive(Deserialize)]
+pub(super) struct SessionControl {
+    id: String,
+    #[serde(default)]
+    end: bool,
+    retry_after: Option<u32>,
+}
+
+pub(super) async fn session_out(
+    State(s): State<Arc<SteerState>>,
+    h: axum::http::HeaderMap,
+    q: Result<Query<SessionControl>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let authorised = crate::serve::has_secret(&h, &s.cfg.topology.secret);
+    let q = match crate::serve::internal_query(
+        authorised,
+        q,
+        "id=SESSION&end=true, or id=SESSION&retry_after=SECONDS (1 to 86400)",
+    ) {
+        Ok(q) => q,
+        Err(refused) => return refused,
+    };
+    if q.retry_after.is_some_and(|r| !(1..=86_400).contains(&r)) {
+        return (
+            StatusCode::BAD_REQUEST,
+            "retry_after: whole seconds from 1 to 86400 are allowed\n",
+        )
+            .into_response();
+    }
+    if !q.end && q.retry_after.is_none() {
+        return (
+            StatusCode::BAD_REQUEST,
+            "say end=true or retry_after=SECONDS\n",
+        )
+            .into_response();
+    }
+    if session_control(&s, &q.id, q.end, q.retry_after) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        (StatusCode::NOT_FOUND, "no such session\n").into_response()
+    }
 }
 
 /// The query of `POST /internal/edge`.

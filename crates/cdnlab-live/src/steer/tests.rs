@@ -31,6 +31,9 @@ fn sessions_are_forgotten_by_last_use_and_only_when_idle() {
         used,
         tick: 0,
         mem: Memory::new(0.0),
+        reloads: 0,
+        ended: false,
+        throttle: None,
     };
     let mut x = Sessions::default();
     for id in ["s0", "s1", "s2"] {
