@@ -12,7 +12,9 @@
 //! 4. an edge is killed mid-play: its sessions (fresh ones) move to the other and keep playing;
 //! 5. the content-steering corners: a steering manifest answered 429 with Retry-After (hls.js
 //!    1.7.4 stops reloading, dash.js reloads after Retry-After), and one answered 410 (neither
-//!    reloads again); both play on.
+//!    reloads again); both play on;
+//! 6. PATHWAY-CLONES: a session whose playlist lacks an edge moves to it when its manifest
+//!    names it as a clone (URI-REPLACEMENT), and plays on.
 //!
 //! Needs ffmpeg (to build the asset once, into target/media), `npm ci --prefix player`, and
 //! chromium: `.ci/run` installs them. Without them the tests are skipped, except under CI=true,
@@ -575,6 +577,90 @@ async fn play(kind: &str) {
         3 * TTL,
         refused_at.elapsed().as_secs_f64()
     );
+
+    // 6. PATHWAY-CLONES with URI-REPLACEMENT. A session opened while the killed edge was down
+    // lists only the other. The killed edge comes back on its address and the other is taken
+    // out: the session's manifest now names the edge it never listed, as a clone of a listed
+    // pathway with the edge's host (and, for hls.js, every variant's URI). Expected, written
+    // before the first run: the player moves to it within the TTL plus a segment, and plays on.
+    let _browser_e = Browser::open(&page(1, "e")).unwrap();
+    let e = wait_for(
+        &o,
+        "e",
+        Duration::from_secs(60),
+        "1 session playing 4 s",
+        |m| m.values().any(|x| x.played >= 4.0) || m.values().any(|x| !x.fatal.is_empty()),
+    )
+    .await;
+    let (eid, ex) = e.iter().next().unwrap();
+    assert!(ex.fatal.is_empty(), "{kind} session {eid}: {ex:?}");
+    assert!(ex.frags.iter().all(|(_, h)| host_of(h) == other), "{ex:?}");
+    let killed_addr = if killed == "east" { east } else { west };
+    let back = edge::start(
+        killed_addr,
+        EdgeConfig {
+            admission: Some(SECRET_VALUE.into()),
+            ..common::edge_config(o.server.addr)
+        },
+    )
+    .await
+    .unwrap();
+    assert!(s.set_out(other, true));
+    let t = Instant::now();
+    let cloned = loop {
+        let m: Value = reqwest::get(format!(
+            "http://{}/steering/pa?session={eid}",
+            s.server.addr
+        ))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+        if m["PATHWAY-PRIORITY"] == serde_json::json!([killed])
+            && m["PATHWAY-CLONES"][0]["ID"] == killed
+        {
+            break m;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{kind}: no clone of {killed} for session {eid}: {m}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let t0 = now_ms();
+    let played_e = ex.played;
+    let moved_e = wait_for(
+        &o,
+        "e",
+        Duration::from_secs(30),
+        "the session on the clone",
+        |m| {
+            m[eid]
+                .frags
+                .iter()
+                .any(|(at, h)| *at > t0 && host_of(h) == killed)
+                && m[eid].played >= played_e + 4.0
+                || !m[eid].fatal.is_empty()
+        },
+    )
+    .await;
+    let x = &moved_e[eid];
+    assert!(x.fatal.is_empty(), "{kind} session {eid}: {x:?}");
+    let at = x
+        .frags
+        .iter()
+        .find(|(at, h)| *at > t0 && host_of(h) == killed)
+        .unwrap()
+        .0;
+    let secs = (at - t0) as f64 / 1000.0;
+    assert!(
+        secs <= f64::from(TTL) + SEGMENT + SLACK,
+        "{kind} session {eid}: on the clone after {secs} s; manifest {cloned}"
+    );
+    eprintln!("{kind}: session on the clone {killed} after {secs} s, playing on");
+    assert!(s.set_out(other, false));
+    back.server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
