@@ -22,11 +22,15 @@ pub const DASH_MANIFEST: &str = "manifest.mpd";
 pub const MAX_ASSET_BYTES: u64 = 512 << 20;
 
 /// The players' scripts served with the pages: (name served, path under the player directory).
-pub const PLAYER_SCRIPTS: [(&str, &str); 2] = [
+pub const PLAYER_SCRIPTS: [(&str, &str); 3] = [
     ("hls.min.js", "node_modules/hls.js/dist/hls.min.js"),
     (
         "dash.all.min.js",
         "node_modules/dashjs/dist/modern/umd/dash.all.min.js",
+    ),
+    (
+        "shaka-player.compiled.js",
+        "node_modules/shaka-player/dist/shaka-player.compiled.js",
     ),
 ];
 
@@ -139,7 +143,7 @@ impl Files {
 
     /// The player directory (`player/` of the repository): its pages, and the pinned players'
     /// scripts from its `node_modules` (installed by `npm ci --prefix player`) as
-    /// `hls.min.js` and `dash.all.min.js`.
+    /// `hls.min.js`, `dash.all.min.js` and `shaka-player.compiled.js`.
     pub fn player(dir: &Path) -> Result<Self, String> {
         let mut files = Files::load(dir)?;
         for (name, rel) in PLAYER_SCRIPTS {
@@ -289,7 +293,7 @@ fn parse_variants(text: &str) -> Result<Vec<Variant>, String> {
 }
 
 /// The value of attribute `name` in an attribute list (quoted values keep their quotes).
-fn attribute<'a>(list: &'a str, name: &str) -> Option<&'a str> {
+pub fn attribute<'a>(list: &'a str, name: &str) -> Option<&'a str> {
     let mut rest = list;
     while !rest.is_empty() {
         let (key, after) = rest.split_once('=')?;

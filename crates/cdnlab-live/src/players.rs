@@ -24,6 +24,12 @@ impl Browser {
     /// Opens `url` in a fresh profile, with autoplay allowed and Chromium's background
     /// networking off (this machine's network is closed).
     pub fn open(url: &str) -> Result<Browser, crate::Error> {
+        Browser::launch(std::process::Command::new("chromium"), url)
+    }
+
+    /// Like [`Browser::open`], with `chromium` the command `command` runs (the testbed's runs
+    /// it inside a client namespace: `ip netns exec NS chromium`).
+    pub fn launch(command: std::process::Command, url: &str) -> Result<Browser, crate::Error> {
         use std::os::unix::process::CommandExt;
         static PROFILES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let profile = std::env::temp_dir().join(format!(
@@ -36,7 +42,8 @@ impl Browser {
         let tmp = profile.join("tmp");
         std::fs::create_dir_all(&tmp)
             .map_err(|e| crate::Error::io(tmp.display().to_string(), e))?;
-        let child = std::process::Command::new("chromium")
+        let mut command = command;
+        let child = command
             .env("TMPDIR", &tmp)
             .args([
                 "--headless=new",
@@ -86,6 +93,11 @@ pub struct SessionReport {
     pub played: f64,
     /// Errors the player could not recover from.
     pub fatal: Vec<String>,
+    /// Every segment's URL, in the order of `frags`.
+    pub urls: Vec<String>,
+    /// The page's samples, one a second: (wall-clock milliseconds, playback position s,
+    /// buffer ahead of it s).
+    pub samples: Vec<(u64, f64, f64)>,
 }
 
 /// The reports (as the origin received them: batches of events) of the pages tagged `tag`,
@@ -110,7 +122,9 @@ pub fn sessions(reports: &[Value], tag: &str) -> BTreeMap<String, SessionReport>
                 continue;
             };
             by_player.insert(e["i"].as_i64().unwrap_or(-1), id.to_string());
-            out.entry(id.to_string()).or_default().frags.push((
+            let s = out.entry(id.to_string()).or_default();
+            s.urls.push(url.to_string());
+            s.frags.push((
                 e["at"].as_u64().unwrap_or(0),
                 e["host"].as_str().unwrap_or_default().to_string(),
             ));
@@ -134,7 +148,15 @@ pub fn sessions(reports: &[Value], tag: &str) -> BTreeMap<String, SessionReport>
                 s.startup_ms = e["ms"].as_u64().unwrap_or(0);
             }
             Some("stall") => s.stalls += 1,
-            Some("time") => s.played = s.played.max(e["t"].as_f64().unwrap_or(0.0)),
+            Some("time") => {
+                let t = e["t"].as_f64().unwrap_or(0.0);
+                s.played = s.played.max(t);
+                s.samples.push((
+                    e["at"].as_u64().unwrap_or(0),
+                    t,
+                    e["buf"].as_f64().unwrap_or(0.0),
+                ));
+            }
             _ if fatal => s.fatal.push(e["details"].to_string()),
             _ => {}
         }
@@ -151,7 +173,7 @@ mod tests {
         let batch = serde_json::json!([
             {"tag": "a", "i": 0, "ev": "frag", "url": "http://h1/p/pa/pa-3/seg-0-001.m4s", "host": "h1", "at": 5},
             {"tag": "a", "i": 0, "ev": "start", "ms": 420},
-            {"tag": "a", "i": 0, "ev": "time", "t": 3.5},
+            {"tag": "a", "i": 0, "ev": "time", "t": 3.5, "buf": 4.25, "at": 9},
             {"tag": "a", "i": 0, "ev": "stall", "t": 3.5},
             {"tag": "a", "i": 0, "ev": "time", "t": 2.0},
             {"tag": "a", "i": 1, "ev": "error", "fatal": true, "details": "x"},
@@ -161,6 +183,8 @@ mod tests {
         assert_eq!(s.len(), 2);
         let x = &s["pa-3"];
         assert_eq!(x.frags, [(5, "h1".to_string())]);
+        assert_eq!(x.urls, ["http://h1/p/pa/pa-3/seg-0-001.m4s"]);
+        assert_eq!(x.samples, [(9, 3.5, 4.25), (0, 2.0, 0.0)]);
         assert!(x.started && x.startup_ms == 420 && x.stalls == 1 && x.played == 3.5);
         assert_eq!(s["(no session)"].fatal, ["\"x\""]);
     }

@@ -703,7 +703,21 @@ async fn sessions_cannot_be_made_up_moved_or_shared() {
         (&1.into(), &1.into()),
         "{shares}"
     );
+    // Prequal's requests in flight: the six bodies under way, then none once they are gone.
+    assert_eq!(shares["pa"]["in_flight"], 6, "{shares}");
     drop(held);
+    let t = std::time::Instant::now();
+    loop {
+        let (_, shares) = json(format!("http://{a}/internal/admission")).await;
+        if shares["pa"]["in_flight"] == 0 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "still in flight: {shares}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let m = promtool_check(a).await;
     assert_eq!(metric(&m, "cdnlab_admission_bad_token_total"), 13.0, "{m}");
     assert_eq!(
@@ -1190,6 +1204,101 @@ async fn session_control_answers_429_then_410() {
         assert_eq!(steering().await.unwrap().status().as_u16(), 410);
     }
     assert_eq!(s.reloads(&id), Some(5));
+    s.server.stop().await;
+    stop_all([ea.server, ec.server, o.server]).await;
+}
+
+/// The testbed's session emulator (`cdnlab_live::testbed::emulator`) through the live CDN on
+/// loopback: four sessions (hls.js, dash.js, Shaka rules, and hls.js again) open sessions at
+/// the steering server, fetch every segment of a 5-segment asset from the edges its manifests
+/// name, reload the manifest, and send CMCD the edges read (each session counted once). The
+/// edges pace at 160 kbit/s: the 250 kbit/s rendition does not keep up, the 100 kbit/s one does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_emulator_plays_through_the_live_cdn_and_reports_cmcd() {
+    use cdnlab::steer::player::Abr;
+    use cdnlab_live::testbed::emulator;
+    let dir = std::env::temp_dir().join(format!(
+        "cdnlab-emulator-media-{}-{}",
+        std::process::id(),
+        next_port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("master.m3u8"),
+        "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=100000,CODECS=\"vp09.00.11.08\"\nmedia_0.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=250000,CODECS=\"vp09.00.20.08\"\nmedia_1.m3u8\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("manifest.mpd"),
+        "<?xml version=\"1.0\"?>\n<MPD type=\"static\"><Period/></MPD>\n",
+    )
+    .unwrap();
+    for (r, bytes) in [(0, 12_500), (1, 31_250)] {
+        let mut m = String::from("#EXTM3U\n#EXT-X-TARGETDURATION:1\n");
+        for k in 1..=5 {
+            m.push_str(&format!("#EXTINF:1.000,\nseg-{r}-{k:03}.m4s\n"));
+            std::fs::write(dir.join(format!("seg-{r}-{k:03}.m4s")), vec![1u8; bytes]).unwrap();
+        }
+        m.push_str("#EXT-X-ENDLIST\n");
+        std::fs::write(dir.join(format!("media_{r}.m3u8")), m).unwrap();
+    }
+    let asset = Arc::new(cdnlab_live::media::Asset::load(&dir).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut oc = origin_config();
+    oc.media = Some(asset.clone());
+    let o = origin(oc).await;
+    let (ea, ec) = (
+        admission_edge(o.server.addr).await,
+        admission_edge(o.server.addr).await,
+    );
+    let (a, c) = (ea.server.addr, ec.server.addr);
+    let s = on_free_port(|l| {
+        let mut cfg = config(topology(a, c), l);
+        cfg.media = Some(asset.clone());
+        steer::start(cfg)
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let out = emulator::run(emulator::Config {
+        play: format!("http://{}/play/pa/master.m3u8", s.server.addr),
+        sessions: 4,
+        abr: vec![Abr::Hlsjs, Abr::Dashjs, Abr::Shaka],
+        segments: 5,
+        buffer_s: 4.0,
+        spread_s: 1.0,
+        seconds: 30.0,
+        greedy: false,
+        reports: None,
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let edges = [a.to_string(), c.to_string()];
+    for x in &out.sessions {
+        assert_eq!(x.error, None, "{x:#?}");
+        assert!(x.ended && x.startup_s.is_some(), "{x:#?}");
+        assert_eq!(x.fetches.len(), 5, "{x:#?}");
+        assert!(x.steering_reloads >= 1, "{x:#?}");
+        for f in &x.fetches {
+            assert!(["a", "c"].contains(&f.pathway.as_str()), "{f:?}");
+            assert_eq!(f.bytes, if f.rendition == 0 { 12_500 } else { 31_250 });
+        }
+        // Playback time is the segments' (5 s) and never more.
+        assert!((x.played_s - 5.0).abs() < 1e-6, "{x:#?}");
+    }
+    assert_eq!(
+        out.sessions
+            .iter()
+            .map(|x| x.abr.as_str())
+            .collect::<Vec<_>>(),
+        ["hlsjs", "dashjs", "shaka", "hlsjs"]
+    );
+    let mut seen = 0;
+    for e in &edges {
+        let (status, q) = json(format!("http://{e}/internal/qoe")).await;
+        assert_eq!(status, 200, "{q}");
+        seen += q["summary"]["sessions"].as_u64().unwrap();
+    }
+    assert_eq!(seen, 4, "each session's CMCD read once");
     s.server.stop().await;
     stop_all([ea.server, ec.server, o.server]).await;
 }

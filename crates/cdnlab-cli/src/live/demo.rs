@@ -25,7 +25,7 @@ pub(super) enum ScenarioArg {
     Dht,
     /// The steering server on the reference metros: optimal allocation vs nearest server.
     Steering,
-    /// Real players (hls.js or dash.js in headless Chromium) streaming the VP9 asset through
+    /// Real players (hls.js, dash.js or Shaka Player in headless Chromium) streaming the VP9 asset through
     /// three edges, following the steering server; the busiest edge taken out halfway.
     Players,
 }
@@ -69,8 +69,8 @@ pub(super) struct DemoArgs {
     /// Players demo: concurrent player sessions (1 to 32).
     #[arg(long, default_value_t = 8)]
     sessions: usize,
-    /// Players demo: hls (hls.js) or dash (dash.js).
-    #[arg(long, default_value = "hls", value_parser = ["hls", "dash"])]
+    /// Players demo: hls (hls.js), dash (dash.js) or shaka (Shaka Player, on the HLS playlist).
+    #[arg(long, default_value = "hls", value_parser = ["hls", "dash", "shaka"])]
     player: String,
     /// Players demo: the asset directory (built by media/make-asset.sh).
     #[arg(long, default_value = "target/media")]

@@ -16,6 +16,7 @@ mod edge;
 mod origin;
 mod steer;
 pub mod testbed;
+mod testbed_steering;
 
 use client::{ClientArgs, run_client};
 use demo::{DemoArgs, run_demo};

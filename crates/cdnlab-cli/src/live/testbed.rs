@@ -6,7 +6,7 @@
 use super::live_err;
 use cdnlab_lab::{Error, Result};
 use cdnlab_live::testbed::{
-    self, Spec, Testbed, admission, agree, dht, fidelity, gwtw, net, paths, segments,
+    self, Spec, Testbed, admission, agree, dht, fidelity, gwtw, net, paths, segments, steering,
 };
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -181,6 +181,32 @@ enum ProbeCommand {
         #[arg(long)]
         limit_s: f64,
     },
+    /// The steering experiment's session emulator (docs/steering.md#the-testbed-experiment),
+    /// in the clients' namespace: player sessions of the library's model over real HTTP.
+    Steering {
+        /// The steering server's /play/{population}/master.m3u8.
+        #[arg(long)]
+        play: String,
+        #[arg(long)]
+        sessions: usize,
+        /// ABR rules, session k follows the (k mod n)-th: hlsjs, dashjs, shaka.
+        #[arg(long, value_delimiter = ',', required = true, value_parser = crate::cmd::named::<cdnlab::steer::player::Abr>())]
+        abr: Vec<cdnlab::steer::player::Abr>,
+        #[arg(long)]
+        segments: u32,
+        #[arg(long)]
+        buffer_s: f64,
+        #[arg(long)]
+        spread_s: f64,
+        #[arg(long)]
+        seconds: f64,
+        /// The origin's /player/reports, fetched at the end.
+        #[arg(long)]
+        reports: Option<String>,
+        /// A wrong model: always the top rendition.
+        #[arg(long)]
+        greedy: bool,
+    },
     TcpRecv {
         #[arg(long)]
         listen: std::net::SocketAddr,
@@ -294,6 +320,37 @@ fn probe(p: &ProbeCommand) -> Result<()> {
                 dur("limit-s", *limit_s)?,
             )
             .map_err(live_err)?;
+            println!("{}", serde_json::to_string(&out).expect("json"));
+            Ok(())
+        }
+        ProbeCommand::Steering {
+            play,
+            sessions,
+            abr,
+            segments,
+            buffer_s,
+            spread_s,
+            seconds,
+            reports,
+            greedy,
+        } => {
+            let cfg = cdnlab_live::testbed::emulator::Config {
+                play: play.clone(),
+                sessions: *sessions,
+                abr: abr.clone(),
+                segments: *segments,
+                buffer_s: *buffer_s,
+                spread_s: *spread_s,
+                seconds: *seconds,
+                greedy: *greedy,
+                reports: reports.clone(),
+            };
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(io("the session emulator's runtime"))?;
+            let out = rt.block_on(cdnlab_live::testbed::emulator::run(cfg));
             println!("{}", serde_json::to_string(&out).expect("json"));
             Ok(())
         }
@@ -475,6 +532,9 @@ fn run_scenario(scenario: &Path, out: &Path, replace: bool) -> Result<()> {
         Experiment::TpAdmission(p, layout) => {
             admission::emulate(&tb, p, layout, out, &mut progress).map(Done::TpAdmission)
         }
+        Experiment::Steering(p, layout) => {
+            steering::emulate(&tb, p, layout, out, &mut progress).map(Done::Steering)
+        }
     };
     let gone = tb.teardown();
     eprintln!(
@@ -510,6 +570,12 @@ fn run_scenario(scenario: &Path, out: &Path, replace: bool) -> Result<()> {
         (Done::TpSegments(runs), Experiment::TpSegments(p, layout)) => {
             write_segments(out, &spec, p, layout, &runs)?;
             write_run(out, "tp-segments", scenario, &prov)
+        }
+        (Done::Steering((cal, runs)), Experiment::Steering(p, layout)) => {
+            eprintln!("  simulating: {} runs per policy", p.sim_runs);
+            let sums = steering::summarise(&spec, p, layout, &runs).map_err(live_err)?;
+            super::testbed_steering::write(out, &spec, p, layout, &cal, &runs, &sums)?;
+            write_run(out, "steering", scenario, &prov)
         }
         _ => unreachable!("the run's result is its experiment's"),
     }
@@ -566,6 +632,17 @@ fn report(r: &ReportArgs) -> Result<()> {
                     path: path.clone(),
                     message: format!("not a judged run's run.json ({e})"),
                 })?;
+        // The steering experiment compares policies, real players and the emulator: it has no
+        // claims of kind "emulation" (its findings are judged in the simulator).
+        if emulation::code(&info.experiment).is_none() && !dir.join("agreement.csv").exists() {
+            eprintln!(
+                "{}: experiment {} has no emulation claims (its results: {})",
+                dir.display(),
+                info.experiment,
+                dir.join("summary.md").display()
+            );
+            continue;
+        }
         let path = dir.join("agreement.csv");
         let cases: Vec<agree::Agreement> = csv::Reader::from_path(&path)
             .and_then(|mut rd| rd.deserialize().collect())
@@ -634,6 +711,7 @@ enum Experiment {
     Dht(dht::Plan, dht::Layout),
     TpAdmission(admission::Plan, admission::Layout),
     TpSegments(segments::Plan, segments::Layout),
+    Steering(steering::Plan, steering::Layout),
 }
 
 /// What an experiment's emulated part returned.
@@ -644,10 +722,11 @@ enum Done {
     Dht(dht::Emulated),
     TpAdmission(Vec<cdnlab_live::demo::steer::PolicyResult>),
     TpSegments(Vec<segments::Run>),
+    Steering((Vec<steering::Calibration>, Vec<steering::Run>)),
 }
 
 /// The experiment kinds, as `[experiment] kind` names them.
-const KINDS: &str = "fidelity, gwtw-video, tp-paths, tp-segments, tp-admission, dht";
+const KINDS: &str = "fidelity, gwtw-video, tp-paths, tp-segments, tp-admission, dht, steering";
 
 /// The scenario's experiment, checked.
 fn plan(spec: &Spec) -> Result<Experiment> {
@@ -670,6 +749,9 @@ fn plan(spec: &Spec) -> Result<Experiment> {
             .map_err(live_err),
         Some(Some("dht")) => dht::Plan::from_table(&table, spec)
             .map(|(p, l)| Experiment::Dht(p, l))
+            .map_err(live_err),
+        Some(Some("steering")) => steering::Plan::from_table(&table, spec)
+            .map(|(p, l)| Experiment::Steering(p, l))
             .map_err(live_err),
         Some(k) => Err(Error::File {
             path: spec.source.clone(),

@@ -376,6 +376,108 @@ fn gwtw_video_agrees_with_the_simulator() {
     );
 }
 
+/// Experiment steering in CI (scenarios/testbed-steering-ci.toml, about 100 s): the real
+/// origin, edges and steering server in namespaces, 6 emulated sessions and a real hls.js,
+/// dash.js and Shaka Player in headless Chromium in the viewers' namespace, under static
+/// priority and CMCD-QoE, edge-a's link cut to 5% at 12 s. Asserted, as checks of the run:
+/// every session plays, each real player's too; under priority every segment comes from edge-a
+/// (its 15 slots hold all 9 sessions, and the order never changes); under CMCD-QoE, whose
+/// sessions on edge-a all starve after the cut (0.4 Mbit/s for 9 sessions of at least
+/// 0.1 Mbit/s), at most 80% of the segments after the cut come from edge-a.
+#[test]
+fn steering_runs_real_players_and_emulated_sessions() {
+    if cdnlab_testkit::need(cdnlab_testkit::NETNS, cdnlab_testkit::netns()).is_none() {
+        return;
+    }
+    let root = repo();
+    let players = root
+        .join("player")
+        .join(cdnlab_live::media::PLAYER_SCRIPTS[0].1);
+    if cdnlab_testkit::need(cdnlab_testkit::PLAYERS, players.exists().then_some(())).is_none()
+        || cdnlab_testkit::need(
+            cdnlab_testkit::CHROMIUM,
+            cdnlab_testkit::on_path("chromium"),
+        )
+        .is_none()
+    {
+        return;
+    }
+    if !root.join("target/media/manifest.mpd").exists() {
+        if cdnlab_testkit::need(cdnlab_testkit::FFMPEG, cdnlab_testkit::on_path("ffmpeg")).is_none()
+        {
+            return;
+        }
+        let status = Command::new(root.join("media/make-asset.sh"))
+            .arg(root.join("target/media"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "media/make-asset.sh failed");
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out");
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args([
+            "testbed",
+            "run",
+            "scenarios/testbed-steering-ci.toml",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    eprintln!("{err}{text}");
+    assert!(started.elapsed() < Duration::from_secs(180), "over 180 s");
+    assert_eq!(leftovers(), Vec::<String>::new(), "left behind");
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(out_dir.join("viewers.csv"))
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    for policy in ["priority", "cmcd-qoe"] {
+        let of: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[0] == policy).collect();
+        assert_eq!(
+            of.len(),
+            9,
+            "{policy}: 6 emulated and 3 real sessions: {of:?}"
+        );
+        for r in &of {
+            assert!(!r[4].is_empty(), "{policy}: a session never played: {r:?}");
+        }
+        let mut real: Vec<&str> = of
+            .iter()
+            .filter(|r| &r[3] == "true")
+            .map(|r| &r[2])
+            .collect();
+        real.sort();
+        assert_eq!(real, ["dash", "hls", "shaka"], "{policy}");
+    }
+    let summary = std::fs::read_to_string(out_dir.join("summary.csv")).unwrap();
+    let metric = |policy: &str, m: &str| -> f64 {
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with(&format!("{policy},{m},")))
+            .unwrap_or_else(|| panic!("no {policy} {m} in {summary}"));
+        line.split(',').nth(3).unwrap().parse().unwrap()
+    };
+    assert_eq!(metric("priority", "edge0_share"), 1.0, "{text}");
+    assert!(metric("cmcd-qoe", "degraded_share") <= 0.8, "{text}");
+    for f in [
+        "summary.md",
+        "rebuffering.svg",
+        "reaction.svg",
+        "runs.json",
+        "run.json",
+    ] {
+        assert!(out_dir.join(f).exists(), "{f}");
+    }
+}
+
 /// `testbed report` (no root needed): the runs' cases into a report and the record, replacing
 /// the rows of the same scenario and keeping the others; bad folders are named.
 #[test]
@@ -455,7 +557,34 @@ fn bad_experiments_are_refused_before_anything_is_built() {
         std::fs::read_to_string(repo().join("scenarios/testbed-tp-admission.toml")).unwrap();
     let segments =
         std::fs::read_to_string(repo().join("scenarios/testbed-tp-segments.toml")).unwrap();
+    let steering = std::fs::read_to_string(repo().join("scenarios/testbed-steering.toml")).unwrap();
     for (edit, needle) in [
+        (
+            steering.replace("runs = 3", "runs = 0"),
+            "experiment.runs: 0 is not allowed; allowed: 1 to 50",
+        ),
+        (
+            steering.replace("\"cmcd-qoe\", \"prequal\"]", "\"fastest\"]"),
+            "experiment.policies: fastest is not allowed; allowed: priority, nearest, tp, gwtw, cmcd-qoe, prequal",
+        ),
+        (
+            steering.replace(
+                "players = [\"hls\", \"dash\", \"shaka\"]",
+                "players = [\"vlc\"]",
+            ),
+            "experiment.players: vlc is not allowed; allowed: hls, dash, shaka",
+        ),
+        (
+            steering.replace("degrade = 0.15", "degrade = 0"),
+            "experiment.degrade: 0 is not allowed; allowed: a share of the rate in (0, 1]",
+        ),
+        (
+            steering.replace(
+                "a = \"edge-c\"\nb = \"viewers\"",
+                "a = \"edge-c\"\nb = \"origin\"",
+            ),
+            "experiment steering: edge edge-c has no link to the clients node viewers",
+        ),
         (
             dht.replace("crowd = [15.0, 35.0]", "crowd = [15.5, 35.0]"),
             "experiment.crowd: [15.5, 35.0] is not allowed; allowed: [start, end] seconds within the run",

@@ -24,7 +24,7 @@ const EDGES: [(&str, &str, i64); 3] = [("east", "A", 4), ("west", "B", 6), ("nor
 /// A players demo run.
 #[derive(Debug, Clone)]
 pub struct PlayersDemoConfig {
-    /// `hls` or `dash`.
+    /// `hls`, `dash` or `shaka` (Shaka Player plays the HLS playlist).
     pub player: String,
     pub sessions: usize,
     pub duration: Duration,
@@ -89,8 +89,8 @@ pub async fn run(
             "see docs/live.md",
         ))
     };
-    if !matches!(cfg.player.as_str(), "hls" | "dash") {
-        return Err(bad(format!("player {:?}: hls or dash", cfg.player)));
+    if !matches!(cfg.player.as_str(), "hls" | "dash" | "shaka") {
+        return Err(bad(format!("player {:?}: hls, dash or shaka", cfg.player)));
     }
     if !(1..=32).contains(&cfg.sessions) {
         return Err(bad(format!("{} sessions: 1 to 32", cfg.sessions)));

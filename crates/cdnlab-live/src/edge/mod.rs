@@ -536,6 +536,10 @@ pub struct Share {
     pub peak: u64,
     pub admitted: u64,
     pub blocked: u64,
+    /// Requests of the population's sessions in flight here when the report was read (a
+    /// response counts until its last byte is sent): Prequal's RIF. Older edges report none.
+    #[serde(default)]
+    pub in_flight: u64,
 }
 
 impl Share {

@@ -37,7 +37,15 @@ pub(super) async fn shares(State(s): State<Arc<EdgeState>>, h: HeaderMap) -> Res
         let mut shares = s.admission.lock().expect("admission lock");
         let mut sessions = s.sessions.lock().expect("sessions lock");
         sessions.sweep(&mut shares, Instant::now(), s.cfg.session_lease, true);
-        let report = shares.clone();
+        let mut report = shares.clone();
+        for x in report.values_mut() {
+            x.in_flight = 0;
+        }
+        for ((p, _), held) in &sessions.admitted {
+            if let Some(x) = report.get_mut(p) {
+                x.in_flight += u64::from(held.under_way);
+            }
+        }
         // The peak is per report: the next one starts from the streams held now.
         for x in shares.values_mut() {
             x.peak = x.active;

@@ -559,7 +559,8 @@ async fn windows(s: Arc<SteerState>, mut stopped: watch::Receiver<bool>) {
                     Summary::default()
                 };
                 s.signals.lock().expect("signals lock")[j] = Signal {
-                    in_flight: shares.values().map(|x| x.active as f64).sum(),
+                    // Prequal's requests in flight: responses under way at the edge now.
+                    in_flight: shares.values().map(|x| x.in_flight as f64).sum(),
                     latency_ms: Some(took_ms),
                     qoe,
                 };

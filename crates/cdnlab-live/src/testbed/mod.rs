@@ -16,10 +16,13 @@
 //! | `dht.rs` | experiment `dht`: the DHT of live edges under a flash crowd, emulated and simulated |
 //! | `paths.rs` | experiment `tp-paths`: single- against multi-source UDP streaming (T4) |
 //! | `segments.rs` | experiment `tp-segments`: T4 with HTTP segment fetches, against the packet model's load |
+//! | `steering.rs` | experiment `steering`: the steering policies with real players and emulated sessions, one pathway degrading |
+//! | `emulator.rs` | the session emulator: the library's player model over real HTTP, many sessions in one process |
 
 pub mod admission;
 pub mod agree;
 pub mod dht;
+pub mod emulator;
 pub mod fidelity;
 pub mod gwtw;
 pub mod net;
@@ -27,6 +30,7 @@ pub mod paths;
 pub mod probe;
 pub mod segments;
 pub mod spec;
+pub mod steering;
 mod sys;
 pub mod wire;
 

@@ -242,6 +242,63 @@ impl Report {
         r
     }
 
+    /// The report as CMCD data (CTA-5004 §3.2: keys in alphabetical order, a true boolean as
+    /// its bare key, strings quoted): what a player's request carries. The testbed's session
+    /// emulator sends it; [`Report::parse`] reads it back unchanged (`dropped` is not sent).
+    pub fn encode(&self) -> String {
+        fn quoted(s: &str) -> String {
+            let mut q = String::with_capacity(s.len() + 2);
+            q.push('"');
+            for c in s.chars().filter(|c| (' '..='~').contains(c)) {
+                if c == '"' || c == '\\' {
+                    q.push('\\');
+                }
+                q.push(c);
+            }
+            q.push('"');
+            q
+        }
+        let num = |k: &str, v: Option<u32>| v.map(|v| format!("{k}={v}"));
+        let flag = |k: &str, v: bool| v.then(|| k.to_string());
+        let object = self.object.map(|o| {
+            let t = match o {
+                Object::Manifest => "m",
+                Object::Audio => "a",
+                Object::Video => "v",
+                Object::Muxed => "av",
+                Object::Init => "i",
+                Object::Caption => "c",
+                Object::TimedText => "tt",
+                Object::Key => "k",
+                Object::Other => "o",
+            };
+            format!("ot={t}")
+        });
+        // Alphabetical: bl, br, bs, cid, d, dl, mtp, ot, rtp, sid, su, tb.
+        [
+            num("bl", self.buffer_ms),
+            num("br", self.bitrate_kbps),
+            flag("bs", self.starved),
+            self.content
+                .as_deref()
+                .map(|c| format!("cid={}", quoted(c))),
+            num("d", self.duration_ms),
+            num("dl", self.deadline_ms),
+            num("mtp", self.throughput_kbps),
+            object,
+            num("rtp", self.requested_kbps),
+            self.session
+                .as_deref()
+                .map(|c| format!("sid={}", quoted(c))),
+            flag("su", self.startup),
+            num("tb", self.top_kbps),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(",")
+    }
+
     /// The report in CMCD data `s` (a Dictionary).
     pub fn parse(s: &str) -> Result<Report, Refused> {
         decode(s).map(|p| Report::from_pairs(&p))
@@ -346,6 +403,23 @@ fn set_flag(slot: &mut bool, v: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The encoder writes CTA-5004's own example back as the specification prints it, and an
+    /// awkward session id survives the round trip.
+    #[test]
+    fn encoding_is_the_specification_example_and_round_trips() {
+        let text = "bl=21300,br=3200,bs,cid=\"faec5fc2\",d=4004,dl=18500,mtp=25400,ot=v,rtp=15000,\
+                    sid=\"6e2fb550-c457-11e9-bb97-0800200c9a66\",su,tb=6000";
+        assert_eq!(Report::parse(text).unwrap().encode(), text);
+        let r = Report {
+            session: Some("a\"b\\c".into()),
+            object: Some(Object::Muxed),
+            ..Report::default()
+        };
+        assert_eq!(r.encode(), "ot=av,sid=\"a\\\"b\\\\c\"");
+        assert_eq!(Report::parse(&r.encode()).unwrap(), r);
+        assert_eq!(Report::default().encode(), "");
+    }
 
     /// CTA-5004's own example, every key typed.
     #[test]
