@@ -516,8 +516,17 @@ impl Testbed {
                         ]),
                 )?;
             }
-            let frames =
-                |dev: &str| format!("qdisc add dev {dev} root {}", tbf(link.rate, link.queue));
+            let frames = |dev: &str| {
+                // tbf (tc-tbf(8)): the bucket holds one millisecond at the rate, at least
+                // two full frames, so a lone packet leaves at once and a flow is paced
+                // within a frame; `limit` is the link's queue.
+                let burst = ((link.rate / 8.0 / 1e3) as u64).max(2 * super::spec::FRAME_BYTES);
+                format!(
+                    "qdisc add dev {dev} root tbf rate {}bit burst {burst} limit {}",
+                    link.rate.round() as u64,
+                    link.queue
+                )
+            };
             batch("tc", Some(&lns), &[frames("wa"), frames("wb")])?;
             batch(
                 "ip",
@@ -623,18 +632,6 @@ impl Testbed {
             }
         }
         Ok(())
-    }
-
-    /// Changes link `l`'s rate, both directions, keeping its queue (tc-tbf(8) `change`): a
-    /// link that degrades mid-run.
-    pub fn set_rate(&self, l: usize, rate: f64) -> Result<(), crate::Error> {
-        let queue = self.spec.links[l].queue;
-        let change = |dev: &str| format!("qdisc change dev {dev} root {}", tbf(rate, queue));
-        batch(
-            "tc",
-            Some(&link_ns(&self.run, l)),
-            &[change("wa"), change("wb")],
-        )
     }
 
     /// A command that runs `program` inside node `i`'s namespace.
@@ -815,17 +812,6 @@ impl Drop for Testbed {
     fn drop(&mut self) {
         self.teardown();
     }
-}
-
-/// A link's tbf (tc-tbf(8)): the bucket holds one millisecond at the rate, at least two full
-/// frames, so a lone packet leaves at once and a flow is paced within a frame; `limit` is the
-/// link's queue.
-fn tbf(rate: f64, queue: u64) -> String {
-    let burst = ((rate / 8.0 / 1e3) as u64).max(2 * super::spec::FRAME_BYTES);
-    format!(
-        "tbf rate {}bit burst {burst} limit {queue}",
-        rate.round() as u64
-    )
 }
 
 fn run_cmd(cmd: &mut Command) -> Result<(), crate::Error> {

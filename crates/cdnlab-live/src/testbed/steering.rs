@@ -717,7 +717,7 @@ pub fn emulate(
         ));
         let mut pair = Vec::new();
         for real in [true, false] {
-            tb.set_rate(layout.links[0], plan.calibrate_rates[0])?;
+            set_rate(tb, layout.links[0], plan.calibrate_rates[0])?;
             let servers = start_servers(tb, plan, layout, &file, Policy::Priority)?;
             let t0 = unix_ms();
             let start = Instant::now();
@@ -738,7 +738,7 @@ pub fn emulate(
             )?;
             for k in 1..3 {
                 sleep_until(start, plan.calibrate_seconds * k as f64 / 3.0);
-                tb.set_rate(layout.links[0], plan.calibrate_rates[k])?;
+                set_rate(tb, layout.links[0], plan.calibrate_rates[k])?;
             }
             let out = finish_emulator(child)?;
             drop(browser);
@@ -786,7 +786,7 @@ pub fn emulate(
         ));
         calibrations.push(c);
     }
-    tb.set_rate(layout.links[0], rate0)?;
+    set_rate(tb, layout.links[0], rate0)?;
     let mut runs = Vec::new();
     for &policy in &layout.policies {
         for r in 0..plan.runs {
@@ -802,7 +802,7 @@ pub fn emulate(
                 100.0 * plan.degrade,
                 plan.degrade_at_s
             ));
-            tb.set_rate(layout.links[0], rate0)?;
+            set_rate(tb, layout.links[0], rate0)?;
             let mut servers = start_servers(tb, plan, layout, &file, policy)?;
             let t0 = unix_ms();
             let start = Instant::now();
@@ -823,7 +823,7 @@ pub fn emulate(
             let mut degraded_at_s = f64::INFINITY;
             if plan.degrade < 1.0 {
                 sleep_until(start, plan.degrade_at_s);
-                tb.set_rate(layout.links[0], rate0 * plan.degrade)?;
+                set_rate(tb, layout.links[0], rate0 * plan.degrade)?;
                 degraded_at_s = start.elapsed().as_secs_f64();
             }
             let out = finish_emulator(child)?;
@@ -869,8 +869,35 @@ pub fn emulate(
             runs.push(run);
         }
     }
-    tb.set_rate(layout.links[0], rate0)?;
+    set_rate(tb, layout.links[0], rate0)?;
     Ok((calibrations, runs))
+}
+
+/// Changes link `l`'s rate, both directions, keeping its queue: the link that degrades. The
+/// tbf is the one `Testbed::up` installs (tc-tbf(8): a bucket of one millisecond at the rate,
+/// at least two full frames; `limit` the link's queue), changed in place. It lives here rather
+/// than in net.rs while the emulation record's fingerprints include net.rs (docs/testbed.md).
+fn set_rate(tb: &Testbed, l: usize, rate: f64) -> Result<(), crate::Error> {
+    let queue = tb.spec.links[l].queue;
+    let burst = ((rate / 8.0 / 1e3) as u64).max(2 * super::spec::FRAME_BYTES);
+    let ns = super::net::link_ns(&tb.run, l);
+    let tc = super::net::which("tc").unwrap_or_else(|| "tc".into());
+    for dev in ["wa", "wb"] {
+        let out = std::process::Command::new(&tc)
+            .args(["-n", &ns, "qdisc", "change", "dev", dev, "root", "tbf"])
+            .args(["rate", &format!("{}bit", rate.round() as u64)])
+            .args(["burst", &burst.to_string(), "limit", &queue.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| crate::Error::io("tc qdisc change", e))?;
+        if !out.status.success() {
+            return Err(crate::Error::Testbed(format!(
+                "tc qdisc change on link {l} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The origin's report batches the emulator fetched.
@@ -1097,13 +1124,15 @@ pub struct PolicySummary {
     pub reaction_target: f64,
 }
 
-/// The metrics compared with the simulator, by name: (testbed's, simulator's metric).
-const SIM_METRICS: [&str; 6] = [
+/// The metrics compared with the simulator, by name (the same in both).
+const SIM_METRICS: [&str; 7] = [
     "rebuffering",
     "startup_s",
     "bitrate_kbps",
     "switches",
     "fairness",
+    // The simulator's is of the bytes, the testbed's of the segments.
+    "degraded_share",
     "reaction_s",
 ];
 
