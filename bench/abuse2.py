@@ -434,7 +434,8 @@ def report_bomb():
     name = "player-report bomb, 60 addresses x 60 x 64 KiB"
     player = f"{work}/player"
     for rel in ["node_modules/hls.js/dist/hls.min.js",
-                "node_modules/dashjs/dist/modern/umd/dash.all.min.js", "play.html"]:
+                "node_modules/dashjs/dist/modern/umd/dash.all.min.js",
+                "node_modules/shaka-player/dist/shaka-player.compiled.js", "play.html"]:
         os.makedirs(os.path.dirname(f"{player}/{rel}"), exist_ok=True)
         with open(f"{player}/{rel}", "w") as f:
             f.write("// stand-in\n")

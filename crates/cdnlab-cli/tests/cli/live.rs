@@ -648,10 +648,7 @@ fn a_player_report_bomb_stays_bounded() {
     // A player directory with the page and stand-ins for the npm scripts.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("play.html"), "<html></html>").unwrap();
-    for rel in [
-        "node_modules/hls.js/dist/hls.min.js",
-        "node_modules/dashjs/dist/modern/umd/dash.all.min.js",
-    ] {
+    for (_, rel) in cdnlab_live::media::PLAYER_SCRIPTS {
         let p = dir.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "// stand-in").unwrap();

@@ -598,6 +598,13 @@ fn bad_experiments_are_refused_before_anything_is_built() {
             "experiment.players: vlc is not allowed; allowed: hls, dash, shaka",
         ),
         (
+            steering.replace(
+                "calibrate = [\"hls\", \"dash\"",
+                "calibrate = [\"dash\", \"dash\"",
+            ),
+            "experiment.calibrate: dash is not allowed; allowed: each of hls, dash, shaka at most once",
+        ),
+        (
             steering.replace("degrade = 0.15", "degrade = 0"),
             "experiment.degrade: 0 is not allowed; allowed: a share of the rate in (0, 1]",
         ),

@@ -210,9 +210,15 @@ impl Plan {
                     .map_err(|_| bad("abr", &a, "mixed, hlsjs, dashjs, shaka").unwrap_err())?,
             ],
         };
-        for p in plan.players.iter().chain(&plan.calibrate) {
-            if !PLAYERS.iter().any(|(n, _)| n == p) {
-                return bad("players", p, "hls, dash, shaka");
+        for (field, list) in [("players", &plan.players), ("calibrate", &plan.calibrate)] {
+            for (i, p) in list.iter().enumerate() {
+                if !PLAYERS.iter().any(|(n, _)| n == p) {
+                    return bad(field, p, "hls, dash, shaka");
+                }
+                // A page's reports are told apart by player: one session each.
+                if list[..i].contains(p) {
+                    return bad(field, p, "each of hls, dash, shaka at most once");
+                }
             }
         }
         if !(1..=50).contains(&plan.runs) {
