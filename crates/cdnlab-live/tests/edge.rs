@@ -240,7 +240,7 @@ async fn admission_thresholds_refuse_above_the_share() {
         .unwrap();
     assert_eq!(
         shares["a"],
-        serde_json::json!({"limit": 2, "active": 0, "peak": 2, "admitted": 3, "blocked": 1})
+        serde_json::json!({"limit": 2, "active": 0, "peak": 2, "admitted": 3, "blocked": 1, "in_flight": 0})
     );
     stop_all([e.server, o.server]).await;
 }
