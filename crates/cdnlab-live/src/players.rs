@@ -98,6 +98,9 @@ pub struct SessionReport {
     /// The page's samples, one a second: (wall-clock milliseconds, playback position s,
     /// buffer ahead of it s).
     pub samples: Vec<(u64, f64, f64)>,
+    /// URLs of this session's requests that carried CMCD, as the page sent them (only with
+    /// the page's `cmcdlog`).
+    pub cmcd: Vec<String>,
 }
 
 /// The reports (as the origin received them: batches of events) of the pages tagged `tag`,
@@ -114,15 +117,27 @@ pub fn sessions(reports: &[Value], tag: &str) -> BTreeMap<String, SessionReport>
         .collect();
     let mut by_player: HashMap<i64, String> = HashMap::new();
     let mut out: BTreeMap<String, SessionReport> = BTreeMap::new();
+    // http://host/p/{population}/{session}/{file}
+    let session_of = |url: &str| {
+        let mut parts = url.split('/').skip(3);
+        (parts.next() == Some("p"))
+            .then(|| parts.nth(1))
+            .flatten()
+            .map(str::to_string)
+    };
     for e in &events {
-        if e["ev"] == "frag" {
-            let url = e["url"].as_str().unwrap_or_default();
-            // http://host/p/{population}/{session}/{file}
-            let Some(id) = url.split('/').nth(5) else {
+        let url = e["url"].as_str().unwrap_or_default();
+        if e["ev"] == "cmcd" {
+            // Requests outside a session (playlists, steering manifests) are not kept.
+            if let Some(id) = session_of(url) {
+                out.entry(id).or_default().cmcd.push(url.to_string());
+            }
+        } else if e["ev"] == "frag" {
+            let Some(id) = session_of(url) else {
                 continue;
             };
-            by_player.insert(e["i"].as_i64().unwrap_or(-1), id.to_string());
-            let s = out.entry(id.to_string()).or_default();
+            by_player.insert(e["i"].as_i64().unwrap_or(-1), id.clone());
+            let s = out.entry(id).or_default();
             s.urls.push(url.to_string());
             s.frags.push((
                 e["at"].as_u64().unwrap_or(0),
@@ -177,7 +192,9 @@ mod tests {
             {"tag": "a", "i": 0, "ev": "stall", "t": 3.5},
             {"tag": "a", "i": 0, "ev": "time", "t": 2.0},
             {"tag": "a", "i": 1, "ev": "error", "fatal": true, "details": "x"},
-            {"tag": "b", "i": 0, "ev": "frag", "url": "http://h2/p/pa/pa-9/s.m4s", "host": "h2", "at": 1}
+            {"tag": "b", "i": 0, "ev": "frag", "url": "http://h2/p/pa/pa-9/s.m4s", "host": "h2", "at": 1},
+            {"tag": "a", "i": -1, "ev": "cmcd", "url": "http://h1/p/pa/pa-3/seg-0-002.m4s?CMCD=br%3D1"},
+            {"tag": "a", "i": -1, "ev": "cmcd", "url": "http://s/play/pa/pa-3/v0.m3u8?CMCD=br%3D1"}
         ]);
         let s = sessions(&[batch], "a");
         assert_eq!(s.len(), 2);
@@ -185,6 +202,7 @@ mod tests {
         assert_eq!(x.frags, [(5, "h1".to_string())]);
         assert_eq!(x.urls, ["http://h1/p/pa/pa-3/seg-0-001.m4s"]);
         assert_eq!(x.samples, [(9, 3.5, 4.25), (0, 2.0, 0.0)]);
+        assert_eq!(x.cmcd, ["http://h1/p/pa/pa-3/seg-0-002.m4s?CMCD=br%3D1"]);
         assert!(x.started && x.startup_ms == 420 && x.stalls == 1 && x.played == 3.5);
         assert_eq!(s["(no session)"].fatal, ["\"x\""]);
     }

@@ -151,6 +151,64 @@ pub fn encode_uri_component(s: &str) -> String {
         .collect()
 }
 
+/// What SVTA's Common Media Library (`@svta/cml-cmcd`, pinned in player/package.json, run by
+/// player/cmcd-decode.mjs under node) decodes from each case, in order: a case is
+/// `{"dict": DATA}` (a CMCD dictionary) or `{"query": QUERY}` (a URL's query string); an answer
+/// `{"ok": {key: value}}` or `{"err": message}`. None (after [`need`]) without node and the
+/// packages.
+pub fn cml_decode(cases: &[serde_json::Value]) -> Option<Vec<serde_json::Value>> {
+    let player = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../player");
+    let found = (on_path("node").is_some()
+        && player
+            .join("node_modules/@svta/cml-cmcd/package.json")
+            .is_file())
+    .then_some(());
+    need(PLAYERS, found)?;
+    let mut child = std::process::Command::new("node")
+        .arg(player.join("cmcd-decode.mjs"))
+        .current_dir(&player)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    let mut input = String::new();
+    for c in cases {
+        input.push_str(&c.to_string());
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    // Written from another thread: the decoder's answers fill the pipe while it reads.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("node runs");
+    writer.join().expect("writer").expect("cases written");
+    assert!(out.status.success(), "cmcd-decode.mjs failed");
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), cases.len(), "one answer per case");
+    Some(lines)
+}
+
+/// Two decodings in [`cml_decode`]'s shape are the same: numbers equal as f64 (JavaScript
+/// has no integers apart), objects with the same keys, whatever their order.
+pub fn same_decoding(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_decoding(a, b))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_decoding(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

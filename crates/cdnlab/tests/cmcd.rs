@@ -6,58 +6,8 @@
 //! (tabs inside the data, characters beyond ASCII in strings): there we refuse. Needs node and `npm ci --prefix player`.
 
 use cdnlab::rng::splitmix64_at;
-use cdnlab::steer::cmcd::{self, Value};
+use cdnlab::steer::cmcd;
 use serde_json::{Value as Json, json};
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-/// What the reference decoder says about each case, in order.
-fn reference(cases: &[Json]) -> Option<Vec<Json>> {
-    let player = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../player");
-    let found = (cdnlab_testkit::on_path("node").is_some()
-        && player
-            .join("node_modules/@svta/cml-cmcd/package.json")
-            .is_file())
-    .then_some(());
-    cdnlab_testkit::need(cdnlab_testkit::PLAYERS, found)?;
-    let mut child = Command::new("node")
-        .arg(player.join("cmcd-decode.mjs"))
-        .current_dir(&player)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    let mut input = String::new();
-    for c in cases {
-        input.push_str(&c.to_string());
-        input.push('\n');
-    }
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("node runs");
-    writer.join().unwrap().unwrap();
-    assert!(out.status.success(), "cmcd-decode.mjs failed");
-    let lines: Vec<Json> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), cases.len());
-    Some(lines)
-}
-
-fn to_json(v: &Value) -> Json {
-    match v {
-        Value::Integer(i) => json!(i),
-        Value::Decimal(d) => json!(d),
-        Value::String(s) | Value::Token(s) => json!(s),
-        Value::Boolean(b) => json!(b),
-        Value::Bytes(b) => json!({ "bytes": b }),
-        Value::Date(d) => json!({ "date": d }),
-        Value::List(l) => Json::Array(l.iter().map(to_json).collect()),
-    }
-}
 
 /// Ours, in the reference's shape.
 fn ours(case: &Json) -> Json {
@@ -72,23 +22,9 @@ fn ours(case: &Json) -> Json {
     };
     match decoded {
         Ok(pairs) => {
-            json!({ "ok": pairs.iter().map(|(k, v)| (k.clone(), to_json(v))).collect::<serde_json::Map<_, _>>() })
+            json!({ "ok": pairs.into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>() })
         }
         Err(e) => json!({ "err": e.to_string() }),
-    }
-}
-
-/// Equal as decoded data: numbers by value (JavaScript has one number type), objects by key.
-fn same(a: &Json, b: &Json) -> bool {
-    match (a, b) {
-        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
-        (Json::Array(x), Json::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
     }
 }
 
@@ -227,7 +163,7 @@ fn cmcd_decodes_as_the_common_media_library_does() {
         };
         cases.push(json!({ "query": q }));
     }
-    let Some(theirs) = reference(&cases) else {
+    let Some(theirs) = cdnlab_testkit::cml_decode(&cases) else {
         return;
     };
     let (mut refused, mut both, mut lax) = (0, 0, 0);
@@ -235,7 +171,7 @@ fn cmcd_decodes_as_the_common_media_library_does() {
     for (case, their) in cases.iter().zip(&theirs) {
         let our = ours(case);
         let agree = match (our.get("ok"), their.get("ok")) {
-            (Some(a), Some(b)) => same(a, b),
+            (Some(a), Some(b)) => cdnlab_testkit::same_decoding(a, b),
             (None, None) => true,
             _ => false,
         };

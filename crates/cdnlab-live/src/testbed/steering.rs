@@ -1474,6 +1474,7 @@ mod tests {
             stalls: 1,
             played: 4.0,
             fatal: Vec::new(),
+            cmcd: Vec::new(),
             // 1 s of play, 2 s stalled, 2 s of play, then the end (t stays 3).
             samples: vec![
                 (1000, 0.0, 2.0),

@@ -48,6 +48,32 @@ pub enum Value {
     List(Vec<Value>),
 }
 
+/// As JSON: numbers, strings (a token too), booleans and arrays as themselves; a byte
+/// sequence `{"bytes": [...]}`, a date `{"date": seconds}` (the shape SVTA's CML decodings
+/// are compared in, player/cmcd-decode.mjs).
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Value::Integer(i) => s.serialize_i64(*i),
+            Value::Decimal(d) => s.serialize_f64(*d),
+            Value::String(x) | Value::Token(x) => s.serialize_str(x),
+            Value::Boolean(b) => s.serialize_bool(*b),
+            Value::Bytes(b) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("bytes", b)?;
+                m.end()
+            }
+            Value::Date(d) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("date", d)?;
+                m.end()
+            }
+            Value::List(l) => l.serialize(s),
+        }
+    }
+}
+
 /// Why CMCD data was refused as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
