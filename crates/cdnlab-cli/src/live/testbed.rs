@@ -711,7 +711,8 @@ enum Experiment {
     Dht(dht::Plan, dht::Layout),
     TpAdmission(admission::Plan, admission::Layout),
     TpSegments(segments::Plan, segments::Layout),
-    Steering(steering::Plan, steering::Layout),
+    // Boxed: the steering plan would make every variant as large as it.
+    Steering(Box<steering::Plan>, steering::Layout),
 }
 
 /// What an experiment's emulated part returned.
@@ -751,7 +752,7 @@ fn plan(spec: &Spec) -> Result<Experiment> {
             .map(|(p, l)| Experiment::Dht(p, l))
             .map_err(live_err),
         Some(Some("steering")) => steering::Plan::from_table(&table, spec)
-            .map(|(p, l)| Experiment::Steering(p, l))
+            .map(|(p, l)| Experiment::Steering(Box::new(p), l))
             .map_err(live_err),
         Some(k) => Err(Error::File {
             path: spec.source.clone(),

@@ -21,16 +21,18 @@ const SHOWN: [(&str, &str, usize); 7] = [
     ("reaction_s", "reaction s", 1),
 ];
 
+/// A summary worth showing: some runs and a finite mean.
+fn shown(s: Option<&cdnlab::stats::Summary>) -> Option<&cdnlab::stats::Summary> {
+    s.filter(|s| s.n > 0 && s.mean.is_finite())
+}
+
 fn cell(s: Option<&cdnlab::stats::Summary>, digits: usize) -> String {
-    match s {
-        Some(s) if s.n > 0 && s.mean.is_finite() => {
-            if s.ci95.is_finite() {
-                format!("{:.*} ± {:.*}", digits, s.mean, digits, s.ci95)
-            } else {
-                format!("{:.*}", digits, s.mean)
-            }
+    match shown(s) {
+        Some(s) if s.ci95.is_finite() => {
+            format!("{:.*} ± {:.*}", digits, s.mean, digits, s.ci95)
         }
-        _ => "-".into(),
+        Some(s) => format!("{:.*}", digits, s.mean),
+        None => "-".into(),
     }
 }
 
@@ -101,14 +103,14 @@ fn summary(
     sums: &[PolicySummary],
 ) -> String {
     let rates: Vec<String> = layout
-        .links
+        .edges
         .iter()
-        .zip(&layout.edges)
-        .map(|(&l, &e)| {
+        .enumerate()
+        .map(|(m, &e)| {
             format!(
                 "{} {:.1} Mbit/s",
                 spec.nodes[e].name,
-                spec.links[l].rate / 1e6
+                steering::edge_rate(spec, layout, m) / 1e6
             )
         })
         .collect();
@@ -192,6 +194,41 @@ fn summary(
             g("never_played", 1)
         ));
     }
+    if layout.clients.len() > 1 {
+        let names: Vec<&str> = layout
+            .clients
+            .iter()
+            .map(|&c| spec.nodes[c].name.as_str())
+            .collect();
+        text.push_str(&format!(
+            "\n## Populations\n\nSession k and real player k belong to population k mod {} ({}). Each population's mean rebuffering and bitrate, and the gap between the best and the worst population's bitrate (the simulator's beside it).\n\n| policy | {} | {} | bitrate gap kbit/s | simulated gap |\n|---|{}---|---|\n",
+            names.len(),
+            names.join(", "),
+            names
+                .iter()
+                .map(|n| format!("{n} rebuffering"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            names
+                .iter()
+                .map(|n| format!("{n} kbit/s"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "---|".repeat(2 * names.len())
+        ));
+        for s in sums {
+            let mut cells = Vec::new();
+            for p in 0..names.len() {
+                cells.push(cell(s.metrics.get(&format!("pop{p}_rebuffering")), 4));
+            }
+            for p in 0..names.len() {
+                cells.push(cell(s.metrics.get(&format!("pop{p}_bitrate_kbps")), 0));
+            }
+            cells.push(cell(s.metrics.get("population_gap_kbps"), 0));
+            cells.push(cell(s.simulated.get("population_gap_kbps"), 0));
+            text.push_str(&format!("| {} | {} |\n", s.policy, cells.join(" | ")));
+        }
+    }
     if !verdicts.is_empty() {
         text.push_str(&format!(
             "\n## The session emulator against the real players\n\nEach player alone, then one emulated session of its ABR rule alone, on {} at {:?} bit/s (three equal phases of {} s). Tolerance, stated before the first run: {CALIBRATION}.\n\n| player | real kbit/s | emulated kbit/s | bitrate gap | buffer gap s | stalls real / emulated | segments real / emulated | same rendition | verdict |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -244,7 +281,7 @@ fn figures(
     );
     let bars = |key: &str, title: &str, y: &str, file: &str| -> Result<()> {
         let point = |i: usize, s: Option<&cdnlab::stats::Summary>| {
-            s.filter(|s| s.n > 0 && s.mean.is_finite()).map(|s| {
+            shown(s).map(|s| {
                 let h = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
                 (i as f64, s.mean, s.mean - h, s.mean + h)
             })
@@ -291,6 +328,14 @@ fn figures(
         "bitrate.svg",
     )?;
     bars("startup_s", "startup time per policy", "s", "startup.svg")?;
+    if layout.clients.len() > 1 {
+        bars(
+            "population_gap_kbps",
+            "best minus worst population's mean bitrate",
+            "kbit/s",
+            "populations.svg",
+        )?;
+    }
     let target = sums.first().map_or(0.0, |s| s.reaction_target);
     let mut series: Vec<Series> = names
         .iter()

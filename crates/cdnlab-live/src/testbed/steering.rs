@@ -131,11 +131,12 @@ impl Default for Plan {
 pub struct Layout {
     pub origin: usize,
     pub steering: usize,
-    pub clients: usize,
-    /// Edge nodes, in the scenario's order (the first degrades), and each one's link to the
-    /// clients.
+    /// The clients nodes, in the scenario's order: one population each, named as its node.
+    pub clients: Vec<usize>,
+    /// Edge nodes, in the scenario's order (the first degrades), and each one's links to the
+    /// clients nodes (`links[m][p]`: edge m to population p).
     pub edges: Vec<usize>,
-    pub links: Vec<usize>,
+    pub links: Vec<Vec<usize>>,
     pub policies: Vec<Policy>,
     pub abr: Vec<Abr>,
 }
@@ -159,29 +160,76 @@ impl Plan {
         };
         let origin = one(Role::Origin, "origin")?;
         let steering = one(Role::Steering, "steering")?;
-        let clients = one(Role::Clients, "clients")?;
+        let clients = spec.nodes_of(Role::Clients);
+        if !(1..=4).contains(&clients.len()) {
+            return Err(crate::Error::File {
+                path: path.clone(),
+                message: format!(
+                    "experiment steering needs one to four clients nodes (one population each), not {}",
+                    clients.len()
+                ),
+            });
+        }
         let edges = spec.nodes_of(Role::Edge);
         if !(2..=8).contains(&edges.len()) {
             return bad("edges", &edges.len(), "2 to 8 edge nodes");
         }
-        let mut links = Vec::new();
+        // Edge m's pathway: the routed paths from it to each clients node. Their links are its
+        // own: on no other edge's paths to the viewers, nor on the viewers' way to the origin
+        // and the steering server, nor on its own way to the origin. The first link of each
+        // path (one shared by the populations, or one per population) is the one that degrades
+        // and whose rate is the pathway's capacity.
+        let mut control: Vec<usize> = Vec::new();
+        for &c in &clients {
+            control.extend(spec.path(c, origin));
+            control.extend(spec.path(c, steering));
+        }
+        let mut owned: Vec<Vec<usize>> = Vec::new();
+        let mut links: Vec<Vec<usize>> = Vec::new();
         for &e in &edges {
-            let l = spec
-                .links
-                .iter()
-                .position(|k| (k.a, k.b) == (e, clients) || (k.a, k.b) == (clients, e));
-            match l {
-                Some(l) => links.push(l),
-                None => {
+            let mut of_edge: Vec<usize> = Vec::new();
+            let mut all: Vec<usize> = Vec::new();
+            for &c in &clients {
+                let route = spec.path(e, c);
+                let Some(&l) = route.first() else {
                     return Err(crate::Error::File {
                         path: path.clone(),
                         message: format!(
-                            "experiment steering: edge {} has no link to the clients node {} (each edge is a pathway: a link of its own to the clients)",
-                            spec.nodes[e].name, spec.nodes[clients].name
+                            "experiment steering: edge {} cannot reach the clients node {}",
+                            spec.nodes[e].name, spec.nodes[c].name
                         ),
                     });
+                };
+                if !of_edge.contains(&l) {
+                    of_edge.push(l);
                 }
+                all.extend(route);
             }
+            let fills = spec.path(e, origin);
+            let clash = all.iter().find_map(|l| {
+                if control.contains(l) {
+                    Some((*l, "the viewers' way to the origin and the steering server"))
+                } else if fills.contains(l) {
+                    Some((*l, "its own way to the origin"))
+                } else if owned.iter().any(|o| o.contains(l)) {
+                    Some((*l, "another edge's way to the viewers"))
+                } else {
+                    None
+                }
+            });
+            if let Some((l, what)) = clash {
+                return Err(crate::Error::File {
+                    path: path.clone(),
+                    message: format!(
+                        "experiment steering: edge {}'s way to the viewers shares the link {}-{} with {what} (each edge is a pathway: its links toward the viewers are its own)",
+                        spec.nodes[e].name,
+                        spec.nodes[spec.links[l].a].name,
+                        spec.nodes[spec.links[l].b].name,
+                    ),
+                });
+            }
+            owned.push(all);
+            links.push(of_edge);
         }
         let mut policies = Vec::new();
         for p in &plan.policies {
@@ -275,6 +323,14 @@ impl Plan {
             policies,
             abr,
         };
+        // The steering server's deployment, checked now (a clients node's name is a
+        // population's; the capacities here are for some top rendition, the asset's later).
+        crate::steer::Deployment::parse(&deployment(spec, &plan, &layout, 1e4)).map_err(|e| {
+            crate::Error::File {
+                path: path.clone(),
+                message: format!("experiment steering: the steering server's deployment: {e}"),
+            }
+        })?;
         Ok((plan, layout))
     }
 }
@@ -285,6 +341,9 @@ pub struct Viewer {
     /// The ABR rule (emulated) or the player (real: `hls.js`, `dash.js`, `shaka`).
     pub kind: String,
     pub real: bool,
+    /// Its population: the index of its clients node.
+    #[serde(default)]
+    pub population: usize,
     pub startup_s: Option<f64>,
     pub played_s: f64,
     pub stalled_s: f64,
@@ -380,49 +439,66 @@ fn secret(spec: &Spec) -> String {
     )
 }
 
-/// Streams of the top rendition edge `m`'s link carries (its provisioned capacity).
-fn capacity(spec: &Spec, layout: &Layout, m: usize, top_kbps: f64) -> i64 {
-    ((spec.links[layout.links[m]].rate * PAYLOAD / (top_kbps * 1000.0)).floor() as i64).max(1)
+/// Edge `m`'s links' rates together, bit/s: its pathway's provisioned rate.
+pub fn edge_rate(spec: &Spec, layout: &Layout, m: usize) -> f64 {
+    layout.links[m].iter().map(|&l| spec.links[l].rate).sum()
 }
 
-/// The deployment file of the steering server and the edges: one population (`viewers`) in
-/// the clients' metro; edge m in a metro m + 1 hops away in order of its path delay (so
-/// `nearest` goes to the closest), capacity from its link's rate.
+/// Streams of the top rendition edge `m`'s links carry (its provisioned capacity).
+fn capacity(spec: &Spec, layout: &Layout, m: usize, top_kbps: f64) -> i64 {
+    ((edge_rate(spec, layout, m) * PAYLOAD / (top_kbps * 1000.0)).floor() as i64).max(1)
+}
+
+/// Population `p`'s emulated sessions and real players: session k and player k belong to
+/// population k mod P, as in the simulator.
+fn of_population(n: usize, pops: usize, p: usize) -> usize {
+    (n + pops - 1 - p) / pops
+}
+
+/// The deployment file of the steering server and the edges: a population per clients node,
+/// named as the node, in a metro of its own; edge m in a metro of its own, linked to each
+/// population's with the one-way delay of their testbed path (costs: `delay`, so `nearest` and
+/// the allocation prefer the closest); capacity from the edge's links' rates; each
+/// population's demand its sessions and real players.
 fn deployment(spec: &Spec, plan: &Plan, layout: &Layout, top_kbps: f64) -> String {
-    let mut by_delay: Vec<usize> = (0..layout.edges.len()).collect();
-    by_delay.sort_by(|&a, &b| {
-        spec.path_delay(layout.edges[a], layout.clients)
-            .cmp(&spec.path_delay(layout.edges[b], layout.clients))
-            .then(a.cmp(&b))
-    });
-    let mut nodes = vec![serde_json::json!({"id": "viewers", "pos": [0, 0]})];
+    let pops = layout.clients.len();
+    let mut nodes = Vec::new();
     let mut links = Vec::new();
-    let mut prev = "viewers".to_string();
-    for (h, &m) in by_delay.iter().enumerate() {
-        let id = format!("metro-{}", spec.nodes[layout.edges[m]].name);
-        nodes.push(serde_json::json!({"id": id, "pos": [h + 1, 0]}));
-        links.push(serde_json::json!({"source": prev, "target": id}));
-        prev = id;
+    let mut populations = Vec::new();
+    for (p, &c) in layout.clients.iter().enumerate() {
+        let name = &spec.nodes[c].name;
+        nodes.push(serde_json::json!({"id": name, "pos": [0, p]}));
+        let demand =
+            of_population(plan.sessions, pops, p) + of_population(plan.players.len(), pops, p);
+        populations.push(serde_json::json!({"name": name, "metro": name, "demand": demand}));
     }
     let servers: Vec<serde_json::Value> = layout
         .edges
         .iter()
         .enumerate()
         .map(|(m, &e)| {
+            let metro = format!("metro-{}", spec.nodes[e].name);
+            nodes.push(serde_json::json!({"id": metro, "pos": [1, m]}));
+            for &c in &layout.clients {
+                let ms = spec.path_delay(e, c).as_secs_f64() * 1e3;
+                links.push(
+                    serde_json::json!({"source": spec.nodes[c].name, "target": metro, "delay": ms}),
+                );
+            }
             serde_json::json!({
                 "name": spec.nodes[e].name,
-                "metro": format!("metro-{}", spec.nodes[e].name),
+                "metro": metro,
                 "addr": at(spec, e).to_string(),
                 "capacity": capacity(spec, layout, m, top_kbps),
             })
         })
         .collect();
-    let demand = plan.sessions + plan.players.len();
     serde_json::to_string_pretty(&serde_json::json!({
         "secret": secret(spec),
         "network": {"nodes": nodes, "edges": links},
+        "cost": "delay",
         "servers": servers,
-        "populations": [{"name": "viewers", "metro": "viewers", "demand": demand}],
+        "populations": populations,
     }))
     .expect("json")
 }
@@ -507,33 +583,41 @@ fn start_servers(
     })
 }
 
-/// The emulator in the clients' namespace, started now.
+/// The emulator in population `p`'s namespace, started now; with `reports`, it fetches the
+/// page reports at the end.
+#[allow(clippy::too_many_arguments)]
 fn start_emulator(
     tb: &Testbed,
     plan: &Plan,
     layout: &Layout,
+    p: usize,
     sessions: usize,
     abr: &[Abr],
     seconds: f64,
     greedy: bool,
+    reports: bool,
 ) -> Result<std::process::Child, crate::Error> {
     let spec = &tb.spec;
     let abr: Vec<&str> = abr.iter().map(|a| a.name()).collect();
-    let mut cmd = tb.cdnlab(layout.clients);
+    let clients = layout.clients[p];
+    let mut cmd = tb.cdnlab(clients);
     cmd.args(["testbed", "probe", "steering"])
         .arg("--play")
         .arg(format!(
-            "http://{}/play/viewers/master.m3u8",
-            at(spec, layout.steering)
+            "http://{}/play/{}/master.m3u8",
+            at(spec, layout.steering),
+            spec.nodes[clients].name
         ))
         .args(["--sessions", &sessions.to_string()])
         .args(["--abr", &abr.join(",")])
         .args(["--segments", &plan.segments.to_string()])
         .args(["--buffer-s", &plan.buffer_s.to_string()])
         .args(["--spread-s", &plan.spread_s.to_string()])
-        .args(["--seconds", &seconds.to_string()])
-        .arg("--reports")
-        .arg(format!("http://{}/player/reports", at(spec, layout.origin)));
+        .args(["--seconds", &seconds.to_string()]);
+    if reports {
+        cmd.arg("--reports")
+            .arg(format!("http://{}/player/reports", at(spec, layout.origin)));
+    }
     if greedy {
         cmd.arg("--greedy");
     }
@@ -561,29 +645,33 @@ fn finish_emulator(child: std::process::Child) -> Result<emulator::Output, crate
     }
 }
 
-/// Headless Chromium in the clients' namespace on the player page: one session of `player`.
+/// Headless Chromium in population `p`'s namespace on the player page: one session of
+/// `player`.
 fn open_player(
     tb: &Testbed,
     plan: &Plan,
     layout: &Layout,
+    p: usize,
     player: &str,
     tag: &str,
 ) -> Result<Browser, crate::Error> {
     let spec = &tb.spec;
+    let clients = layout.clients[p];
     let file = if player == "dash" {
         crate::media::DASH_MANIFEST
     } else {
         crate::media::HLS_MANIFEST
     };
     let url = format!(
-        "http://{}/player/play.html?player={player}&n=1&tag={tag}&buffer={}&src=http://{}/play/viewers/{file}",
+        "http://{}/player/play.html?player={player}&n=1&tag={tag}&buffer={}&src=http://{}/play/{}/{file}",
         at(spec, layout.origin),
         plan.buffer_s,
-        at(spec, layout.steering)
+        at(spec, layout.steering),
+        spec.nodes[clients].name
     );
     // The page is served over plain HTTP from a namespace address: treated as the secure
     // context it would be over HTTPS (Shaka's CMCD asks for crypto.randomUUID()).
-    let mut chromium = tb.command(layout.clients, "chromium");
+    let mut chromium = tb.command(clients, "chromium");
     chromium.arg(format!(
         "--unsafely-treat-insecure-origin-as-secure=http://{}",
         at(spec, layout.origin)
@@ -599,10 +687,17 @@ fn edge_of(spec: &Spec, layout: &Layout, host: &str) -> Option<usize> {
 }
 
 /// An emulated session as a viewer, its times from the run's start (`offset` s after it).
-fn emulated_viewer(spec: &Spec, layout: &Layout, e: &Emulated, offset: f64) -> Viewer {
+fn emulated_viewer(
+    spec: &Spec,
+    layout: &Layout,
+    e: &Emulated,
+    offset: f64,
+    population: usize,
+) -> Viewer {
     Viewer {
         kind: e.abr.clone(),
         real: false,
+        population,
         startup_s: e.startup_s,
         played_s: e.played_s,
         stalled_s: e.stalled_s,
@@ -662,6 +757,7 @@ pub fn real_viewer(
     Viewer {
         kind: kind.to_string(),
         real: true,
+        population: 0,
         startup_s: s.started.then_some(s.startup_ms as f64 / 1000.0),
         played_s: played,
         stalled_s: stalled,
@@ -711,7 +807,7 @@ pub fn emulate(
     std::fs::write(&file, deployment(spec, plan, layout, top))
         .map_err(|e| crate::Error::io(file.display().to_string(), e))?;
     let hosts = |h: &str| edge_of(spec, layout, h);
-    let rate0 = spec.links[layout.links[0]].rate;
+    let pops = layout.clients.len();
     let mut calibrations = Vec::new();
     for player in &plan.calibrate {
         let abr = PLAYERS.iter().find(|p| p.0 == player).expect("checked").1;
@@ -723,13 +819,13 @@ pub fn emulate(
         ));
         let mut pair = Vec::new();
         for real in [true, false] {
-            set_rate(tb, layout.links[0], plan.calibrate_rates[0])?;
+            set_edge0(tb, layout, |_| plan.calibrate_rates[0])?;
             let servers = start_servers(tb, plan, layout, &file, Policy::Priority)?;
             let t0 = unix_ms();
             let start = Instant::now();
             let tag = format!("cal-{player}");
             let browser = if real {
-                Some(open_player(tb, plan, layout, player, &tag)?)
+                Some(open_player(tb, plan, layout, 0, player, &tag)?)
             } else {
                 None
             };
@@ -737,14 +833,16 @@ pub fn emulate(
                 tb,
                 plan,
                 layout,
+                0,
                 usize::from(!real),
                 &[abr],
                 plan.calibrate_seconds,
                 plan.calibrate_model == "greedy",
+                true,
             )?;
             for k in 1..3 {
                 sleep_until(start, plan.calibrate_seconds * k as f64 / 3.0);
-                set_rate(tb, layout.links[0], plan.calibrate_rates[k])?;
+                set_edge0(tb, layout, |_| plan.calibrate_rates[k])?;
             }
             let out = finish_emulator(child)?;
             drop(browser);
@@ -769,6 +867,7 @@ pub fn emulate(
                     layout,
                     e,
                     (out.start_unix_ms as f64 - t0 as f64) / 1e3,
+                    0,
                 )
             };
             pair.push(v);
@@ -792,7 +891,7 @@ pub fn emulate(
         ));
         calibrations.push(c);
     }
-    set_rate(tb, layout.links[0], rate0)?;
+    set_edge0(tb, layout, |r| r)?;
     let mut runs = Vec::new();
     for &policy in &layout.policies {
         for r in 0..plan.runs {
@@ -808,31 +907,53 @@ pub fn emulate(
                 100.0 * plan.degrade,
                 plan.degrade_at_s
             ));
-            set_rate(tb, layout.links[0], rate0)?;
+            set_edge0(tb, layout, |r| r)?;
             let mut servers = start_servers(tb, plan, layout, &file, policy)?;
             let t0 = unix_ms();
             let start = Instant::now();
             let tag = format!("{}-{r}", policy.name());
-            let child = start_emulator(
-                tb,
-                plan,
-                layout,
-                plan.sessions,
-                &layout.abr,
-                plan.seconds,
-                false,
-            )?;
+            // One emulator per population; the first fetches the pages' reports.
+            let mut children = Vec::new();
+            for p in 0..pops {
+                let n = of_population(plan.sessions, pops, p);
+                if n > 0 || p == 0 {
+                    children.push((
+                        p,
+                        start_emulator(
+                            tb,
+                            plan,
+                            layout,
+                            p,
+                            n,
+                            &layout.abr,
+                            plan.seconds,
+                            false,
+                            p == 0,
+                        )?,
+                    ));
+                }
+            }
             let mut browsers = Vec::new();
-            for p in &plan.players {
-                browsers.push(open_player(tb, plan, layout, p, &format!("{tag}-{p}"))?);
+            for (k, name) in plan.players.iter().enumerate() {
+                browsers.push(open_player(
+                    tb,
+                    plan,
+                    layout,
+                    k % pops,
+                    name,
+                    &format!("{tag}-{name}"),
+                )?);
             }
             let mut degraded_at_s = f64::INFINITY;
             if plan.degrade < 1.0 {
                 sleep_until(start, plan.degrade_at_s);
-                set_rate(tb, layout.links[0], rate0 * plan.degrade)?;
+                set_edge0(tb, layout, |r| r * plan.degrade)?;
                 degraded_at_s = start.elapsed().as_secs_f64();
             }
-            let out = finish_emulator(child)?;
+            let mut outs = Vec::new();
+            for (p, child) in children {
+                outs.push((p, finish_emulator(child)?));
+            }
             drop(browsers);
             for p in servers.edges.iter_mut() {
                 if !p.alive() {
@@ -840,18 +961,26 @@ pub fn emulate(
                 }
             }
             drop(servers);
-            let offset = (out.start_unix_ms as f64 - t0 as f64) / 1e3;
-            let mut viewers: Vec<Viewer> = out
-                .sessions
-                .iter()
-                .map(|e| emulated_viewer(spec, layout, e, offset))
-                .collect();
-            let reports = batches(&out);
-            for p in &plan.players {
-                let s = players::sessions(&reports, &format!("{tag}-{p}"));
+            let mut viewers: Vec<Viewer> = Vec::new();
+            for (p, out) in &outs {
+                let offset = (out.start_unix_ms as f64 - t0 as f64) / 1e3;
+                viewers.extend(
+                    out.sessions
+                        .iter()
+                        .map(|e| emulated_viewer(spec, layout, e, offset, *p)),
+                );
+            }
+            let reports = batches(&outs[0].1);
+            for (k, name) in plan.players.iter().enumerate() {
+                let s = players::sessions(&reports, &format!("{tag}-{name}"));
                 match s.iter().find(|(k, _)| k.as_str() != "(no session)") {
-                    Some((_, s)) => viewers.push(real_viewer(p, s, &asset, hosts, t0)),
-                    None => progress(&format!("  the real {p} player reported no session: {s:?}")),
+                    Some((_, s)) => viewers.push(Viewer {
+                        population: k % pops,
+                        ..real_viewer(name, s, &asset, hosts, t0)
+                    }),
+                    None => progress(&format!(
+                        "  the real {name} player reported no session: {s:?}"
+                    )),
                 }
             }
             let run = Run {
@@ -860,7 +989,7 @@ pub fn emulate(
                 degraded_at_s,
                 viewers,
             };
-            let m = metrics(&run, layout.edges.len(), plan, target);
+            let m = metrics(&run, layout, plan, target);
             progress(&format!(
                 "  rebuffering {:.3}, startup {:.1} s, bitrate {:.0} kbit/s, reaction {:.0} s, edge shares {:?}",
                 m.rebuffering,
@@ -875,8 +1004,17 @@ pub fn emulate(
             runs.push(run);
         }
     }
-    set_rate(tb, layout.links[0], rate0)?;
+    set_edge0(tb, layout, |r| r)?;
     Ok((calibrations, runs))
+}
+
+/// Sets each of the first edge's links (the pathway that degrades) to `rate` of its
+/// configured rate.
+fn set_edge0(tb: &Testbed, layout: &Layout, rate: impl Fn(f64) -> f64) -> Result<(), crate::Error> {
+    for &l in &layout.links[0] {
+        set_rate(tb, l, rate(tb.spec.links[l].rate))?;
+    }
+    Ok(())
 }
 
 /// Changes link `l`'s rate, both directions, keeping its queue: the link that degrades. The
@@ -946,6 +1084,11 @@ pub struct Metrics {
     pub emulated_bitrate_kbps: f64,
     /// Sessions that never played.
     pub never_played: u32,
+    /// Each population's mean rebuffering and mean bitrate, and the largest minus the smallest
+    /// population's mean bitrate (the simulator's `population_gap_kbps`; 0 with one).
+    pub population_rebuffering: Vec<f64>,
+    pub population_bitrate_kbps: Vec<f64>,
+    pub population_gap_kbps: f64,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -974,7 +1117,9 @@ pub fn degraded_capacity_share(rates: &[f64], degrade: f64) -> f64 {
 /// after the degradation, or, where the other edges' admission slots cannot take the rest,
 /// the least share they leave it.
 pub fn reaction_target(spec: &Spec, plan: &Plan, layout: &Layout, top_kbps: f64) -> f64 {
-    let rates: Vec<f64> = layout.links.iter().map(|&l| spec.links[l].rate).collect();
+    let rates: Vec<f64> = (0..layout.edges.len())
+        .map(|m| edge_rate(spec, layout, m))
+        .collect();
     let others: i64 = (1..layout.edges.len())
         .map(|m| capacity(spec, layout, m, top_kbps))
         .sum();
@@ -982,7 +1127,8 @@ pub fn reaction_target(spec: &Spec, plan: &Plan, layout: &Layout, top_kbps: f64)
     degraded_capacity_share(&rates, plan.degrade).max(1.0 - others as f64 / sessions)
 }
 
-pub fn metrics(run: &Run, edges: usize, plan: &Plan, target: f64) -> Metrics {
+pub fn metrics(run: &Run, layout: &Layout, plan: &Plan, target: f64) -> Metrics {
+    let edges = layout.edges.len();
     let v = &run.viewers;
     let played: Vec<&Viewer> = v.iter().filter(|x| x.startup_s.is_some()).collect();
     let mut per_edge = vec![0usize; edges];
@@ -1024,6 +1170,16 @@ pub fn metrics(run: &Run, edges: usize, plan: &Plan, target: f64) -> Metrics {
     let of = |real: bool, f: fn(&Viewer) -> f64| {
         mean(played.iter().filter(|x| x.real == real).map(|x| f(x)))
     };
+    let of_pop = |p: usize, f: fn(&Viewer) -> f64| {
+        mean(played.iter().filter(|x| x.population == p).map(|x| f(x)))
+    };
+    let pops = layout.clients.len();
+    let population_bitrate_kbps: Vec<f64> = (0..pops).map(|p| of_pop(p, |x| x.mean_kbps)).collect();
+    let seen: Vec<f64> = population_bitrate_kbps
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
     Metrics {
         rebuffering: mean(played.iter().map(|x| x.rebuffering())),
         startup_s: mean(played.iter().filter_map(|x| x.startup_s)),
@@ -1042,6 +1198,14 @@ pub fn metrics(run: &Run, edges: usize, plan: &Plan, target: f64) -> Metrics {
         emulated_rebuffering: of(false, Viewer::rebuffering),
         emulated_bitrate_kbps: of(false, |x| x.mean_kbps),
         never_played: (v.len() - played.len()) as u32,
+        population_rebuffering: (0..pops).map(|p| of_pop(p, Viewer::rebuffering)).collect(),
+        population_gap_kbps: if seen.is_empty() {
+            f64::NAN
+        } else {
+            seen.iter().copied().fold(f64::MIN, f64::max)
+                - seen.iter().copied().fold(f64::MAX, f64::min)
+        },
+        population_bitrate_kbps,
     }
 }
 
@@ -1131,12 +1295,13 @@ pub struct PolicySummary {
 }
 
 /// The metrics compared with the simulator, by name (the same in both).
-const SIM_METRICS: [&str; 7] = [
+const SIM_METRICS: [&str; 8] = [
     "rebuffering",
     "startup_s",
     "bitrate_kbps",
     "switches",
     "fairness",
+    "population_gap_kbps",
     // The simulator's is of the bytes, the testbed's of the segments.
     "degraded_share",
     "reaction_s",
@@ -1159,7 +1324,7 @@ pub fn summarise(
         let ms: Vec<Metrics> = runs
             .iter()
             .filter(|r| r.policy == policy.name())
-            .map(|r| metrics(r, layout.edges.len(), plan, target))
+            .map(|r| metrics(r, layout, plan, target))
             .collect();
         let mut metrics: BTreeMap<String, Summary> = BTreeMap::new();
         let col = |f: &dyn Fn(&Metrics) -> f64| -> Vec<f64> {
@@ -1204,6 +1369,20 @@ pub fn summarise(
                 Summary::of(&col(&|m| m.edge_share[j])),
             );
         }
+        metrics.insert(
+            "population_gap_kbps".into(),
+            Summary::of(&col(&|m| m.population_gap_kbps)),
+        );
+        for p in 0..layout.clients.len() {
+            metrics.insert(
+                format!("pop{p}_rebuffering"),
+                Summary::of(&col(&|m| m.population_rebuffering[p])),
+            );
+            metrics.insert(
+                format!("pop{p}_bitrate_kbps"),
+                Summary::of(&col(&|m| m.population_bitrate_kbps[p])),
+            );
+        }
         let simulated = simulate(spec, plan, layout, policy)?;
         out.push(PolicySummary {
             policy: policy.name().into(),
@@ -1233,14 +1412,16 @@ pub fn simulate(
     }
     let asset = AssetMap::load(&plan.media)?;
     let top = asset.ladder_kbps.last().copied().unwrap_or(1.0);
-    let rates: Vec<f64> = layout.links.iter().map(|&l| spec.links[l].rate).collect();
+    let rates: Vec<f64> = (0..layout.edges.len())
+        .map(|m| edge_rate(spec, layout, m))
+        .collect();
     let sessions = plan.sessions + plan.players.len();
     let capacity: f64 = rates.iter().sum::<f64>() * PAYLOAD / 1000.0;
     let load = sessions as f64 * top / capacity;
     let skew = (rates[1] / rates[0]).clamp(0.01, 0.99);
     let rtt_ms = 2e3
         * spec
-            .path_delay(layout.edges[0], layout.clients)
+            .path_delay(layout.edges[0], layout.clients[0])
             .as_secs_f64();
     let mut given: BTreeMap<String, Value> = BTreeMap::new();
     let mut set = |k: &str, v: Value| given.insert(k.to_string(), v);
@@ -1248,7 +1429,7 @@ pub fn simulate(
     set("abr", Value::Text(plan.abr.clone()));
     set("sessions", Value::Int(sessions as i64));
     set("pathways", Value::Int(rates.len() as i64));
-    set("populations", Value::Int(1));
+    set("populations", Value::Int(layout.clients.len() as i64));
     set("load", Value::Float(load));
     set("skew", Value::Float(skew));
     set("degrade", Value::Float(plan.degrade));
@@ -1271,7 +1452,7 @@ pub fn simulate(
                 .position(|n| *n == m)
                 .map_or(f64::NAN, |i| v[i]);
             // The simulator's ladder tops at 3000 kbit/s: its bitrate as the testbed's ladder.
-            let x = if m == "bitrate_kbps" {
+            let x = if m == "bitrate_kbps" || m == "population_gap_kbps" {
                 x / steering::LADDER[steering::LADDER.len() - 1] * top
             } else {
                 x
@@ -1319,6 +1500,7 @@ pub fn viewers_table(runs: &[Run]) -> Vec<u8> {
         "run",
         "kind",
         "real",
+        "population",
         "startup_s",
         "played_s",
         "stalled_s",
@@ -1337,6 +1519,7 @@ pub fn viewers_table(runs: &[Run]) -> Vec<u8> {
                 r.run.to_string(),
                 v.kind.clone(),
                 v.real.to_string(),
+                v.population.to_string(),
                 v.startup_s.map_or(String::new(), |s| format!("{s:.3}")),
                 format!("{:.3}", v.played_s),
                 format!("{:.3}", v.stalled_s),
@@ -1361,6 +1544,7 @@ mod tests {
         Viewer {
             kind: "hlsjs".into(),
             real,
+            population: 0,
             startup_s: Some(1.0),
             played_s: 50.0,
             stalled_s: stalled,
@@ -1371,6 +1555,61 @@ mod tests {
             buffer: Vec::new(),
             error: None,
         }
+    }
+
+    /// Two edges and `pops` populations (node indices are made up).
+    fn layout(pops: usize) -> Layout {
+        Layout {
+            origin: 0,
+            steering: 0,
+            clients: (0..pops).collect(),
+            edges: vec![10, 11],
+            links: vec![(0..pops).collect(), (pops..2 * pops).collect()],
+            policies: Vec::new(),
+            abr: Vec::new(),
+        }
+    }
+
+    /// Per population: mean rebuffering and bitrate of its sessions, and the gap between the
+    /// best and worst population's bitrate; one population's gap is 0.
+    #[test]
+    fn populations_are_measured_apart() {
+        let plan = Plan::default();
+        let segs = vec![(1.0, 0, 1, 1)];
+        let mut v = vec![
+            viewer(false, segs.clone(), 0.0),
+            viewer(false, segs.clone(), 10.0),
+            viewer(true, segs, 0.0),
+        ];
+        v[1].mean_kbps = 400.0;
+        v[2].mean_kbps = 700.0;
+        v[1].population = 1;
+        v[2].population = 1;
+        let run = Run {
+            policy: "tp".into(),
+            run: 0,
+            degraded_at_s: f64::INFINITY,
+            viewers: v,
+        };
+        let m = metrics(&run, &layout(2), &plan, 0.5);
+        assert_eq!(m.population_bitrate_kbps, [250.0, 550.0]);
+        assert_eq!(m.population_rebuffering[0], 0.0);
+        assert!((m.population_rebuffering[1] - 10.0 / 60.0 / 2.0).abs() < 1e-12);
+        assert_eq!(m.population_gap_kbps, 300.0);
+        let one = Run {
+            viewers: run
+                .viewers
+                .iter()
+                .map(|x| Viewer {
+                    population: 0,
+                    ..x.clone()
+                })
+                .collect(),
+            ..run
+        };
+        let m = metrics(&one, &layout(1), &plan, 0.5);
+        assert_eq!(m.population_gap_kbps, 0.0);
+        assert_eq!(m.population_bitrate_kbps, [450.0]);
     }
 
     #[test]
@@ -1405,7 +1644,7 @@ mod tests {
         // Edge 0 keeps 0.5 x 2 = 1 of 1 + 1: share 0.5.
         let m = metrics(
             &run,
-            2,
+            &layout(1),
             &plan,
             degraded_capacity_share(&[2.0, 1.0], plan.degrade),
         );
@@ -1424,6 +1663,7 @@ mod tests {
         let track = |t0: f64, kbps: f64, buf: f64, stalls: u32| Viewer {
             kind: "x".into(),
             real: false,
+            population: 0,
             startup_s: Some(t0),
             played_s: 40.0,
             stalled_s: 0.0,
