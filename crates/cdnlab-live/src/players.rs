@@ -32,6 +32,9 @@ impl Browser {
     pub fn launch(command: std::process::Command, url: &str) -> Result<Browser, crate::Error> {
         use std::os::unix::process::CommandExt;
         static PROFILES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        if PROFILES.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            remove_orphaned_profiles(&std::env::temp_dir());
+        }
         let profile = std::env::temp_dir().join(format!(
             "cdnlab-chromium-{}-{}",
             std::process::id(),
@@ -64,6 +67,29 @@ impl Browser {
             .spawn()
             .map_err(|e| crate::Error::io("chromium (apt-get install chromium)", e))?;
         Ok(Browser { child, profile })
+    }
+}
+
+/// Removes the profiles (`cdnlab-chromium-PID-K` in `dir`) of processes that are gone: a
+/// process killed with SIGKILL cannot remove its own (a testbed run's Chromium processes are
+/// killed with its namespaces, their profiles stay).
+fn remove_orphaned_profiles(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("cdnlab-chromium-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
@@ -182,6 +208,35 @@ pub fn sessions(reports: &[Value], tag: &str) -> BTreeMap<String, SessionReport>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dead process's profile goes, a live one's and anything else stay.
+    #[test]
+    fn orphaned_profiles_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        // PIDs above the kernel's limit (4194304) are never alive.
+        for name in [
+            "cdnlab-chromium-4999999-0",
+            "cdnlab-chromium-4999999-1",
+            &format!("cdnlab-chromium-{}-0", std::process::id()),
+            "cdnlab-chromium-1-0",
+            "other-4999999",
+        ] {
+            std::fs::create_dir_all(d.path().join(name).join("tmp")).unwrap();
+        }
+        remove_orphaned_profiles(d.path());
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            format!("cdnlab-chromium-{}-0", std::process::id()),
+            "cdnlab-chromium-1-0".to_string(),
+            "other-4999999".to_string(),
+        ];
+        want.sort();
+        assert_eq!(left, want);
+    }
 
     #[test]
     fn reports_by_session() {
