@@ -133,8 +133,9 @@ pub struct Layout {
     pub steering: usize,
     /// The clients nodes, in the scenario's order: one population each, named as its node.
     pub clients: Vec<usize>,
-    /// Edge nodes, in the scenario's order (the first degrades), and each one's links to the
-    /// clients nodes (`links[m][p]`: edge m to population p).
+    /// Edge nodes, in the scenario's order (the first degrades), and each one's pathway links:
+    /// the first links of its routed paths to the clients nodes (one shared by every
+    /// population, or one per population).
     pub edges: Vec<usize>,
     pub links: Vec<Vec<usize>>,
     pub policies: Vec<Policy>,
