@@ -129,8 +129,8 @@ def policies() -> List[str]:
 def replay(
     trace: PathLike,
     policies: Union[str, Sequence[str]] = "lru",
-    sizes: Union[str, float, Sequence[float]] = (0.01, 0.1),
-    size_unit: str = "objects",
+    sizes: Union[str, float, Sequence[Union[float, str]]] = (0.01, 0.1),
+    size_unit: Optional[str] = None,
     format: str = "oracle-general",
     threads: Optional[int] = None,
     *,
@@ -146,11 +146,15 @@ def replay(
     ``trace`` is an oracleGeneral, CSV or text file, zstd-compressed or not. ``policies`` is a
     list of names or ``"all"`` (see :func:`policies`). A size below 1 is a fraction of the
     trace's working set (distinct objects, or their bytes with ``size_unit="bytes"``); 1 or
-    more is an absolute capacity. Returns one row per (policy, size), in that order, with the
-    columns :data:`REPLAY_COLUMNS` (``policy``, ``size``, ``requests``, ``hits``,
-    ``miss_ratio``, ...). Results do not depend on ``threads``.
+    more is an absolute capacity; a string with a byte unit (``"64MiB"``, ``"1GB"``: KB, MB, GB
+    powers of 1000, KiB, MiB, GiB of 1024) is bytes, and makes ``size_unit`` default to
+    ``"bytes"`` (else it defaults to ``"objects"``). Returns one row per (policy, size), in
+    that order, with the columns :data:`REPLAY_COLUMNS` (``policy``, ``size``, ``requests``,
+    ``hits``, ``miss_ratio``, ``byte_miss_ratio``, ..., ``warnings``: a list, empty unless
+    the cache cached nothing or never filled). Results do not depend on ``threads``.
 
     >>> df = cdnlab.replay("t.oracleGeneral", ["lru", "s3fifo"], [0.001, 0.01, 0.1])
+    >>> df = cdnlab.replay("cdn.oracleGeneral", "lru", ["64MiB", "1GiB"])
     """
     out = _native.replay(
         os.fspath(trace), _listish(policies), _listish(sizes), size_unit, format, threads,

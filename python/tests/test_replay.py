@@ -68,6 +68,7 @@ def test_belady_needs_and_uses_next_access():
 
 
 def test_bad_input_raises_the_commands_message(cli, tmp_path, traces):
+    """The command's message, where Python names its own argument (`sizes`, not `--size`)."""
     cases = [
         ({"policies": "lru,nope", "sizes": "0.1"}, ["--policy", "lru,nope", "--size", "0.1"]),
         ({"policies": "lru", "sizes": "0"}, ["--policy", "lru", "--size", "0"]),
@@ -79,7 +80,7 @@ def test_bad_input_raises_the_commands_message(cli, tmp_path, traces):
         assert code != 0
         with pytest.raises(cdnlab.CdnlabError) as e:
             cdnlab.replay(traces["unit"], **kwargs)
-        assert err.strip() == f"error: {e.value}"
+        assert err.strip().replace("error: --size `", "error: sizes `") == f"error: {e.value}"
     # A CSV file that is not oracleGeneral: the command's message, naming the flag to use.
     csv = tmp_path / "t.csv"
     csv.write_text("".join(f"{i},{i % 7}\n" for i in range(40)))
@@ -98,3 +99,23 @@ def test_bad_input_raises_the_commands_message(cli, tmp_path, traces):
         cdnlab.Cache("nope", 10)
     with pytest.raises(cdnlab.CdnlabError, match="at least 1|>= 1"):
         cdnlab.Cache("lru", 0)
+
+
+def test_byte_units_byte_ratios_and_warnings(traces):
+    """Sizes with byte units make the replay count bytes; every row has the byte ratios; a
+    policy that cannot cache at its size says so; errors name the Python argument."""
+    df = cdnlab.replay(traces["sized"], ["lru", "fifo"], ["1MiB", "100KB"])
+    assert (df["size_unit"] == "bytes").all()
+    assert df["size"].tolist() == [1 << 20, 100_000, 1 << 20, 100_000]
+    assert (df["hit_bytes"] + df["miss_bytes"] == df["bytes"]).all()
+    assert np.allclose(df["byte_miss_ratio"], df["miss_bytes"] / df["bytes"])
+    assert np.allclose(df["hit_ratio"] + df["miss_ratio"], 1.0)
+    # The bigger cache misses fewer bytes.
+    assert (df["byte_miss_ratio"][::2].values < df["byte_miss_ratio"][1::2].values).all()
+    small = cdnlab.replay(traces["unit"], "s3fifo", [5])
+    assert "cached nothing" in small["warnings"][0][0], small["warnings"][0]
+    assert cdnlab.replay(traces["unit"], "lru", [500])["warnings"][0] == []
+    with pytest.raises(cdnlab.CdnlabError, match=r"^sizes `1 XB`"):
+        cdnlab.replay(traces["unit"], "lru", ["1 XB"])
+    with pytest.raises(cdnlab.CdnlabError, match="byte unit"):
+        cdnlab.replay(traces["unit"], "lru", ["1MiB"], size_unit="objects")

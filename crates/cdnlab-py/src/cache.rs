@@ -6,7 +6,7 @@ use crate::*;
 /// Replays a trace through every (policy, size): one dict per (policy, size), with the keys of
 /// `cdnlab cache-replay --json`.
 #[pyfunction]
-#[pyo3(signature = (trace, policies, sizes, size_unit = "objects", format = "oracle-general",
+#[pyo3(signature = (trace, policies, sizes, size_unit = None, format = "oracle-general",
     threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
     csv_delimiter = ",", csv_id_text = false))]
 #[allow(clippy::too_many_arguments)]
@@ -15,7 +15,7 @@ pub(crate) fn replay<'py>(
     trace: PathBuf,
     policies: &Bound<'py, PyAny>,
     sizes: &Bound<'py, PyAny>,
-    size_unit: &str,
+    size_unit: Option<&str>,
     format: &str,
     threads: Option<usize>,
     csv_id: usize,
@@ -28,8 +28,12 @@ pub(crate) fn replay<'py>(
     check_threads(threads)?;
     // Checked in the command's order: policies, unit, sizes.
     let policies = lab_replay::parse_policies(&items(policies, "policies")?).map_err(to_py)?;
-    let unit: Unit = size_unit.parse().map_err(lib_err)?;
-    let sizes = lab_replay::parse_sizes(&items(sizes, "sizes")?).map_err(to_py)?;
+    let asked = size_unit
+        .map(str::parse::<Unit>)
+        .transpose()
+        .map_err(lib_err)?;
+    let sizes = lab_replay::parse_sizes(&items(sizes, "sizes")?, "sizes").map_err(to_py)?;
+    let unit = lab_replay::size_unit(&sizes, asked, "sizes").map_err(to_py)?;
     let plan = ReplayPlan {
         input: TraceInput {
             path: trace,
@@ -56,12 +60,16 @@ pub(crate) fn replay<'py>(
                 "trace" => &r.trace, "format" => r.format, "policy" => r.policy.name(),
                 "size" => r.size, "size_fraction" => r.size_fraction, "size_unit" => r.size_unit,
                 "requests" => r.requests, "hits" => r.hits, "misses" => r.misses,
-                "miss_ratio" => r.miss_ratio, "read_seconds" => r.read_seconds,
+                "miss_ratio" => r.miss_ratio, "hit_ratio" => r.hit_ratio, "bytes" => r.bytes,
+                "hit_bytes" => r.hit_bytes, "miss_bytes" => r.miss_bytes,
+                "byte_miss_ratio" => r.byte_miss_ratio, "byte_hit_ratio" => r.byte_hit_ratio,
+                "read_seconds" => r.read_seconds,
                 "sim_seconds" => r.sim_seconds, "mreq_per_s" => r.mreq_per_s,
                 "cached_objects" => r.cached_objects, "cache_heap_bytes" => r.cache_heap_bytes,
                 "heap_bytes_per_cached_object" => r.heap_bytes_per_cached_object,
                 "working_set_objects" => r.working_set_objects,
                 "working_set_bytes" => r.working_set_bytes, "peak_rss_bytes" => r.peak_rss_bytes,
+                "warnings" => &r.warnings,
             )
         })
         .collect()

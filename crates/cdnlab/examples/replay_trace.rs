@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ] {
         let mut cache = policy.build(capacity);
         // `replay_dyn` runs the monomorphised loop; `access_req` per request works as well.
-        let hits = cache.replay_dyn(&reqs);
+        let hits = cache.replay_dyn(&reqs).hits;
         println!(
             "{:<8} miss ratio {:.4}",
             policy.name(),

@@ -1,7 +1,10 @@
-//! `cdnlab mrc`: the flags of a one-pass LRU miss-ratio curve, and its table, JSON or CSV.
+//! `cdnlab mrc`: the flags of a one-pass LRU miss-ratio curve (in objects or bytes), and its
+//! table, JSON or CSV.
 
 use super::replay::TraceArgs;
 use crate::say::outln;
+use cdnlab::Named;
+use cdnlab::cache::Unit;
 use cdnlab_lab::Result;
 use cdnlab_lab::trace::mrc::{MrcPlan, draw, mrc, parse_sizes};
 use clap::Args;
@@ -13,14 +16,22 @@ use std::path::PathBuf;
   cdnlab mrc --trace t.oracleGeneral                       exact curve at 40 sizes
   cdnlab mrc --trace t.oracleGeneral.zst --sizes 100,1000,10000 --json
   cdnlab mrc --trace big.oracleGeneral --sample 0.01 --exact-too   SHARDS and its error
-  cdnlab mrc --trace big.oracleGeneral --sample-size 8192          SHARDS in bounded memory")]
+  cdnlab mrc --trace big.oracleGeneral --sample-size 8192          SHARDS in bounded memory
+  cdnlab mrc --trace cdn.oracleGeneral --size-unit bytes           byte-weighted, 40 sizes
+  cdnlab mrc --trace cdn.oracleGeneral --sizes 64MiB,1GiB,16GiB --sample 0.01 --exact-too")]
 pub struct MrcArgs {
     #[command(flatten)]
     pub input: TraceArgs,
-    /// Capacities in objects, comma-separated [default: 40 sizes spaced evenly on a log scale
-    /// from 1 to the trace's distinct objects].
+    /// Capacities, comma-separated: whole numbers in --size-unit units, or bytes with a unit
+    /// (512KiB, 64MB, 1.5GiB) [default: 40 sizes spaced evenly on a log scale from 1 to the
+    /// trace's distinct objects, or in bytes from its largest object to its working set].
     #[arg(long)]
     pub sizes: Option<String>,
+    /// What a capacity counts: objects (every object weighs 1) or bytes (objects weigh their
+    /// size; the curve then has the byte miss ratio too) [default: bytes when a size has a
+    /// byte unit, else objects].
+    #[arg(long)]
+    pub size_unit: Option<String>,
     /// Estimate by SHARDS, sampling this share of the objects (spatially, by a hash of the id),
     /// in (0, 1].
     #[arg(long)]
@@ -36,7 +47,8 @@ pub struct MrcArgs {
     /// Print one JSON object per size, one a line.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
-    /// Print CSV: size, miss_ratio (and exact_miss_ratio with --exact-too).
+    /// Print CSV: size, miss_ratio (byte_miss_ratio in bytes; exact_miss_ratio with
+    /// --exact-too).
     #[arg(long)]
     pub csv: bool,
     /// Where to draw the curve (SVG and the PNG beside it).
@@ -49,11 +61,14 @@ pub struct MrcArgs {
 
 /// Runs the command.
 pub fn run(a: &MrcArgs) -> Result<()> {
-    let sizes = a
-        .sizes
-        .as_deref()
-        .map(|s| parse_sizes(&super::items(s)))
-        .transpose()?;
+    let asked = a.size_unit.as_deref().map(str::parse::<Unit>).transpose()?;
+    let (sizes, unit) = match a.sizes.as_deref() {
+        Some(s) => {
+            let (sizes, unit) = parse_sizes(&super::items(s), asked, "--sizes")?;
+            (Some(sizes), unit)
+        }
+        None => (None, asked.unwrap_or(Unit::Objects)),
+    };
     let svg_path = (!a.no_plot)
         .then(|| cdnlab_lab::plot::plot_target(&a.plot))
         .transpose()?;
@@ -61,38 +76,50 @@ pub fn run(a: &MrcArgs) -> Result<()> {
     let m = mrc(&MrcPlan {
         input: a.input.input()?,
         sizes,
+        unit,
         sample: a.sample,
         sample_size: a.sample_size,
         exact_too: a.exact_too,
     })?;
     let main = &m.miss_ratio;
+    for w in &m.warnings {
+        eprintln!("warning: {w}");
+    }
+    let bytes = m.byte_miss_ratio.as_ref();
     if a.json {
         for (i, &c) in m.sizes.iter().enumerate() {
             outln!(
                 "{}",
                 serde_json::json!({
-                    "size": c, "miss_ratio": main[i],
+                    "size": c, "size_unit": m.unit.name(), "miss_ratio": main[i],
+                    "byte_miss_ratio": bytes.map(|b| b[i]),
                     "exact_miss_ratio": m.exact.as_ref().map(|e| e[i]),
                     "sample": a.sample, "sample_size": a.sample_size,
                     "final_rate": m.final_rate,
                     "method": m.method, "requests": m.requests, "objects": m.objects,
+                    "warnings": m.warnings,
                 })
             );
         }
     } else if a.csv {
+        let exact = m.exact.as_ref().filter(|_| sampled);
         outln!(
-            "size,miss_ratio{}",
-            if m.exact.is_some() && sampled {
+            "size,miss_ratio{}{}",
+            if bytes.is_some() {
+                ",byte_miss_ratio"
+            } else {
+                ""
+            },
+            if exact.is_some() {
                 ",exact_miss_ratio"
             } else {
                 ""
             }
         );
         for (i, &c) in m.sizes.iter().enumerate() {
-            match (&m.exact, sampled) {
-                (Some(e), true) => outln!("{c},{},{}", main[i], e[i]),
-                _ => outln!("{c},{}", main[i]),
-            }
+            let b = bytes.map_or(String::new(), |b| format!(",{}", b[i]));
+            let e = exact.map_or(String::new(), |e| format!(",{}", e[i]));
+            outln!("{c},{}{b}{e}", main[i]);
         }
     } else {
         outln!(
@@ -118,9 +145,25 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         if let Some(e) = m.error {
             outln!("largest |SHARDS - exact| over the sizes: {e:.4}");
         }
-        outln!("{:>12} {:>12}", "size", "miss ratio");
-        for (i, &c) in m.sizes.iter().enumerate() {
-            outln!("{c:>12} {:>12.6}", main[i]);
+        let unit = m.unit.name();
+        match bytes {
+            Some(b) => {
+                outln!(
+                    "{:>14} {:>12} {:>12}",
+                    format!("size ({unit})"),
+                    "miss ratio",
+                    "byte miss"
+                );
+                for (i, &c) in m.sizes.iter().enumerate() {
+                    outln!("{c:>14} {:>12.6} {:>12.6}", main[i], b[i]);
+                }
+            }
+            None => {
+                outln!("{:>14} {:>12}", format!("size ({unit})"), "miss ratio");
+                for (i, &c) in m.sizes.iter().enumerate() {
+                    outln!("{c:>14} {:>12.6}", main[i]);
+                }
+            }
         }
     }
     if let Some(svg_path) = svg_path {

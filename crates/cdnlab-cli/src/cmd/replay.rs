@@ -6,7 +6,7 @@ use cdnlab::Named;
 use cdnlab::cache::{Policy, Unit};
 use cdnlab_lab::Result;
 use cdnlab_lab::trace::replay::{
-    REPLAY_COLUMNS, ReplayPlan, Replayed, draw_mrc, parse_policies, parse_sizes, replay,
+    REPLAY_COLUMNS, ReplayPlan, Replayed, draw_mrc, parse_policies, parse_sizes, replay, size_unit,
 };
 use cdnlab_lab::trace::{CsvColumns, Format, TraceInput, csv_delimiter};
 use clap::Args;
@@ -64,6 +64,7 @@ impl TraceArgs {
   cdnlab cache-replay --trace t.oracleGeneral --policy lru --size 1000
   cdnlab cache-replay --trace t.oracleGeneral --policy lru,fifo,s3fifo --size 0.001,0.01,0.1
   cdnlab cache-replay --trace t.oracleGeneral --policy all --size 0.01,0.1 --size-unit bytes --csv
+  cdnlab cache-replay --trace t.oracleGeneral --policy lru,s3fifo --size 64MiB,1GiB,10GiB
   cdnlab cache-replay --trace t.oracleGeneral.zst --policy lru,s3fifo --size 0.01
   cdnlab cache-replay --trace ids.txt --format text --size 100
   cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json
@@ -76,12 +77,14 @@ pub struct ReplayArgs {
     pub policy: String,
     /// Cache sizes, comma-separated: below 1 a fraction of the trace's working set (its distinct
     /// objects, or their bytes with --size-unit bytes), 1 or more an absolute capacity in
-    /// --size-unit units.
+    /// --size-unit units, or bytes with a unit (512KiB, 64MB, 1.5GiB: KB, MB, GB are powers of
+    /// 1000, KiB, MiB, GiB of 1024).
     #[arg(long)]
     pub size: String,
-    /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size).
-    #[arg(long, default_value = "objects")]
-    pub size_unit: String,
+    /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size)
+    /// [default: bytes when a size has a byte unit, else objects].
+    #[arg(long)]
+    pub size_unit: Option<String>,
     #[command(flatten)]
     pub threads: Threads,
     /// Print one JSON object per (policy, size), one a line, instead of text.
@@ -111,11 +114,14 @@ fn policy_help() -> String {
 /// Runs the command.
 pub fn run(a: &ReplayArgs) -> Result<()> {
     // Flags are checked before the plot's path, and the path before the replay, not after it.
+    let policies = parse_policies(&items(&a.policy))?;
+    let asked = a.size_unit.as_deref().map(str::parse::<Unit>).transpose()?;
+    let sizes = parse_sizes(&items(&a.size), "--size")?;
     let plan = ReplayPlan {
         input: a.input.input()?,
-        policies: parse_policies(&items(&a.policy))?,
-        unit: a.size_unit.parse::<Unit>()?,
-        sizes: parse_sizes(&items(&a.size))?,
+        policies,
+        unit: size_unit(&sizes, asked, "--size")?,
+        sizes,
         threads: a.threads.count,
     };
     let plot = if plan.sizes.len() >= 2 && !a.no_plot {
@@ -128,6 +134,9 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         None
     };
     let r = replay(&plan)?;
+    for w in r.rows.iter().flat_map(|row| &row.warnings) {
+        eprintln!("warning: {w}");
+    }
     if a.json {
         for row in &r.rows {
             outln!("{}", json(row));
@@ -155,10 +164,18 @@ fn print_csv(r: &Replayed) {
     let _ = w.write_record(REPLAY_COLUMNS);
     for row in &r.rows {
         let v = json(row);
-        let _ = w.write_record(REPLAY_COLUMNS.iter().map(|k| match &v[*k] {
-            serde_json::Value::Null => String::new(),
-            serde_json::Value::String(s) => s.clone(),
-            v => v.to_string(),
+        let _ = w.write_record(REPLAY_COLUMNS.iter().map(|k| {
+            match &v[*k] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(s) => s.clone(),
+                // The warnings, one cell.
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .map(|w| w.as_str().unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                v => v.to_string(),
+            }
         }));
     }
     let bytes = w.into_inner().unwrap_or_default();
@@ -185,6 +202,13 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
         outln!("requests     {n}");
         outln!("hits         {}", o.hits);
         outln!("miss ratio   {:.6}", o.miss_ratio);
+        outln!(
+            "bytes        {} requested, {} from the cache, {} missed",
+            o.bytes,
+            o.hit_bytes,
+            o.miss_bytes
+        );
+        outln!("byte miss    {:.6}", o.byte_miss_ratio);
         outln!("read time    {:.3} s", r.read_s);
         outln!("sim time     {:.3} s", o.sim_seconds);
         outln!("throughput   {:.2} Mreq/s (simulation only)", o.mreq_per_s);
@@ -203,24 +227,26 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
         r.read_s
     );
     outln!(
-        "{:<8} {:>14} {:>9} {:>12} {:>10} {:>9} {:>11}",
+        "{:<8} {:>14} {:>9} {:>12} {:>10} {:>10} {:>9} {:>11}",
         "policy",
         format!("size ({unit})"),
         "fraction",
         "hits",
         "miss ratio",
+        "byte miss",
         "sim s",
         "Mreq/s"
     );
     for o in outs {
         outln!(
-            "{:<8} {:>14} {:>9} {:>12} {:>10.6} {:>9.3} {:>11.2}",
+            "{:<8} {:>14} {:>9} {:>12} {:>10.6} {:>10.6} {:>9.3} {:>11.2}",
             o.policy.name(),
             o.size,
             o.size_fraction
                 .map_or_else(|| "-".into(), |f| f.to_string()),
             o.hits,
             o.miss_ratio,
+            o.byte_miss_ratio,
             o.sim_seconds,
             o.mreq_per_s
         );

@@ -365,6 +365,123 @@ fn compressed_and_mismatched_traces() {
 
 /// `cdnlab mrc` in one pass gives exactly the LRU miss ratios of `cache-replay` at each size;
 /// SHARDS at rate 1 is the exact curve; a bad rate is refused.
+/// Byte ratios and byte units: a replay's bytes are the file's, the byte-weighted curve equals
+/// LRU replayed in bytes (capacities above the largest object), and a byte size in objects is
+/// refused.
+#[test]
+fn byte_ratios_and_the_byte_curve() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "s.bin",
+            "--objects",
+            "2000",
+            "--requests",
+            "30000",
+            "--seed",
+            "4",
+            "--size",
+            "1",
+            "--max-size",
+            "4096",
+        ],
+    );
+    let raw = std::fs::read(d.path().join("s.bin")).unwrap();
+    let bytes: u64 = raw
+        .chunks_exact(24)
+        .map(|r| u64::from(u32::from_le_bytes(r[12..16].try_into().unwrap())))
+        .sum();
+    let sizes = "64KiB,1MB,2.5MiB";
+    let replay = json_lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "s.bin",
+            "--size",
+            sizes,
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    let caps: Vec<u64> = replay.iter().map(|r| r["size"].as_u64().unwrap()).collect();
+    assert_eq!(caps, [65_536, 1_000_000, 2_621_440]);
+    for r in &replay {
+        assert_eq!(r["size_unit"], "bytes");
+        assert_eq!(r["bytes"], bytes);
+        let (h, m) = (
+            r["hit_bytes"].as_u64().unwrap(),
+            r["miss_bytes"].as_u64().unwrap(),
+        );
+        assert_eq!(h + m, bytes);
+        assert_eq!(
+            r["byte_miss_ratio"].as_f64().unwrap(),
+            m as f64 / bytes as f64
+        );
+    }
+    let curve = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "s.bin",
+            "--sizes",
+            sizes,
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    for (c, r) in curve.iter().zip(&replay) {
+        assert_eq!(c["size"], r["size"]);
+        let close = |k: &str| (c[k].as_f64().unwrap() - r[k].as_f64().unwrap()).abs() < 1e-12;
+        assert!(close("miss_ratio") && close("byte_miss_ratio"), "{c} {r}");
+    }
+    let csv = cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "s.bin",
+            "--size-unit",
+            "bytes",
+            "--csv",
+            "--no-plot",
+        ],
+        d.path(),
+    );
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        csv.status.success() && text.starts_with("size,miss_ratio,byte_miss_ratio\n"),
+        "{text}"
+    );
+    refuses(
+        d.path(),
+        &[
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "s.bin",
+                    "--size",
+                    "1MiB",
+                    "--size-unit",
+                    "objects",
+                ],
+                &["--size", "byte unit"],
+            ),
+            (
+                &["cache-replay", "--trace", "s.bin", "--size", "3 parsecs"],
+                &["--size `3 parsecs`", "nor a byte size", "64MB"],
+            ),
+            (
+                &["mrc", "--trace", "s.bin", "--sizes", "0.5"],
+                &["--sizes `0.5`", "not fractions"],
+            ),
+        ],
+    );
+}
+
 #[test]
 fn mrc_equals_lru_replay() {
     let d = tempfile::tempdir().unwrap();

@@ -1,10 +1,12 @@
-//! The LRU miss-ratio curve of a trace in one pass (capacities in objects):
+//! The LRU miss-ratio curve of a trace in one pass (capacities in objects or bytes):
 //! exact by stack distances, or estimated by SHARDS sampling; CSV or JSON and a plot.
 
 use super::{TraceInput, spare_core, stream};
 use crate::error::{Error, Result};
 use crate::plot::Series;
-use cdnlab::cache::mrc::{Shards, ShardsFixed, StackDistances};
+use cdnlab::Named;
+use cdnlab::cache::Unit;
+use cdnlab::cache::mrc::{ByteShards, ByteStackDistances, Shards, ShardsFixed, StackDistances};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,9 +14,11 @@ use std::time::Instant;
 #[derive(Debug, Clone)]
 pub struct MrcPlan {
     pub input: TraceInput,
-    /// Capacities in objects (None: 40 sizes spaced evenly on a log scale from 1 to the trace's
-    /// distinct objects).
+    /// Capacities in `unit` (None: 40 sizes spaced evenly on a log scale from 1 to the trace's
+    /// distinct objects, or, in bytes, from its largest object to its working set).
     pub sizes: Option<Vec<u64>>,
+    /// What the capacities count: objects (every object weighs 1) or bytes.
+    pub unit: Unit,
     /// Estimate by SHARDS, sampling this share of the objects, in (0, 1].
     pub sample: Option<f64>,
     /// Estimate by fixed-size SHARDS, tracking at most this many objects.
@@ -27,8 +31,13 @@ pub struct MrcPlan {
 #[derive(Debug, Clone)]
 pub struct Mrc {
     pub sizes: Vec<u64>,
+    pub unit: Unit,
     /// The curve asked for: the sampled one when sampling, else the exact one.
     pub miss_ratio: Vec<f64>,
+    /// Its byte miss ratio (missed bytes over bytes requested), with capacities in bytes.
+    pub byte_miss_ratio: Option<Vec<f64>>,
+    /// What the numbers may not say on their own.
+    pub warnings: Vec<String>,
     /// The exact curve, when computed.
     pub exact: Option<Vec<f64>>,
     /// Whether `miss_ratio` is a SHARDS estimate.
@@ -45,23 +54,28 @@ pub struct Mrc {
     pub error: Option<f64>,
 }
 
-/// Parses `--sizes`: capacities in objects, whole numbers of at least 1, one an item.
-pub fn parse_sizes<S: AsRef<str>>(items: &[S]) -> Result<Vec<u64>> {
-    items
+/// Parses `--sizes` (`what` names it in errors) and settles the unit: capacities, whole
+/// numbers of at least 1 in the unit asked for, or byte sizes with a unit (`64MiB`: then the
+/// unit is bytes), as [`super::replay::parse_sizes`] reads them; no fractions.
+pub fn parse_sizes<S: AsRef<str>>(
+    items: &[S],
+    asked: Option<Unit>,
+    what: &str,
+) -> Result<(Vec<u64>, Unit)> {
+    use super::replay::SizeSpec;
+    let specs = super::replay::parse_sizes(items, what)?;
+    let unit = super::replay::size_unit(&specs, asked, what)?;
+    let sizes = specs
         .iter()
-        .map(|t| {
-            let t = t.as_ref();
-            t.trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|&c| c >= 1)
-                .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--sizes `{t}`: capacities are whole numbers of objects, at least 1"
-                    ))
-                })
+        .map(|s| match *s {
+            SizeSpec::Absolute(c) | SizeSpec::Bytes(c) => Ok(c),
+            SizeSpec::Fraction(f) => Err(Error::Usage(format!(
+                "{what} `{f}`: a curve's capacities are whole numbers of at least 1 (or bytes \
+                 with a unit, e.g. 64MiB), not fractions"
+            ))),
         })
-        .collect()
+        .collect::<Result<Vec<u64>>>()?;
+    Ok((sizes, unit))
 }
 
 /// `n` capacities from 1 to `max`, evenly spaced in log, without repeats.
@@ -82,6 +96,9 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
             "--exact-too compares a sampled curve with the exact one: give --sample or --sample-size"
                 .into(),
         ));
+    }
+    if a.unit == Unit::Bytes {
+        return mrc_bytes(a);
     }
     let mut exact = (!sampled || a.exact_too).then(StackDistances::new);
     let mut shards = a
@@ -154,11 +171,148 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
     };
     Ok(Mrc {
         sizes,
+        unit: Unit::Objects,
         miss_ratio: main,
+        byte_miss_ratio: None,
+        warnings: Vec::new(),
         exact: exact_curve,
         sampled,
         method,
         final_rate: fixed.as_ref().map(ShardsFixed::rate),
+        requests,
+        objects,
+        seconds,
+        error,
+    })
+}
+
+/// Candidate default capacities in bytes: 2^(k/4) bytes, four a doubling, up to 2^52.
+fn byte_grid() -> Vec<u64> {
+    let mut v: Vec<u64> = (0..=4 * 52)
+        .map(|k| 2f64.powf(k as f64 / 4.0).round() as u64)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// At most `n` of the grid's points from `lo` to the first at least `hi`, evenly spread.
+fn thin(grid: &[u64], lo: u64, hi: u64, n: usize) -> Vec<u64> {
+    let end = grid.partition_point(|&c| c < hi).min(grid.len() - 1);
+    let start = grid.partition_point(|&c| c < lo).min(end);
+    let span = &grid[start..=end];
+    let step = span.len().div_ceil(n).max(1);
+    let mut v: Vec<u64> = span.iter().step_by(step).copied().collect();
+    if v.last() != span.last() {
+        v.extend(span.last());
+    }
+    v
+}
+
+/// The byte-weighted curve: exact by [`ByteStackDistances`], or by [`ByteShards`] at a fixed
+/// rate (fixed-size SHARDS counts objects only).
+fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
+    if a.sample_size.is_some() {
+        return Err(Error::Usage(
+            "--sample-size: fixed-size SHARDS counts objects; with capacities in bytes give a \
+             rate (--sample)"
+                .into(),
+        ));
+    }
+    // Without sizes, the candidates are a fine log grid, thinned to 40 after the pass.
+    let asked = a.sizes.clone();
+    let caps = asked.clone().unwrap_or_else(byte_grid);
+    let mut exact = (a.sample.is_none() || a.exact_too).then(|| ByteStackDistances::new(&caps));
+    let mut shards = a
+        .sample
+        .map(|r| {
+            ByteShards::new(r, &caps).map_err(|_| {
+                Error::Usage(format!("--sample {r}: the rate must be above 0, at most 1"))
+            })
+        })
+        .transpose()?;
+    let t = Instant::now();
+    let mut requests = 0u64;
+    let mut largest = 0u32;
+    stream(&a.input, true, false, spare_core(1), |reqs| {
+        requests += reqs.len() as u64;
+        if let Some(e) = exact.as_mut() {
+            e.replay(reqs);
+        }
+        for r in reqs {
+            largest = largest.max(r.size);
+            if let Some(s) = shards.as_mut() {
+                s.access(r.id, r.size);
+            }
+        }
+    })?;
+    let seconds = t.elapsed().as_secs_f64();
+    let (objects, wss_bytes) = match (&exact, &shards) {
+        (Some(e), _) => (e.distinct(), e.distinct_bytes()),
+        (None, Some(s)) => {
+            let (o, b) = s.distinct();
+            (o.round() as u64, b.round() as u64)
+        }
+        (None, None) => (0, 0),
+    };
+    let sizes = asked.unwrap_or_else(|| thin(&caps, u64::from(largest).max(1), wss_bytes, 40));
+    // Each curve at `sizes`: (miss ratio, byte miss ratio).
+    let exact_curve = exact.as_ref().map(|e| {
+        let n = e.requests().max(1) as f64;
+        let b = e.bytes().max(1) as f64;
+        let at: Vec<(u64, (u64, u64))> = e.capacities().iter().copied().zip(e.hits()).collect();
+        sizes
+            .iter()
+            .map(|c| {
+                let (h, hb) = at.iter().find(|(x, _)| x == c).map_or((0, 0), |(_, v)| *v);
+                ((n - h as f64) / n, (b - hb as f64) / b)
+            })
+            .collect::<Vec<(f64, f64)>>()
+    });
+    let sampled_curve = shards.as_ref().map(|s| {
+        let all = s.curve();
+        sizes
+            .iter()
+            .map(|c| {
+                all.iter()
+                    .find(|(x, _, _)| x == c)
+                    .map_or((f64::NAN, f64::NAN), |&(_, m, b)| (m, b))
+            })
+            .collect::<Vec<(f64, f64)>>()
+    });
+    let main = sampled_curve
+        .clone()
+        .or(exact_curve.clone())
+        .unwrap_or_default();
+    let error = match (&exact_curve, &sampled_curve) {
+        (Some(e), Some(s)) => Some(
+            e.iter()
+                .zip(s)
+                .map(|(a, b)| (a.0 - b.0).abs())
+                .fold(0.0, f64::max),
+        ),
+        _ => None,
+    };
+    let mut warnings = Vec::new();
+    if let Some(&below) = sizes.first().filter(|&&c| c < u64::from(largest)) {
+        warnings.push(format!(
+            "capacities below the largest object ({largest} bytes), from {below} bytes, are \
+             upper bounds on the misses: LRU never admits an object heavier than its capacity, \
+             and the stack counts it"
+        ));
+    }
+    Ok(Mrc {
+        sizes,
+        unit: Unit::Bytes,
+        miss_ratio: main.iter().map(|x| x.0).collect(),
+        byte_miss_ratio: Some(main.iter().map(|x| x.1).collect()),
+        warnings,
+        exact: exact_curve.map(|c| c.iter().map(|x| x.0).collect()),
+        sampled: shards.is_some(),
+        method: match a.sample {
+            Some(r) => format!("SHARDS in bytes, rate {r}"),
+            None => "exact".into(),
+        },
+        final_rate: None,
         requests,
         objects,
         seconds,
@@ -188,7 +342,12 @@ pub fn draw(m: &Mrc, svg_path: &Path) -> Result<Vec<PathBuf>> {
             dash: 1,
         });
     }
-    crate::plot::write_mrc("LRU miss-ratio curve".into(), "objects", series, svg_path)
+    crate::plot::write_mrc(
+        "LRU miss-ratio curve".into(),
+        m.unit.name(),
+        series,
+        svg_path,
+    )
 }
 
 #[cfg(test)]
@@ -199,12 +358,17 @@ mod tests {
     fn sizes_spaced_on_a_log_scale() {
         assert_eq!(log_sizes(1000, 4), [1, 10, 100, 1000]);
         assert_eq!(log_sizes(1, 40), [1]);
-        assert!(
-            parse_sizes(&["10", "0"])
-                .unwrap_err()
-                .to_string()
-                .contains("at least 1")
+        let e = parse_sizes(&["10", "0"], None, "--sizes").unwrap_err();
+        assert!(e.to_string().contains("above 0"), "{e}");
+        let e = parse_sizes(&["10", "0.5"], None, "--sizes").unwrap_err();
+        assert!(e.to_string().contains("not fractions"), "{e}");
+        assert_eq!(
+            parse_sizes(&["5", " 7"], None, "--sizes").unwrap(),
+            (vec![5, 7], Unit::Objects)
         );
-        assert_eq!(parse_sizes(&["5", " 7"]).unwrap(), [5, 7]);
+        assert_eq!(
+            parse_sizes(&["5", "1KiB"], None, "--sizes").unwrap(),
+            (vec![5, 1024], Unit::Bytes)
+        );
     }
 }

@@ -12,7 +12,7 @@ use super::{TraceInput, spare_core, stream};
 use crate::error::{Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
-use cdnlab::cache::{Cache, Capacity, Policy, Unit};
+use cdnlab::cache::{Cache, Capacity, Policy, Tally, Unit};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -29,34 +29,39 @@ pub struct ReplayPlan {
     pub threads: Option<usize>,
 }
 
-/// A requested size: a fraction of the working set, or an absolute capacity.
+/// A requested size: a fraction of the working set, a capacity in the replay's unit, or a
+/// capacity given with a byte unit (`64MiB`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {
     Fraction(f64),
     Absolute(u64),
+    Bytes(u64),
 }
 
-/// Parses the sizes asked for, one item each: numbers above 0; below 1 a fraction, else a whole
-/// number. (The command splits `--size` at commas; Python passes its list.)
-pub fn parse_sizes<S: AsRef<str>>(items: &[S]) -> Result<Vec<SizeSpec>> {
+/// Parses the sizes asked for, one item each: a number above 0 (below 1 a fraction of the
+/// working set, else a whole capacity in the replay's unit) or a byte size with its unit (`KB`,
+/// `MB`, `GB` are powers of 1000, `KiB`, `MiB`, `GiB` of 1024; any case, a space allowed).
+/// `what` names the argument in errors (`--size` on the command line, `sizes` in Python).
+pub fn parse_sizes<S: AsRef<str>>(items: &[S], what: &str) -> Result<Vec<SizeSpec>> {
     let bad = |t: &str, why: &str| {
         Error::Usage(format!(
-            "--size `{t}`: {why} (sizes are comma-separated: below 1 a fraction of the working \
-             set, e.g. 0.01; 1 or more a whole capacity, e.g. 1000)"
+            "{what} `{t}`: {why} (sizes: below 1 a fraction of the working set, e.g. 0.01; 1 or \
+             more a whole capacity, e.g. 1000; or bytes with a unit, e.g. 512KiB, 64MB, 1.5GiB)"
         ))
     };
     let mut out = Vec::new();
     for t in items.iter().map(|t| t.as_ref().trim()) {
-        let x: f64 = t.parse().map_err(|_| bad(t, "not a number"))?;
-        if !(x > 0.0 && x.is_finite()) {
-            return Err(bad(t, "a size must be above 0"));
-        }
-        let spec = if x < 1.0 {
-            SizeSpec::Fraction(x)
-        } else if x.fract() == 0.0 && x <= u64::MAX as f64 {
-            SizeSpec::Absolute(x as u64)
-        } else {
-            return Err(bad(t, "a capacity of 1 or more must be a whole number"));
+        let spec = match t.parse::<f64>() {
+            Ok(x) if !(x > 0.0 && x.is_finite()) => return Err(bad(t, "a size must be above 0")),
+            Ok(x) if x < 1.0 => SizeSpec::Fraction(x),
+            Ok(x) if x.fract() == 0.0 && x <= u64::MAX as f64 => SizeSpec::Absolute(x as u64),
+            Ok(_) => return Err(bad(t, "a capacity of 1 or more must be a whole number")),
+            Err(_) if t.is_empty() => return Err(bad(t, "not a number")),
+            Err(_) => match parse_size::parse_size(t) {
+                Ok(0) => return Err(bad(t, "a size must be at least 1 byte")),
+                Ok(b) => SizeSpec::Bytes(b),
+                Err(_) => return Err(bad(t, "not a number, nor a byte size")),
+            },
         };
         if out.contains(&spec) {
             return Err(bad(t, "given twice"));
@@ -64,6 +69,21 @@ pub fn parse_sizes<S: AsRef<str>>(items: &[S]) -> Result<Vec<SizeSpec>> {
         out.push(spec);
     }
     Ok(out)
+}
+
+/// The replay's unit: the one asked for, or bytes when a size has a byte unit, else objects.
+/// A byte size with capacities in objects is refused. `what` names the argument in errors.
+pub fn size_unit(sizes: &[SizeSpec], asked: Option<Unit>, what: &str) -> Result<Unit> {
+    let in_bytes = sizes.iter().any(|s| matches!(s, SizeSpec::Bytes(_)));
+    match asked {
+        Some(Unit::Objects) if in_bytes => Err(Error::Usage(format!(
+            "{what}: a size with a byte unit (KiB, MB, ...) needs capacities in bytes, not \
+             objects: leave the unit out, or ask for bytes"
+        ))),
+        Some(u) => Ok(u),
+        None if in_bytes => Ok(Unit::Bytes),
+        None => Ok(Unit::Objects),
+    }
 }
 
 /// Parses the policies asked for, one name an item, or the one item `all`.
@@ -113,10 +133,14 @@ struct Outcome {
     spec: SizeSpec,
     capacity: u64,
     requests: u64,
-    hits: u64,
+    bytes: u64,
+    tally: Tally,
     sim_s: f64,
     cached_objects: usize,
+    used: u64,
     heap_bytes: usize,
+    /// The largest object requested, in the capacity's unit.
+    largest: u64,
 }
 
 /// A cache being replayed, with its counters.
@@ -126,8 +150,10 @@ struct Job {
     capacity: u64,
     cache: Box<dyn Cache + Send>,
     requests: u64,
-    hits: u64,
+    bytes: u64,
+    tally: Tally,
     sim_s: f64,
+    largest: u64,
 }
 
 /// A worker's jobs (with their order numbers) after the replay, and its reading time.
@@ -154,11 +180,18 @@ fn replay_all(
                 s.spawn(move || {
                     let offline = share.iter().any(|(_, j)| j.policy.offline());
                     let read_s = stream(&a.input, sized, offline, read_ahead, |reqs| {
+                        // Once a chunk for all the worker's caches: the bytes requested, and
+                        // the largest object (for the warning that a cache never filled).
+                        let (bytes, largest) = reqs.iter().fold((0u64, 0u32), |(b, m), r| {
+                            (b + u64::from(r.size), m.max(r.size))
+                        });
                         for (_, j) in share.iter_mut() {
                             let t = Instant::now();
-                            j.hits += j.cache.replay_dyn(reqs);
+                            j.tally += j.cache.replay_dyn(reqs);
                             j.sim_s += t.elapsed().as_secs_f64();
                             j.requests += reqs.len() as u64;
+                            j.bytes += bytes;
+                            j.largest = j.largest.max(if sized { u64::from(largest) } else { 1 });
                         }
                     })?;
                     Ok((share, read_s))
@@ -186,10 +219,13 @@ fn replay_all(
             spec: j.spec,
             capacity: j.capacity,
             requests: j.requests,
-            hits: j.hits,
+            bytes: j.bytes,
+            tally: j.tally,
             sim_s: j.sim_s,
             cached_objects: occupancy.objects,
+            used: occupancy.used,
             heap_bytes: occupancy.heap_bytes,
+            largest: j.largest,
         })
         .collect();
     Ok((outcomes, read_s))
@@ -210,6 +246,14 @@ pub struct ReplayRow {
     pub hits: u64,
     pub misses: u64,
     pub miss_ratio: f64,
+    pub hit_ratio: f64,
+    /// Bytes requested (each request's object size), served from the cache, and not.
+    pub bytes: u64,
+    pub hit_bytes: u64,
+    pub miss_bytes: u64,
+    /// Miss bytes over bytes requested: what the origin's egress and the backbone carry.
+    pub byte_miss_ratio: f64,
+    pub byte_hit_ratio: f64,
     pub read_seconds: f64,
     pub sim_seconds: f64,
     pub mreq_per_s: f64,
@@ -219,10 +263,12 @@ pub struct ReplayRow {
     pub working_set_objects: Option<u64>,
     pub working_set_bytes: Option<u64>,
     pub peak_rss_bytes: Option<u64>,
+    /// What the numbers may not say on their own ([`warnings`]); empty when nothing is odd.
+    pub warnings: Vec<String>,
 }
 
 /// The column names of [`ReplayRow`], in order.
-pub const REPLAY_COLUMNS: [&str; 19] = [
+pub const REPLAY_COLUMNS: [&str; 26] = [
     "trace",
     "format",
     "policy",
@@ -233,6 +279,12 @@ pub const REPLAY_COLUMNS: [&str; 19] = [
     "hits",
     "misses",
     "miss_ratio",
+    "hit_ratio",
+    "bytes",
+    "hit_bytes",
+    "miss_bytes",
+    "byte_miss_ratio",
+    "byte_hit_ratio",
     "read_seconds",
     "sim_seconds",
     "mreq_per_s",
@@ -242,6 +294,7 @@ pub const REPLAY_COLUMNS: [&str; 19] = [
     "working_set_objects",
     "working_set_bytes",
     "peak_rss_bytes",
+    "warnings",
 ];
 
 fn by_name<S: serde::Serializer, T: Named>(v: &T, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -283,6 +336,13 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         for &spec in specs {
             let amount = match spec {
                 SizeSpec::Absolute(n) => n,
+                SizeSpec::Bytes(n) if sized => n,
+                SizeSpec::Bytes(n) => {
+                    return Err(Error::Usage(format!(
+                        "size {n} bytes: a size with a byte unit needs capacities in bytes, not \
+                         objects"
+                    )));
+                }
                 SizeSpec::Fraction(f) => {
                     let (objects, bytes) = wss.expect("computed for fractions");
                     let whole = if sized { bytes } else { objects };
@@ -298,7 +358,9 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                         wss.map_or(0, |w| if sized { w.1 } else { w.0 }),
                         unit.name()
                     ),
-                    SizeSpec::Absolute(_) => "--size: the capacity must be at least 1".into(),
+                    SizeSpec::Absolute(_) | SizeSpec::Bytes(_) => {
+                        "--size: the capacity must be at least 1".into()
+                    }
                 })
             })?;
             jobs.push(Job {
@@ -307,8 +369,10 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 capacity: amount,
                 cache: policy.build(cap),
                 requests: 0,
-                hits: 0,
+                bytes: 0,
+                tally: Tally::default(),
                 sim_s: 0.0,
+                largest: 0,
             });
         }
     }
@@ -321,6 +385,8 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         .iter()
         .map(|o| {
             let n = o.requests;
+            let hits = o.tally.hits;
+            let ratio = |a: u64, b: u64| a as f64 / b.max(1) as f64;
             ReplayRow {
                 trace: a.input.path.display().to_string(),
                 format: a.input.format.name(),
@@ -328,13 +394,19 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 size: o.capacity,
                 size_fraction: match o.spec {
                     SizeSpec::Fraction(f) => Some(f),
-                    SizeSpec::Absolute(_) => None,
+                    SizeSpec::Absolute(_) | SizeSpec::Bytes(_) => None,
                 },
                 size_unit: unit.name(),
                 requests: n,
-                hits: o.hits,
-                misses: n - o.hits,
-                miss_ratio: (n - o.hits) as f64 / n.max(1) as f64,
+                hits,
+                misses: n - hits,
+                miss_ratio: ratio(n - hits, n),
+                hit_ratio: ratio(hits, n),
+                bytes: o.bytes,
+                hit_bytes: o.tally.hit_bytes,
+                miss_bytes: o.bytes - o.tally.hit_bytes,
+                byte_miss_ratio: ratio(o.bytes - o.tally.hit_bytes, o.bytes),
+                byte_hit_ratio: ratio(o.tally.hit_bytes, o.bytes),
                 read_seconds: read_s,
                 sim_seconds: o.sim_s,
                 mreq_per_s: n as f64 / o.sim_s.max(1e-9) / 1e6,
@@ -344,6 +416,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 working_set_objects: wss.map(|w| w.0),
                 working_set_bytes: wss.map(|w| w.1),
                 peak_rss_bytes: rss,
+                warnings: warnings(o, unit),
             }
         })
         .collect();
@@ -356,6 +429,52 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         wss_s,
         threads,
     })
+}
+
+/// The warnings of one replay (also printed to stderr by the command):
+/// - a cache that ended the trace empty with no hit cached nothing at its size (S3-FIFO's small
+///   queue is a tenth of the capacity, so under 10 objects it has no room; W-TinyLFU's window is
+///   a hundredth, so under 100 objects);
+/// - a cache that ended with room for the trace's largest object besides what it holds never
+///   had to evict: the size is above the trace's working set, and a larger one changes nothing.
+fn warnings(o: &Outcome, unit: Unit) -> Vec<String> {
+    let mut w = Vec::new();
+    let at = format!("{} at {} {}", o.policy.name(), o.capacity, unit.name());
+    if o.requests > 0 && o.tally.hits == 0 && o.cached_objects == 0 {
+        let share = match o.policy {
+            Policy::S3Fifo | Policy::S3FifoPaper => Some(("small queue", "tenth", 10)),
+            Policy::WTinyLfu => Some(("window", "hundredth", 100)),
+            _ => None,
+        };
+        let why = if o.largest > o.capacity {
+            format!(
+                " (the largest object weighs {} {}: one heavier than the capacity is never \
+                 admitted)",
+                o.largest,
+                unit.name()
+            )
+        } else if let Some((part, frac, k)) = share {
+            let room = match unit {
+                Unit::Objects => format!("{k} objects"),
+                Unit::Bytes => format!("{k} times an object's size"),
+            };
+            format!(
+                " (its {part} is a {frac} of the capacity, and takes every new object: give it \
+                 room for at least {room})"
+            )
+        } else {
+            String::new()
+        };
+        w.push(format!("{at} cached nothing: every request missed{why}"));
+    } else if o.requests > 0 && o.used + o.largest <= o.capacity {
+        w.push(format!(
+            "{at} never filled ({} {} in use at the end): the size is above the trace's working \
+             set, and a larger one changes nothing",
+            o.used,
+            unit.name()
+        ));
+    }
+    w
 }
 
 /// Draws the miss-ratio curve of a replay: one line per policy, miss ratio against the capacity
@@ -406,6 +525,12 @@ mod tests {
             hits: 0,
             misses: 1,
             miss_ratio: 1.0,
+            hit_ratio: 0.0,
+            bytes: 1,
+            hit_bytes: 0,
+            miss_bytes: 1,
+            byte_miss_ratio: 1.0,
+            byte_hit_ratio: 0.0,
             read_seconds: 0.0,
             sim_seconds: 0.0,
             mreq_per_s: 0.0,
@@ -415,6 +540,7 @@ mod tests {
             working_set_objects: None,
             working_set_bytes: None,
             peak_rss_bytes: None,
+            warnings: vec![],
         };
         let text = serde_json::to_string(&row).unwrap();
         let at: Vec<usize> = REPLAY_COLUMNS
@@ -431,27 +557,73 @@ mod tests {
     #[test]
     fn sizes_are_fractions_below_one_and_whole_capacities_above() {
         assert_eq!(
-            parse_sizes(&["0.001", " 0.5", "1000"]).unwrap(),
+            parse_sizes(&["0.001", " 0.5", "1000"], "--size").unwrap(),
             [
                 SizeSpec::Fraction(0.001),
                 SizeSpec::Fraction(0.5),
                 SizeSpec::Absolute(1000)
             ]
         );
-        assert_eq!(parse_sizes(&["1"]).unwrap(), [SizeSpec::Absolute(1)]);
+        assert_eq!(
+            parse_sizes(&["1"], "--size").unwrap(),
+            [SizeSpec::Absolute(1)]
+        );
         for (bad, why) in [
             ("0", "above 0"),
             ("-0.1", "above 0"),
             ("1.5", "whole number"),
-            ("x", "not a number"),
+            ("x", "not a number, nor a byte size"),
+            ("1 XB", "not a number, nor a byte size"),
+            ("0KiB", "at least 1 byte"),
             ("0.1,0.1", "twice"),
+            ("1KiB,1024B", "twice"),
             ("", "not a number"),
             ("nan", "above 0"),
         ] {
             let items: Vec<&str> = bad.split(',').collect();
-            let e = parse_sizes(&items).unwrap_err().to_string();
-            assert!(e.contains(why) && e.contains("--size"), "{bad}: {e}");
+            for what in ["--size", "sizes"] {
+                let e = parse_sizes(&items, what).unwrap_err().to_string();
+                assert!(e.contains(why) && e.starts_with(what), "{bad}: {e}");
+            }
         }
+    }
+
+    /// Byte units: KB, MB, GB in powers of 1000, KiB, MiB, GiB in powers of 1024, any case.
+    #[test]
+    fn sizes_take_byte_units() {
+        let specs = parse_sizes(
+            &["512KiB", "64 MB", "1.5GiB", "2kb", "1 mib", "10GB", "100B"],
+            "--size",
+        )
+        .unwrap();
+        assert_eq!(
+            specs,
+            [
+                SizeSpec::Bytes(512 * 1024),
+                SizeSpec::Bytes(64_000_000),
+                SizeSpec::Bytes(3 << 29),
+                SizeSpec::Bytes(2000),
+                SizeSpec::Bytes(1 << 20),
+                SizeSpec::Bytes(10_000_000_000),
+                SizeSpec::Bytes(100),
+            ]
+        );
+        // The unit follows: bytes when a size has a byte unit, unless objects were asked for.
+        let w = |s: &[&str]| parse_sizes(s, "--size").unwrap();
+        assert_eq!(
+            size_unit(&w(&["1MiB", "0.1"]), None, "--size").unwrap(),
+            Unit::Bytes
+        );
+        assert_eq!(
+            size_unit(&w(&["100", "0.1"]), None, "--size").unwrap(),
+            Unit::Objects
+        );
+        assert_eq!(
+            size_unit(&w(&["100"]), Some(Unit::Bytes), "--size").unwrap(),
+            Unit::Bytes
+        );
+        let e = size_unit(&w(&["1MiB"]), Some(Unit::Objects), "sizes").unwrap_err();
+        assert!(e.to_string().contains("byte unit"), "{e}");
     }
 
     #[test]

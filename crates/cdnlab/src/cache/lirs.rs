@@ -765,7 +765,7 @@ impl Cache for Lirs {
                 + self.nh.heap_bytes(),
         }
     }
-    fn replay_dyn(&mut self, reqs: &[crate::workload::Request]) -> u64 {
+    fn replay_dyn(&mut self, reqs: &[crate::workload::Request]) -> super::Tally {
         Cache::replay(self, reqs)
     }
     fn log_evictions(&mut self) {

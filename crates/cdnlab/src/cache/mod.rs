@@ -120,6 +120,20 @@ impl<T> HeapBytes for Vec<T> {
     }
 }
 
+/// What a replay counts: hits, and the bytes they served (each hit's object size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tally {
+    pub hits: u64,
+    pub hit_bytes: u64,
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, o: Tally) {
+        self.hits += o.hits;
+        self.hit_bytes += o.hit_bytes;
+    }
+}
+
 /// An eviction policy. `access` is the whole protocol: look up, and on a miss admit and evict;
 /// [`Cache::occupancy`] is the accounting. The policies share the rest: the too-heavy guard
 /// ([`Capacity::admissible`]), and for those whose objects are their slots, lookup, the
@@ -157,9 +171,10 @@ pub trait Cache {
     /// A hint that `id` will be accessed soon (see [`crate::idmap::IdIndex::prefetch`]); no effect on
     /// results.
     fn prefetch(&self, _id: u64) {}
-    /// Replays `reqs`, returning the number of hits. Implemented here once, and monomorphised per
-    /// policy, so a replay through `dyn Cache` dispatches once, not per request.
-    fn replay(&mut self, reqs: &[Request]) -> u64
+    /// Replays `reqs`, returning its hits and the bytes they served. Implemented here once, and
+    /// monomorphised per policy, so a replay through `dyn Cache` dispatches once, not per
+    /// request.
+    fn replay(&mut self, reqs: &[Request]) -> Tally
     where
         Self: Sized,
     {
@@ -167,17 +182,20 @@ pub trait Cache {
         // looks the id up early) was measured slower: the extra lookups cost more than the
         // misses they hide.
         const AHEAD: usize = 8;
-        let mut hits = 0;
+        let mut t = Tally::default();
         for (i, r) in reqs.iter().enumerate() {
             if let Some(next) = reqs.get(i + AHEAD) {
                 self.prefetch(next.id);
             }
-            hits += u64::from(self.access_req(r));
+            // Branch-free: the hit's bytes are added as 0 on a miss.
+            let hit = u64::from(self.access_req(r));
+            t.hits += hit;
+            t.hit_bytes += hit * u64::from(r.size);
         }
-        hits
+        t
     }
     /// [`Cache::replay`] through a trait object.
-    fn replay_dyn(&mut self, reqs: &[Request]) -> u64;
+    fn replay_dyn(&mut self, reqs: &[Request]) -> Tally;
     /// Starts keeping the ids of evicted objects, for a caller that holds the objects
     /// themselves (the live edge); simulations leave it off. Every object that stops being
     /// resident, for whatever reason (eviction, demotion out of a queue, a stale entry
@@ -196,7 +214,7 @@ macro_rules! replay_dyn {
         $crate::cache::replay_dyn!(slots);
     };
     ($($field:ident).+) => {
-        fn replay_dyn(&mut self, reqs: &[$crate::workload::Request]) -> u64 {
+        fn replay_dyn(&mut self, reqs: &[$crate::workload::Request]) -> $crate::cache::Tally {
             $crate::cache::Cache::replay(self, reqs)
         }
         fn log_evictions(&mut self) {

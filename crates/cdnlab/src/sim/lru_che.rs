@@ -157,7 +157,7 @@ fn measure<C: Cache>(
             left -= chunk.len() as u64;
             reqs.clear();
             reqs.extend(chunk.iter().map(|&id| Request::new(0, id, 1)));
-            hits += cache.replay(&reqs);
+            hits += cache.replay(&reqs).hits;
         }
         hits
     };

@@ -259,10 +259,10 @@ fn replay_counts_hits() {
         .collect();
     // LRU of 2: 1m 2m 1h 3m(evicts 2) 1h 2m.
     let mut c = Policy::Lru.build(Capacity::objects(2).unwrap());
-    assert_eq!(c.replay_dyn(&reqs), 2);
+    assert_eq!(c.replay_dyn(&reqs).hits, 2);
     // FIFO of 2: 1m 2m 1h 3m(evicts 1) 1m(evicts 2) 2m.
     let mut c = Policy::Fifo.build(Capacity::objects(2).unwrap());
-    assert_eq!(c.replay_dyn(&reqs), 1);
+    assert_eq!(c.replay_dyn(&reqs).hits, 1);
 }
 
 /// The most hits a cache of `cap` objects can get on `ids` from position `i` holding `held`,
