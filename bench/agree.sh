@@ -2,7 +2,8 @@
 # Agreement with libCacheSim: replays traces with cdnlab (all policies and sizes in one run) and
 # with PyPI libcachesim (each policy libCacheSim also has), in objects and in bytes, prints the
 # miss ratios and byte miss ratios side by side and whether the miss counts and missed bytes are
-# the same. Replays the real sample in ../shared/traces too when it is there. Exits 1 if a policy that
+# the same. Also replays a twr trace it writes, and the real sample in ../shared/traces
+# (oracleGeneral and vscsi) when it is there. Exits 1 if a policy that
 # should match (see EXACT in agree.py) differs.
 #
 #   bench/agree.sh                       # Zipf 0.9 traces: unit sizes, and sizes 1..4096 bytes
@@ -21,6 +22,7 @@ unit="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
 sized="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}_sized.oracleGeneral"
 [ -f "$unit" ] || "$cdnlab" gen-trace --out "$unit" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7
 [ -f "$sized" ] || "$cdnlab" gen-trace --out "$sized" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7 --size 1 --max-size 4096
-# The real sample, read where the project keeps it (outside the checkout; REAL= to change).
-REAL="${REAL:-$root/../shared/traces/cloudPhysicsIO.oracleGeneral.bin}"
-exec "$here/.venv/bin/python" "$here/agree.py" "$cdnlab" "$unit" "$sized" "$SIZES" "$REAL"
+# The real sample's folder, where the project keeps it (outside the checkout; REAL= to change).
+REAL="${REAL:-$root/../shared/traces}"
+exec "$here/.venv/bin/python" "$here/agree.py" "$cdnlab" "$unit" "$sized" "$SIZES" "$REAL" \
+  "$here/data/synthetic_200000.twr"

@@ -40,19 +40,22 @@ pub enum TraceError {
     #[error("empty trace: no requests in it")]
     Empty,
     #[error(
-        "truncated oracleGeneral trace: {bytes} bytes is not a multiple of the 24-byte record \
+        "truncated {format} trace: {bytes} bytes is not a multiple of the {record}-byte record \
          ({records} whole records, then {trailing} stray bytes)"
     )]
     Truncated {
+        format: &'static str,
+        record: u64,
         bytes: u64,
         records: u64,
         trailing: u64,
     },
     #[error(
-        "corrupt oracleGeneral record {record} (byte offset {offset}): {field} = {value} \
+        "corrupt {format} record {record} (byte offset {offset}): {field} = {value} \
          ({allowed})"
     )]
     Corrupt {
+        format: &'static str,
         record: usize,
         offset: usize,
         field: &'static str,

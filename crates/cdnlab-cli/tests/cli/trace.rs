@@ -298,12 +298,50 @@ fn compressed_and_mismatched_traces() {
     assert_eq!(want.len(), 4);
     assert_eq!(hits("t.bin.zst", &[]), want);
     assert_eq!(hits("named-plainly.bin", &[]), want);
+    // gzip, xz and bzip2, each as two concatenated streams (as `cat a.gz b.gz` makes), whatever
+    // the name; the first half of the records in one stream, the rest in the other.
+    use std::io::Write;
+    let half = plain.len() / 2 / 24 * 24;
+    let two = |f: &dyn Fn(&[u8]) -> Vec<u8>, name: &str| {
+        let packed = [f(&plain[..half]), f(&plain[half..])].concat();
+        std::fs::write(d.path().join(name), packed).unwrap();
+        assert_eq!(hits(name, &[]), want, "{name}");
+    };
+    two(
+        &|b| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        },
+        "t.gz.bin",
+    );
+    two(
+        &|b| {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        },
+        "t.xz",
+    );
+    two(
+        &|b| {
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        },
+        "t.bz2",
+    );
+    std::fs::write(d.path().join("t.zip"), b"PK\x03\x04rest of an archive").unwrap();
     refuses(
         d.path(),
         &[
             (
                 &["cache-replay", "--trace", "cut.zst", "--size", "10"],
                 &["cut.zst", "zstd", "cut short"],
+            ),
+            (
+                &["cache-replay", "--trace", "t.zip", "--size", "10"],
+                &["t.zip", "a zip archive", "gzip, xz or bzip2", "unzip"],
             ),
             (
                 &["cache-replay", "--trace", "partial.zst", "--size", "10"],
@@ -365,6 +403,53 @@ fn compressed_and_mismatched_traces() {
 
 /// `cdnlab mrc` in one pass gives exactly the LRU miss ratios of `cache-replay` at each size;
 /// SHARDS at rate 1 is the exact curve; a bad rate is refused.
+/// The real sample (libCacheSim's cloudPhysicsIO) read as vscsi: the same ids and times as its
+/// oracleGeneral copy, each request's own length as its size; LRU's figures in bytes are
+/// libCacheSim's (bench/agree.sh compares every policy). Skipped when the sample is not there.
+#[test]
+fn vscsi_sample_reads_as_libcachesim_reads_it() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    let vscsi = dir.join("cloudPhysicsIO.vscsi");
+    if !vscsi.exists() {
+        eprintln!("skipped: the real trace sample is not at {}", dir.display());
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let run = |t: &std::path::Path, format: &str| {
+        json_lines(&cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                t.to_str().unwrap(),
+                "--format",
+                format,
+                "--size",
+                "1000,64MiB",
+                "--size-unit",
+                "bytes",
+                "--json",
+                "--no-plot",
+            ],
+            d.path(),
+        ))
+    };
+    let v = run(&vscsi, "vscsi");
+    let o = run(
+        &dir.join("cloudPhysicsIO.oracleGeneral.bin"),
+        "oracle-general",
+    );
+    assert_eq!(v[0]["requests"], 113_872);
+    assert_eq!(v[0]["requests"], o[0]["requests"]);
+    // Sizes differ where an object is requested at several lengths (the oracleGeneral copy
+    // keeps each object's first): 4,205,978,112 bytes against 4,368,040,448.
+    assert_eq!(v[0]["bytes"], 4_205_978_112u64);
+    assert_eq!(o[0]["bytes"], 4_368_040_448u64);
+    // libCacheSim 0.3.5 on the vscsi file, LRU at 64 MiB: 0.8254355767879724 and
+    // 0.9683912002250572.
+    assert_eq!(v[1]["hits"], 19_878);
+    assert_eq!(v[1]["miss_bytes"], 4_073_032_192u64);
+}
+
 /// Byte ratios and byte units: a replay's bytes are the file's, the byte-weighted curve equals
 /// LRU replayed in bytes (capacities above the largest object), and a byte size in objects is
 /// refused.

@@ -61,28 +61,44 @@ struct Source {
     reader: std::io::BufReader<Box<dyn Read + Send>>,
     /// The file's length when it is not compressed (its record count is then known up front).
     plain_len: Option<u64>,
+    /// The compression's name, when compressed.
+    compression: Option<&'static str>,
 }
 
-/// Opens the trace; a zstd file (by its magic number, whatever its name) is decompressed as it
-/// streams.
+/// Opens the trace; a compressed file (zstd, gzip, xz or bzip2, told by its magic number,
+/// whatever its name) is decompressed as it streams, several concatenated streams included.
 fn open(a: &TraceInput) -> Result<Source> {
     use std::io::Seek;
     let io = |e| Error::io(&a.path, e);
     let mut file = std::fs::File::open(&a.path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
-    let mut magic = [0u8; 4];
+    let mut magic = [0u8; 6];
     let got = fill(&mut file, &mut magic).map_err(io)?;
     file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
-    let (inner, plain_len): (Box<dyn Read + Send>, _) = if got == 4 && magic == ZSTD_MAGIC {
-        let d = zstd::stream::read::Decoder::new(file)
-            .map_err(|e| Error::file(&a.path, format!("zstd: {e}")))?;
-        (Box::new(d), None)
-    } else {
-        (Box::new(file), Some(len))
+    let inner: Box<dyn Read + Send> = match crate::topo::compression(&magic[..got]) {
+        None => Box::new(file),
+        Some(("zstd", _)) => Box::new(
+            zstd::stream::read::Decoder::new(file)
+                .map_err(|e| Error::file(&a.path, format!("zstd: {e}")))?,
+        ),
+        Some(("gzip", _)) => Box::new(flate2::read::MultiGzDecoder::new(file)),
+        Some(("xz", _)) => Box::new(liblzma::read::XzDecoder::new_multi_decoder(file)),
+        Some(("bzip2", _)) => Box::new(bzip2::read::MultiBzDecoder::new(file)),
+        Some((name, tool)) => {
+            return Err(Error::file(
+                &a.path,
+                format!(
+                    "a {name} archive: traces are read plain or compressed with zstd, gzip, xz \
+                     or bzip2; extract it first ({tool} FILE)"
+                ),
+            ));
+        }
     };
+    let compression = crate::topo::compression(&magic[..got]).map(|(name, _)| name);
     Ok(Source {
         reader: std::io::BufReader::with_capacity(1 << 16, inner),
-        plain_len,
+        plain_len: compression.is_none().then_some(len),
+        compression,
     })
 }
 
@@ -120,15 +136,36 @@ fn sniff(a: &TraceInput, head: &[u8]) -> Result<()> {
     }
 }
 
-/// An oracleGeneral trace (plain or zstd) decoded chunk by chunk through one reused buffer.
+/// An oracleGeneral trace (plain or compressed) decoded chunk by chunk through one reused
+/// buffer.
 struct OracleChunks<'a> {
     path: &'a std::path::Path,
-    compressed: bool,
+    compression: Option<&'static str>,
     reader: std::io::BufReader<Box<dyn Read + Send>>,
     buf: Vec<u8>,
     /// Records decoded so far: the index of the next chunk's first record.
     first: usize,
     sized: bool,
+    /// The records' layout.
+    kind: Binary,
+}
+
+/// The binary record layouts read in chunks.
+#[derive(Debug, Clone, Copy)]
+enum Binary {
+    OracleGeneral,
+    Vscsi(trace::VscsiVersion),
+    Twr,
+}
+
+impl Binary {
+    fn record(self) -> usize {
+        match self {
+            Binary::OracleGeneral => trace::ORACLE_GENERAL_RECORD,
+            Binary::Vscsi(v) => v.record(),
+            Binary::Twr => trace::TWR_RECORD,
+        }
+    }
 }
 
 impl OracleChunks<'_> {
@@ -137,9 +174,9 @@ impl OracleChunks<'_> {
         let got = fill(&mut self.reader, &mut self.buf).map_err(|e| {
             Error::file(
                 self.path,
-                if self.compressed {
+                if let Some(name) = self.compression {
                     format!(
-                        "decompressing (zstd): {e}; the compressed file is cut short or damaged"
+                        "decompressing ({name}): {e}; the compressed file is cut short or damaged"
                     )
                 } else {
                     format!("reading: {e}")
@@ -151,9 +188,17 @@ impl OracleChunks<'_> {
         }
         // A compressed trace's length is known at its end: a partial last record is reported
         // as truncated there.
-        trace::decode_oracle_general(&self.buf[..got], self.first, self.sized, reqs)
-            .map_err(|e| Error::file(self.path, e.to_string()))?;
-        self.first += reqs.len();
+        let buf = &self.buf[..got];
+        match self.kind {
+            Binary::OracleGeneral => {
+                trace::decode_oracle_general(buf, self.first, self.sized, reqs)
+            }
+            Binary::Vscsi(v) => trace::decode_vscsi(buf, self.first, v, reqs),
+            Binary::Twr => trace::decode_twr(buf, self.first, reqs),
+        }
+        .map_err(|e| Error::file(self.path, e.to_string()))?;
+        // Records, not requests: twr skips some.
+        self.first += got / self.kind.record();
         Ok(true)
     }
 }
@@ -241,11 +286,12 @@ pub fn stream(
             }
             let mut chunks = OracleChunks {
                 path: &a.path,
-                compressed: src.plain_len.is_none(),
+                compression: src.compression,
                 reader: src.reader,
                 buf: vec![0u8; CHUNK_RECORDS * trace::ORACLE_GENERAL_RECORD],
                 first: 0,
                 sized,
+                kind: Binary::OracleGeneral,
             };
             if read_ahead {
                 read_s += read_ahead_into(chunks, &mut each)?;
@@ -263,6 +309,57 @@ pub fn stream(
                 }
                 if chunks.first == 0 {
                     return Err(bad(trace::TraceError::Empty));
+                }
+            }
+        }
+        Format::Vscsi | Format::Twr => {
+            let kind = if a.format == Format::Twr {
+                Binary::Twr
+            } else {
+                Binary::Vscsi(trace::VscsiVersion::detect(head).ok_or_else(|| {
+                    Error::file(
+                        &a.path,
+                        "not a vscsi trace: the first two records read as neither version 1 \
+                         (32 bytes) nor version 2 (40 bytes), or the file is shorter than 80 \
+                         bytes"
+                            .to_string(),
+                    )
+                })?)
+            };
+            let mut chunks = OracleChunks {
+                path: &a.path,
+                compression: src.compression,
+                reader: src.reader,
+                buf: vec![0u8; CHUNK_RECORDS * kind.record()],
+                first: 0,
+                sized,
+                kind,
+            };
+            // These carry no next access: read whole and fill it in when it is needed.
+            let mut all = Vec::new();
+            let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+            loop {
+                let t = Instant::now();
+                let more = chunks.next(&mut reqs)?;
+                read_s += t.elapsed().as_secs_f64();
+                if !more {
+                    break;
+                }
+                if next_access {
+                    all.extend_from_slice(&reqs);
+                } else {
+                    crate::stop::check()?;
+                    each(&reqs);
+                }
+            }
+            if chunks.first == 0 {
+                return Err(bad(trace::TraceError::Empty));
+            }
+            if next_access {
+                trace::fill_next_access(&mut all);
+                for chunk in all.chunks(CHUNK_RECORDS) {
+                    crate::stop::check()?;
+                    each(chunk);
                 }
             }
         }

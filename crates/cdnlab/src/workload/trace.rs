@@ -18,6 +18,10 @@ crate::registry! {
     pub enum Format: "trace format" {
         OracleGeneral => "oracle-general":
             "libCacheSim oracleGeneral binary: 24-byte records (u32 time, u64 id, u32 size, i64 next-access), little endian",
+        Twr => "twr":
+            "Twitter cache traces in libCacheSim's twr binary: 20-byte records; size key + value; gets of empty values skipped",
+        Vscsi => "vscsi":
+            "VMware vscsi binary, as libCacheSim reads it: 32- or 40-byte records (version told by the file); id the block number, size the length",
         Csv => "csv":
             "text, one request a line; columns chosen with --csv-id, --csv-size, --csv-time",
         Text => "text":
@@ -50,6 +54,8 @@ pub fn check_oracle_general_length(len: u64) -> Result<(), TraceError> {
     }
     if !len.is_multiple_of(rec) {
         return Err(TraceError::Truncated {
+            format: "oracleGeneral",
+            record: rec,
             bytes: len,
             records: len / rec,
             trailing: len % rec,
@@ -71,6 +77,8 @@ pub fn decode_oracle_general(
         let rec = ORACLE_GENERAL_RECORD as u64;
         let len = (first * ORACLE_GENERAL_RECORD + bytes.len()) as u64;
         return Err(TraceError::Truncated {
+            format: "oracleGeneral",
+            record: rec,
             bytes: len,
             records: len / rec,
             trailing: len % rec,
@@ -83,6 +91,7 @@ pub fn decode_oracle_general(
         let size = u32::from_le_bytes(rec[12..16].try_into().expect("4 bytes"));
         let next_access = i64::from_le_bytes(rec[16..24].try_into().expect("8 bytes"));
         let corrupt = |field, value: String, allowed| TraceError::Corrupt {
+            format: "oracleGeneral",
             record: i,
             offset: i * ORACLE_GENERAL_RECORD,
             field,
@@ -110,6 +119,121 @@ pub fn decode_oracle_general(
             id,
             size,
             next_access,
+        });
+    }
+    Ok(())
+}
+
+/// The two record layouts of vscsi traces (VMware's SCSI traces, as libCacheSim's `vscsi.h`
+/// reads them), little-endian: version 1, 32 bytes (u32 serial, u32 length, u32 scatter-gather
+/// count, u16 command, u16 version, u64 block number, u64 time in microseconds); version 2,
+/// 40 bytes (u16 command, u16 version, u32 serial, u32 length, u32 scatter-gather count, u64
+/// block number, u64 time, u64 response time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VscsiVersion {
+    V1,
+    V2,
+}
+
+impl VscsiVersion {
+    /// Bytes per record.
+    pub fn record(self) -> usize {
+        match self {
+            VscsiVersion::V1 => 32,
+            VscsiVersion::V2 => 40,
+        }
+    }
+
+    /// The version, told as libCacheSim tells it: the version field's high byte of the first
+    /// two records read as version 2 is 2, else read as version 1 is 1; None when neither (or
+    /// fewer than 80 bytes, two version 2 records, libCacheSim's minimum).
+    pub fn detect(head: &[u8]) -> Option<Self> {
+        if head.len() < 80 {
+            return None;
+        }
+        let ver = |at: usize| u16::from_le_bytes([head[at], head[at + 1]]) >> 8;
+        if (0..2).all(|i| ver(i * 40 + 2) == 2) {
+            Some(VscsiVersion::V2)
+        } else if (0..2).all(|i| ver(i * 32 + 14) == 1) {
+            Some(VscsiVersion::V1)
+        } else {
+            None
+        }
+    }
+}
+
+/// Decodes a run of whole vscsi records into `out` (cleared first), as libCacheSim reads them:
+/// the object is the block number, its size the length, the time the microseconds over 10^6
+/// (whole seconds). `first` is the index of the first record in the whole trace. A next access
+/// is not carried (-1; [`fill_next_access`] sets it).
+pub fn decode_vscsi(
+    bytes: &[u8],
+    first: usize,
+    v: VscsiVersion,
+    out: &mut Vec<Request>,
+) -> Result<(), TraceError> {
+    out.clear();
+    let rec = v.record();
+    if !bytes.len().is_multiple_of(rec) {
+        let len = (first * rec + bytes.len()) as u64;
+        return Err(TraceError::Truncated {
+            format: "vscsi",
+            record: rec as u64,
+            bytes: len,
+            records: len / rec as u64,
+            trailing: len % rec as u64,
+        });
+    }
+    let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4"));
+    let u64_at = |r: &[u8], at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8"));
+    let len_at = match v {
+        VscsiVersion::V1 => 4,
+        VscsiVersion::V2 => 8,
+    };
+    out.extend(bytes.chunks_exact(rec).map(|r| Request {
+        time: u64_at(r, 24) / 1_000_000,
+        id: u64_at(r, 16),
+        size: u32_at(r, len_at),
+        next_access: -1,
+    }));
+    Ok(())
+}
+
+/// Bytes per twr record (Twitter's cache traces in libCacheSim's binary form, `twrBin.h`): u32
+/// time, u64 id, u32 key size (high 10 bits) and value size (low 22 bits), u32 operation (high
+/// 8 bits) and TTL (low 24 bits), little-endian.
+pub const TWR_RECORD: usize = 20;
+
+/// Decodes a run of whole twr records into `out` (cleared first), as libCacheSim reads them:
+/// the size is key plus value; a get (operation 1 or 2) of an empty value is skipped, as
+/// libCacheSim's reader does by default (`ignore_size_zero_req`). `first` is the index of the
+/// first record in the whole trace (for errors). Operations and TTLs are not kept.
+pub fn decode_twr(bytes: &[u8], first: usize, out: &mut Vec<Request>) -> Result<(), TraceError> {
+    out.clear();
+    if !bytes.len().is_multiple_of(TWR_RECORD) {
+        let len = (first * TWR_RECORD + bytes.len()) as u64;
+        let rec = TWR_RECORD as u64;
+        return Err(TraceError::Truncated {
+            format: "twr",
+            record: rec,
+            bytes: len,
+            records: len / rec,
+            trailing: len % rec,
+        });
+    }
+    let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4"));
+    for r in bytes.chunks_exact(TWR_RECORD) {
+        let kv = u32_at(r, 12);
+        let (key, value) = ((kv >> 22) & 0x3ff, kv & 0x3f_ffff);
+        let op = u32_at(r, 16) >> 24;
+        if value == 0 && (op == 1 || op == 2) {
+            continue;
+        }
+        out.push(Request {
+            time: u64::from(u32_at(r, 0)),
+            id: u64::from_le_bytes(r[4..12].try_into().expect("8")),
+            size: key + value,
+            next_access: -1,
         });
     }
     Ok(())
@@ -351,6 +475,78 @@ mod tests {
             let r = parse_oracle_general(&b, false);
             assert_eq!(r.is_ok(), ok, "next_access {next} at record 1: {r:?}");
         }
+    }
+
+    /// Both vscsi layouts, built field by field: the version is told from the records, each
+    /// field read from its place, a cut record refused.
+    #[test]
+    fn vscsi_records_of_both_versions() {
+        let mut v1 = Vec::new();
+        let mut v2 = Vec::new();
+        for i in 0..3u64 {
+            let (len, lbn, ts) = (512 * (i as u32 + 1), 1000 + i, 2_500_000 * i);
+            v1.extend_from_slice(&(i as u32).to_le_bytes()); // serial
+            v1.extend_from_slice(&len.to_le_bytes());
+            v1.extend_from_slice(&1u32.to_le_bytes()); // scatter-gather count
+            v1.extend_from_slice(&0x28u16.to_le_bytes()); // command (a read)
+            v1.extend_from_slice(&0x0100u16.to_le_bytes()); // version 1 in the high byte
+            v1.extend_from_slice(&lbn.to_le_bytes());
+            v1.extend_from_slice(&ts.to_le_bytes());
+            v2.extend_from_slice(&0x28u16.to_le_bytes());
+            v2.extend_from_slice(&0x0200u16.to_le_bytes());
+            v2.extend_from_slice(&(i as u32).to_le_bytes());
+            v2.extend_from_slice(&len.to_le_bytes());
+            v2.extend_from_slice(&1u32.to_le_bytes());
+            v2.extend_from_slice(&lbn.to_le_bytes());
+            v2.extend_from_slice(&ts.to_le_bytes());
+            v2.extend_from_slice(&77u64.to_le_bytes()); // response time
+        }
+        let want: Vec<Request> = (0..3u64)
+            .map(|i| Request::new(5 * i / 2, 1000 + i, 512 * (i as u32 + 1)))
+            .collect();
+        for (bytes, v) in [(&v1, VscsiVersion::V1), (&v2, VscsiVersion::V2)] {
+            assert_eq!(VscsiVersion::detect(bytes), Some(v));
+            let mut out = Vec::new();
+            decode_vscsi(bytes, 0, v, &mut out).unwrap();
+            assert_eq!(out, want);
+            let e = decode_vscsi(&bytes[..bytes.len() - 3], 0, v, &mut out).unwrap_err();
+            assert!(e.to_string().contains("truncated vscsi"), "{e}");
+        }
+        assert_eq!(VscsiVersion::detect(&encode_oracle_general(&want)), None);
+        assert_eq!(VscsiVersion::detect(&v1[..64]), None);
+    }
+
+    /// twr records: size is key plus value from the packed field, a get of an empty value is
+    /// skipped (a set of one is not), a cut record refused.
+    #[test]
+    fn twr_records() {
+        let rec = |t: u32, id: u64, key: u32, value: u32, op: u32| {
+            let mut r = Vec::new();
+            r.extend_from_slice(&t.to_le_bytes());
+            r.extend_from_slice(&id.to_le_bytes());
+            r.extend_from_slice(&((key << 22) | value).to_le_bytes());
+            r.extend_from_slice(&((op << 24) | 3600).to_le_bytes());
+            r
+        };
+        let bytes = [
+            rec(1, 7, 20, 1000, 1),
+            rec(2, 8, 1023, 0x3f_ffff, 2),
+            rec(3, 9, 20, 0, 1),
+            rec(4, 9, 20, 0, 3),
+        ]
+        .concat();
+        let mut out = Vec::new();
+        decode_twr(&bytes, 0, &mut out).unwrap();
+        assert_eq!(
+            out,
+            [
+                Request::new(1, 7, 1020),
+                Request::new(2, 8, 1023 + 0x3f_ffff),
+                Request::new(4, 9, 20)
+            ]
+        );
+        let e = decode_twr(&bytes[..50], 0, &mut out).unwrap_err();
+        assert!(e.to_string().contains("truncated twr"), "{e}");
     }
 
     #[test]
