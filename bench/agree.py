@@ -99,9 +99,12 @@ for unit, trace, caps, fmt in runs:
                 same = round(mr * o["requests"]) == o["misses"]
                 if unit == "bytes":
                     same = same and round(bmr * o["bytes"]) == o["miss_bytes"]
-                verdict = "same" if same else ("DIFFERENT" if p in EXACT[unit] else "differs (see docs)")
+                # libCacheSim's Belady reads next accesses from oracleGeneral records only;
+                # cdnlab fills them in for the other formats, so only there is it the optimum.
+                exact = p in EXACT[unit] and (p != "belady" or fmt == "oracle-general")
+                verdict = "same" if same else ("DIFFERENT" if exact else "differs (see docs)")
                 theirs = f"{mr:.6f} {bmr:.6f}"
-                differ = differ or (p in EXACT[unit] and not same)
+                differ = differ or (exact and not same)
             print(f"{p:9} {unit:7} {s:9} cdnlab {o['miss_ratio']:.6f} {o['byte_miss_ratio']:.6f} "
                   f"libCacheSim {theirs} {verdict}", flush=True)
 sys.exit(1 if differ else 0)

@@ -3,7 +3,8 @@
 # with PyPI libcachesim (each policy libCacheSim also has), in objects and in bytes, prints the
 # miss ratios and byte miss ratios side by side and whether the miss counts and missed bytes are
 # the same. Also replays a twr trace it writes, and the real sample in ../shared/traces
-# (oracleGeneral and vscsi) when it is there. Exits 1 if a policy that
+# (oracleGeneral and vscsi) when it is there; then admission policies (agree_admission.py).
+# Exits 1 if a policy that
 # should match (see EXACT in agree.py) differs.
 #
 #   bench/agree.sh                       # Zipf 0.9 traces: unit sizes, and sizes 1..4096 bytes
@@ -24,5 +25,9 @@ sized="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}_sized.oracleGeneral"
 [ -f "$sized" ] || "$cdnlab" gen-trace --out "$sized" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7 --size 1 --max-size 4096
 # The real sample's folder, where the project keeps it (outside the checkout; REAL= to change).
 REAL="${REAL:-$root/../shared/traces}"
-exec "$here/.venv/bin/python" "$here/agree.py" "$cdnlab" "$unit" "$sized" "$SIZES" "$REAL" \
-  "$here/data/synthetic_200000.twr"
+rc=0
+"$here/.venv/bin/python" "$here/agree.py" "$cdnlab" "$unit" "$sized" "$SIZES" "$REAL" \
+  "$here/data/synthetic_200000.twr" || rc=1
+# Admission policies against libCacheSim's admissioners (libCacheSim logs a line per cache).
+"$here/.venv/bin/python" "$here/agree_admission.py" "$cdnlab" "$sized" "$REAL" 2> >(grep -v "INFO\|WARN" >&2) || rc=1
+exit $rc

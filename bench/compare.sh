@@ -5,6 +5,7 @@
 #   POLICIES=all MRC=1 REPEATS=1 bench/compare.sh   # every shared policy, and the 10-size LRU curve
 #   POLICIES=none MRC=1 bench/compare.sh             # the 10-size LRU curve only
 #   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
+#   ADMISSION=second-hit bench/compare.sh   # also: what an admission policy adds to each replay
 #
 # Creates its own Python virtual environment (bench/.venv) with PyPI libcachesim, generates the
 # trace with `cdnlab gen-trace` (unit sizes, oracleGeneral), replays it with both, prints both miss

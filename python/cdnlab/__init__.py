@@ -140,6 +140,7 @@ def replay(
     csv_header: bool = False,
     csv_delimiter: str = ",",
     csv_id_text: bool = False,
+    admission: str = "all",
 ):
     """Replays a trace through every (policy, size), as ``cdnlab cache-replay`` does.
 
@@ -151,14 +152,16 @@ def replay(
     ``"bytes"`` (else it defaults to ``"objects"``). Returns one row per (policy, size), in
     that order, with the columns :data:`REPLAY_COLUMNS` (``policy``, ``size``, ``requests``,
     ``hits``, ``miss_ratio``, ``byte_miss_ratio``, ..., ``warnings``: a list, empty unless
-    the cache cached nothing or never filled). Results do not depend on ``threads``.
+    the cache cached nothing or never filled). ``admission`` puts an admission policy in front
+    of every eviction policy: ``"all"``, ``"second-hit"``, ``"size:N"`` (objects smaller than N
+    bytes, e.g. ``"size:1MiB"``) or ``"prob:P"``. Results do not depend on ``threads``.
 
     >>> df = cdnlab.replay("t.oracleGeneral", ["lru", "s3fifo"], [0.001, 0.01, 0.1])
     >>> df = cdnlab.replay("cdn.oracleGeneral", "lru", ["64MiB", "1GiB"])
     """
     out = _native.replay(
         os.fspath(trace), _listish(policies), _listish(sizes), size_unit, format, threads,
-        csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text,
+        csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text, admission,
     )
     return _table(out, REPLAY_COLUMNS)
 

@@ -119,3 +119,19 @@ def test_byte_units_byte_ratios_and_warnings(traces):
         cdnlab.replay(traces["unit"], "lru", ["1 XB"])
     with pytest.raises(cdnlab.CdnlabError, match="byte unit"):
         cdnlab.replay(traces["unit"], "lru", ["1MiB"], size_unit="objects")
+
+
+def test_admission_matches_the_command(cli, traces):
+    """cdnlab.replay(admission=...) gives the command's rows for every admission policy."""
+    for adm in ["second-hit", "size:2000", "prob:0.5"]:
+        _, out, _ = cli("cache-replay", "--trace", traces["sized"], "--policy", "lru,s3fifo",
+                        "--size", "0.01,0.1", "--size-unit", "bytes", "--admission", adm,
+                        "--json", "--no-plot")
+        want = [json.loads(line) for line in out.splitlines()]
+        got = cdnlab.replay(traces["sized"], "lru,s3fifo", [0.01, 0.1], size_unit="bytes",
+                            admission=adm)
+        assert got["admission"].tolist() == [adm] * 4
+        assert got["misses"].tolist() == [w["misses"] for w in want], adm
+        assert got["miss_bytes"].tolist() == [w["miss_bytes"] for w in want], adm
+    with pytest.raises(cdnlab.CdnlabError, match=r"^admission: .*second-hit"):
+        cdnlab.replay(traces["unit"], "lru", [10], admission="bloom")

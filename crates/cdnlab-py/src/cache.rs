@@ -8,7 +8,7 @@ use crate::*;
 #[pyfunction]
 #[pyo3(signature = (trace, policies, sizes, size_unit = None, format = "oracle-general",
     threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
-    csv_delimiter = ",", csv_id_text = false))]
+    csv_delimiter = ",", csv_id_text = false, admission = "all"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn replay<'py>(
     py: Python<'py>,
@@ -24,6 +24,7 @@ pub(crate) fn replay<'py>(
     csv_header: bool,
     csv_delimiter: &str,
     csv_id_text: bool,
+    admission: &str,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     check_threads(threads)?;
     // Checked in the command's order: policies, unit, sizes.
@@ -50,6 +51,9 @@ pub(crate) fn replay<'py>(
         policies,
         sizes,
         unit,
+        admission: admission
+            .parse()
+            .map_err(|e| CdnlabError::new_err(format!("admission: {e}")))?,
         threads,
     };
     let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
@@ -59,6 +63,7 @@ pub(crate) fn replay<'py>(
             dict!(py,
                 "trace" => &r.trace, "format" => r.format, "policy" => r.policy.name(),
                 "size" => r.size, "size_fraction" => r.size_fraction, "size_unit" => r.size_unit,
+                "admission" => &r.admission,
                 "requests" => r.requests, "hits" => r.hits, "misses" => r.misses,
                 "miss_ratio" => r.miss_ratio, "hit_ratio" => r.hit_ratio, "bytes" => r.bytes,
                 "hit_bytes" => r.hit_bytes, "miss_bytes" => r.miss_bytes,

@@ -65,6 +65,7 @@ impl TraceArgs {
   cdnlab cache-replay --trace t.oracleGeneral --policy lru,fifo,s3fifo --size 0.001,0.01,0.1
   cdnlab cache-replay --trace t.oracleGeneral --policy all --size 0.01,0.1 --size-unit bytes --csv
   cdnlab cache-replay --trace t.oracleGeneral --policy lru,s3fifo --size 64MiB,1GiB,10GiB
+  cdnlab cache-replay --trace cdn.oracleGeneral --policy lru --size 1GiB --admission second-hit
   cdnlab cache-replay --trace t.oracleGeneral.zst --policy lru,s3fifo --size 0.01
   cdnlab cache-replay --trace ids.txt --format text --size 100
   cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json
@@ -81,6 +82,11 @@ pub struct ReplayArgs {
     /// 1000, KiB, MiB, GiB of 1024).
     #[arg(long)]
     pub size: String,
+    /// Admission policy in front of every eviction policy: all (every miss is stored),
+    /// second-hit (an object is stored on its second miss), size:N (objects smaller than N
+    /// bytes, e.g. size:1MiB), prob:P (each miss with probability P).
+    #[arg(long, default_value = "all")]
+    pub admission: String,
     /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size)
     /// [default: bytes when a size has a byte unit, else objects].
     #[arg(long)]
@@ -122,6 +128,10 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         policies,
         unit: size_unit(&sizes, asked, "--size")?,
         sizes,
+        admission: a
+            .admission
+            .parse()
+            .map_err(|e| cdnlab_lab::Error::Usage(format!("--admission: {e}")))?,
         threads: a.threads.count,
     };
     let plot = if plan.sizes.len() >= 2 && !a.no_plot {

@@ -450,6 +450,67 @@ fn vscsi_sample_reads_as_libcachesim_reads_it() {
     assert_eq!(v[1]["miss_bytes"], 4_073_032_192u64);
 }
 
+/// Admission from the command line: second-hit stores nothing on a trace of one-hit wonders
+/// and the first repeat of each object then hits; size:N keeps out objects of N bytes or more;
+/// a bad rule is refused with the allowed forms.
+#[test]
+fn admission_policies_from_the_command_line() {
+    let d = tempfile::tempdir().unwrap();
+    // Objects 0..50 requested three times in a row each (sizes 100 and 5000 alternating).
+    let mut bytes = Vec::new();
+    for id in 0..50u64 {
+        for k in 0..3 {
+            let size = if id % 2 == 0 { 100 } else { 5000 };
+            let next = if k < 2 { (id * 3 + k + 1) as i64 } else { -1 };
+            bytes.extend(record((id * 3 + k) as u32, id, size, next));
+        }
+    }
+    std::fs::write(d.path().join("t.bin"), &bytes).unwrap();
+    let run = |adm: &str| {
+        let v = json_lines(&cdnlab(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--size",
+                "1MiB",
+                "--admission",
+                adm,
+                "--json",
+                "--no-plot",
+            ],
+            d.path(),
+        ));
+        assert_eq!(v[0]["admission"], adm);
+        (
+            v[0]["hits"].as_u64().unwrap(),
+            v[0]["hit_bytes"].as_u64().unwrap(),
+        )
+    };
+    // Every miss stored: the second and third requests hit.
+    assert_eq!(run("all"), (100, 25 * 2 * 100 + 25 * 2 * 5000));
+    // Stored on the second miss: only the third request hits.
+    assert_eq!(run("second-hit"), (50, 25 * 100 + 25 * 5000));
+    // Only objects under 5000 bytes.
+    assert_eq!(run("size:5000"), (50, 25 * 2 * 100));
+    assert_eq!(run("size:5001"), run("all"));
+    refuses(
+        d.path(),
+        &[(
+            &[
+                "cache-replay",
+                "--trace",
+                "t.bin",
+                "--size",
+                "10",
+                "--admission",
+                "bloom",
+            ],
+            &["--admission", "bloom", "second-hit, size:N"],
+        )],
+    );
+}
+
 /// Byte ratios and byte units: a replay's bytes are the file's, the byte-weighted curve equals
 /// LRU replayed in bytes (capacities above the largest object), and a byte size in objects is
 /// refused.

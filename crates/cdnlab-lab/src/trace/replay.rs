@@ -12,11 +12,15 @@ use super::{TraceInput, spare_core, stream};
 use crate::error::{Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
+use cdnlab::cache::admission::Admission;
 use cdnlab::cache::{Cache, Capacity, Policy, Tally, Unit};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The seed of `prob:P` admission's generator in a replay.
+pub const ADMISSION_SEED: u64 = 1;
 
 /// What to replay: every (policy, size) pair, in this order.
 #[derive(Debug, Clone)]
@@ -25,6 +29,8 @@ pub struct ReplayPlan {
     pub policies: Vec<Policy>,
     pub sizes: Vec<SizeSpec>,
     pub unit: Unit,
+    /// What a miss must pass to be stored, in front of every policy.
+    pub admission: Admission,
     /// Worker threads (None: one per core). Results do not depend on it.
     pub threads: Option<usize>,
 }
@@ -242,6 +248,7 @@ pub struct ReplayRow {
     pub size: u64,
     pub size_fraction: Option<f64>,
     pub size_unit: &'static str,
+    pub admission: String,
     pub requests: u64,
     pub hits: u64,
     pub misses: u64,
@@ -268,13 +275,14 @@ pub struct ReplayRow {
 }
 
 /// The column names of [`ReplayRow`], in order.
-pub const REPLAY_COLUMNS: [&str; 26] = [
+pub const REPLAY_COLUMNS: [&str; 27] = [
     "trace",
     "format",
     "policy",
     "size",
     "size_fraction",
     "size_unit",
+    "admission",
     "requests",
     "hits",
     "misses",
@@ -367,7 +375,8 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 policy,
                 spec,
                 capacity: amount,
-                cache: policy.build(cap),
+                // One seed for every cache: `prob:P` draws the same numbers in each.
+                cache: policy.build_admitted(cap, a.admission, ADMISSION_SEED),
                 requests: 0,
                 bytes: 0,
                 tally: Tally::default(),
@@ -397,6 +406,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                     SizeSpec::Absolute(_) | SizeSpec::Bytes(_) => None,
                 },
                 size_unit: unit.name(),
+                admission: a.admission.name(),
                 requests: n,
                 hits,
                 misses: n - hits,
@@ -416,7 +426,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 working_set_objects: wss.map(|w| w.0),
                 working_set_bytes: wss.map(|w| w.1),
                 peak_rss_bytes: rss,
-                warnings: warnings(o, unit),
+                warnings: warnings(o, unit, a.admission),
             }
         })
         .collect();
@@ -437,7 +447,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
 ///   a hundredth, so under 100 objects);
 /// - a cache that ended with room for the trace's largest object besides what it holds never
 ///   had to evict: the size is above the trace's working set, and a larger one changes nothing.
-fn warnings(o: &Outcome, unit: Unit) -> Vec<String> {
+fn warnings(o: &Outcome, unit: Unit, admission: Admission) -> Vec<String> {
     let mut w = Vec::new();
     let at = format!("{} at {} {}", o.policy.name(), o.capacity, unit.name());
     if o.requests > 0 && o.tally.hits == 0 && o.cached_objects == 0 {
@@ -467,9 +477,16 @@ fn warnings(o: &Outcome, unit: Unit) -> Vec<String> {
         };
         w.push(format!("{at} cached nothing: every request missed{why}"));
     } else if o.requests > 0 && o.used + o.largest <= o.capacity {
+        let why = if admission == Admission::All {
+            "the size is above the trace's working set".to_string()
+        } else {
+            format!(
+                "the size is above what admission {} lets in",
+                admission.name()
+            )
+        };
         w.push(format!(
-            "{at} never filled ({} {} in use at the end): the size is above the trace's working \
-             set, and a larger one changes nothing",
+            "{at} never filled ({} {} in use at the end): {why}, and a larger one changes nothing",
             o.used,
             unit.name()
         ));
@@ -521,6 +538,7 @@ mod tests {
             size: 1,
             size_fraction: None,
             size_unit: "objects",
+            admission: "all".into(),
             requests: 1,
             hits: 0,
             misses: 1,

@@ -14,6 +14,7 @@
 //! the cache is warm. [`che`] holds the Che approximation of LRU under independent requests;
 //! [`mrc`] the one-pass LRU miss-ratio curve (stack distances, and SHARDS sampling).
 
+pub mod admission;
 pub mod arc;
 pub mod belady;
 pub mod che;
@@ -319,6 +320,24 @@ macro_rules! policies {
             pub fn build(self, cap: Capacity) -> Box<dyn Cache + Send> {
                 match self {
                     $(Policy::$variant => Box::new(($build)(cap))),+
+                }
+            }
+
+            /// Builds an empty cache of this policy behind an admission policy (`seed` drives
+            /// `prob:P`), monomorphised per policy like [`Policy::build`].
+            pub fn build_admitted(
+                self,
+                cap: Capacity,
+                rule: admission::Admission,
+                seed: u64,
+            ) -> Box<dyn Cache + Send> {
+                if rule == admission::Admission::All {
+                    return self.build(cap);
+                }
+                match self {
+                    $(Policy::$variant => {
+                        Box::new(admission::Admitted::new(($build)(cap), rule, seed))
+                    }),+
                 }
             }
         }
