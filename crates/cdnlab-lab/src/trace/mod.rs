@@ -203,6 +203,31 @@ impl OracleChunks<'_> {
     }
 }
 
+impl OracleChunks<'_> {
+    /// Decodes every chunk in turn and hands it to `each`, adding the seconds spent reading to
+    /// `read_s`; an empty trace is refused.
+    fn each(
+        &mut self,
+        read_s: &mut f64,
+        mut each: impl FnMut(&[Request]) -> Result<()>,
+    ) -> Result<()> {
+        let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
+        loop {
+            let t = Instant::now();
+            let more = self.next(&mut reqs)?;
+            *read_s += t.elapsed().as_secs_f64();
+            if !more {
+                break;
+            }
+            each(&reqs)?;
+        }
+        if self.first == 0 {
+            return Err(Error::file(self.path, trace::TraceError::Empty.to_string()));
+        }
+        Ok(())
+    }
+}
+
 /// Reads and decodes `chunks` on a second thread while `each` runs on this one: reading and
 /// decompression are hidden behind the simulation instead of added to it. Two chunks are in
 /// flight and their buffers are recycled, so memory stays constant. Returns the seconds this
@@ -296,20 +321,11 @@ pub fn stream(
             if read_ahead {
                 read_s += read_ahead_into(chunks, &mut each)?;
             } else {
-                let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
-                loop {
-                    let t = Instant::now();
-                    let more = chunks.next(&mut reqs)?;
-                    read_s += t.elapsed().as_secs_f64();
-                    if !more {
-                        break;
-                    }
+                chunks.each(&mut read_s, |reqs| {
                     crate::stop::check()?;
-                    each(&reqs);
-                }
-                if chunks.first == 0 {
-                    return Err(bad(trace::TraceError::Empty));
-                }
+                    each(reqs);
+                    Ok(())
+                })?;
             }
         }
         Format::Vscsi | Format::Twr => {
@@ -337,24 +353,15 @@ pub fn stream(
             };
             // These carry no next access: read whole and fill it in when it is needed.
             let mut all = Vec::new();
-            let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
-            loop {
-                let t = Instant::now();
-                let more = chunks.next(&mut reqs)?;
-                read_s += t.elapsed().as_secs_f64();
-                if !more {
-                    break;
-                }
+            chunks.each(&mut read_s, |reqs| {
                 if next_access {
-                    all.extend_from_slice(&reqs);
+                    all.extend_from_slice(reqs);
                 } else {
                     crate::stop::check()?;
-                    each(&reqs);
+                    each(reqs);
                 }
-            }
-            if chunks.first == 0 {
-                return Err(bad(trace::TraceError::Empty));
-            }
+                Ok(())
+            })?;
             if next_access {
                 trace::fill_next_access(&mut all);
                 for chunk in all.chunks(CHUNK_RECORDS) {

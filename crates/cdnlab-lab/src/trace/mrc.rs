@@ -160,15 +160,7 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         .clone()
         .or(exact_curve.clone())
         .unwrap_or_default();
-    let error = match (&exact_curve, &sampled_curve) {
-        (Some(e), Some(s)) => Some(
-            e.iter()
-                .zip(s)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f64::max),
-        ),
-        _ => None,
-    };
+    let error = largest_gap(exact_curve.as_deref(), sampled_curve.as_deref());
     Ok(Mrc {
         sizes,
         unit: Unit::Objects,
@@ -184,6 +176,17 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         seconds,
         error,
     })
+}
+
+/// The largest |sampled - exact| over the sizes, when both curves were computed.
+fn largest_gap(exact: Option<&[f64]>, sampled: Option<&[f64]>) -> Option<f64> {
+    let (e, s) = (exact?, sampled?);
+    Some(
+        e.iter()
+            .zip(s)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max),
+    )
 }
 
 /// Candidate default capacities in bytes: 2^(k/4) bytes, four a doubling, up to 2^52.
@@ -283,15 +286,11 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
         .clone()
         .or(exact_curve.clone())
         .unwrap_or_default();
-    let error = match (&exact_curve, &sampled_curve) {
-        (Some(e), Some(s)) => Some(
-            e.iter()
-                .zip(s)
-                .map(|(a, b)| (a.0 - b.0).abs())
-                .fold(0.0, f64::max),
-        ),
-        _ => None,
-    };
+    let misses = |c: &Vec<(f64, f64)>| c.iter().map(|x| x.0).collect::<Vec<f64>>();
+    let error = largest_gap(
+        exact_curve.as_ref().map(misses).as_deref(),
+        sampled_curve.as_ref().map(misses).as_deref(),
+    );
     let mut warnings = Vec::new();
     if let Some(&below) = sizes.first().filter(|&&c| c < u64::from(largest)) {
         warnings.push(format!(

@@ -48,13 +48,18 @@ pub fn parse_oracle_general(bytes: &[u8], require_size: bool) -> Result<Vec<Requ
 /// Refuses a trace length that cannot be whole oracleGeneral records (or is empty): lets a
 /// streaming reader fail before it starts.
 pub fn check_oracle_general_length(len: u64) -> Result<(), TraceError> {
-    let rec = ORACLE_GENERAL_RECORD as u64;
     if len == 0 {
         return Err(TraceError::Empty);
     }
+    whole_records("oracleGeneral", ORACLE_GENERAL_RECORD, len)
+}
+
+/// Refuses `len` bytes (the trace so far) that are not whole records of `record` bytes.
+fn whole_records(format: &'static str, record: usize, len: u64) -> Result<(), TraceError> {
+    let rec = record as u64;
     if !len.is_multiple_of(rec) {
         return Err(TraceError::Truncated {
-            format: "oracleGeneral",
+            format,
             record: rec,
             bytes: len,
             records: len / rec,
@@ -73,17 +78,8 @@ pub fn decode_oracle_general(
     out: &mut Vec<Request>,
 ) -> Result<(), TraceError> {
     out.clear();
-    if !bytes.len().is_multiple_of(ORACLE_GENERAL_RECORD) {
-        let rec = ORACLE_GENERAL_RECORD as u64;
-        let len = (first * ORACLE_GENERAL_RECORD + bytes.len()) as u64;
-        return Err(TraceError::Truncated {
-            format: "oracleGeneral",
-            record: rec,
-            bytes: len,
-            records: len / rec,
-            trailing: len % rec,
-        });
-    }
+    let len = (first * ORACLE_GENERAL_RECORD + bytes.len()) as u64;
+    whole_records("oracleGeneral", ORACLE_GENERAL_RECORD, len)?;
     for (k, rec) in bytes.chunks_exact(ORACLE_GENERAL_RECORD).enumerate() {
         let i = first + k;
         let time = u32::from_le_bytes(rec[0..4].try_into().expect("4 bytes"));
@@ -174,16 +170,7 @@ pub fn decode_vscsi(
 ) -> Result<(), TraceError> {
     out.clear();
     let rec = v.record();
-    if !bytes.len().is_multiple_of(rec) {
-        let len = (first * rec + bytes.len()) as u64;
-        return Err(TraceError::Truncated {
-            format: "vscsi",
-            record: rec as u64,
-            bytes: len,
-            records: len / rec as u64,
-            trailing: len % rec as u64,
-        });
-    }
+    whole_records("vscsi", rec, (first * rec + bytes.len()) as u64)?;
     let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4"));
     let u64_at = |r: &[u8], at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8"));
     let len_at = match v {
@@ -210,17 +197,7 @@ pub const TWR_RECORD: usize = 20;
 /// first record in the whole trace (for errors). Operations and TTLs are not kept.
 pub fn decode_twr(bytes: &[u8], first: usize, out: &mut Vec<Request>) -> Result<(), TraceError> {
     out.clear();
-    if !bytes.len().is_multiple_of(TWR_RECORD) {
-        let len = (first * TWR_RECORD + bytes.len()) as u64;
-        let rec = TWR_RECORD as u64;
-        return Err(TraceError::Truncated {
-            format: "twr",
-            record: rec,
-            bytes: len,
-            records: len / rec,
-            trailing: len % rec,
-        });
-    }
+    whole_records("twr", TWR_RECORD, (first * TWR_RECORD + bytes.len()) as u64)?;
     let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4"));
     for r in bytes.chunks_exact(TWR_RECORD) {
         let kv = u32_at(r, 12);
