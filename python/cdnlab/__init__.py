@@ -40,6 +40,7 @@ __all__ = [
     "TpResult",
     "erlang_b",
     "experiments",
+    "mrc",
     "policies",
     "rbs",
     "replay",
@@ -55,6 +56,12 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 #: Columns of :func:`replay`, in order: the keys of ``cdnlab cache-replay --json``.
 REPLAY_COLUMNS = list(_native.replay_columns())
+
+#: Columns of :func:`mrc`, in order: the keys of ``cdnlab mrc --json``.
+MRC_COLUMNS = [
+    "size", "size_unit", "miss_ratio", "byte_miss_ratio", "exact_miss_ratio", "sample",
+    "sample_size", "final_rate", "method", "requests", "objects", "warnings",
+]
 
 #: Columns of :func:`reproduce`, in order: the keys of a claim in claims.json.
 CLAIM_COLUMNS = [
@@ -164,6 +171,34 @@ def replay(
         csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text, admission,
     )
     return _table(out, REPLAY_COLUMNS)
+
+
+def mrc(
+    trace: PathLike,
+    sizes: Optional[Union[str, Sequence[Union[int, str]]]] = None,
+    size_unit: Optional[str] = None,
+    sample: Optional[float] = None,
+    sample_size: Optional[int] = None,
+    exact_too: bool = False,
+    format: str = "oracle-general",
+):
+    """The LRU miss-ratio curve of a trace in one pass, as ``cdnlab mrc`` computes it.
+
+    ``sizes`` are capacities in ``size_unit`` (objects by default), or byte sizes with a unit
+    (``"64MiB"``), which make the curve count bytes; without them, 40 sizes from 1 to the
+    trace's distinct objects (or, in bytes, from its largest object to its working set). With
+    capacities in bytes each row has ``byte_miss_ratio`` too. ``sample`` estimates the curve by
+    SHARDS at that rate, ``sample_size`` by fixed-size SHARDS (objects only); ``exact_too``
+    computes the exact curve in the same pass (``exact_miss_ratio``). Returns one row per size
+    with the columns :data:`MRC_COLUMNS`.
+
+    >>> df = cdnlab.mrc("cdn.oracleGeneral", ["64MiB", "1GiB", "16GiB"])
+    """
+    out = _native.mrc(
+        os.fspath(trace), None if sizes is None else _listish(sizes), size_unit, sample,
+        sample_size, exact_too, format,
+    )
+    return _table(out, MRC_COLUMNS)
 
 
 def _ints(x: Any, name: str, ndim: int) -> np.ndarray:

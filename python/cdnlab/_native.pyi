@@ -77,7 +77,7 @@ def replay(
     trace: Union[str, PathLike],
     policies: Sequence[str],
     sizes: Sequence[Union[str, float]],
-    size_unit: str = "objects",
+    size_unit: Optional[str] = None,
     format: str = "oracle-general",
     threads: Optional[int] = None,
     csv_id: int = 1,
@@ -86,8 +86,18 @@ def replay(
     csv_header: bool = False,
     csv_delimiter: str = ",",
     csv_id_text: bool = False,
+    admission: str = "all",
 ) -> List[Dict[str, Any]]: ...
 def replay_columns() -> List[str]: ...
+def mrc(
+    trace: Union[str, PathLike],
+    sizes: Optional[Sequence[Union[str, int]]] = None,
+    size_unit: Optional[str] = None,
+    sample: Optional[float] = None,
+    sample_size: Optional[int] = None,
+    exact_too: bool = False,
+    format: str = "oracle-general",
+) -> List[Dict[str, Any]]: ...
 def policies() -> List[str]: ...
 def tp_solve(
     supply: bytes, demand: bytes, cost: bytes, balance: Optional[str] = None, method: str = "optimal"

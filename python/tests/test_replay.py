@@ -135,3 +135,33 @@ def test_admission_matches_the_command(cli, traces):
         assert got["miss_bytes"].tolist() == [w["miss_bytes"] for w in want], adm
     with pytest.raises(cdnlab.CdnlabError, match=r"^admission: .*second-hit"):
         cdnlab.replay(traces["unit"], "lru", [10], admission="bloom")
+
+
+@pytest.mark.parametrize("args", [
+    ["--sizes", "10,100,1000"],
+    ["--sizes", "64KiB,1MiB,4MiB"],
+    ["--size-unit", "bytes", "--sample", "0.5", "--exact-too"],
+])
+def test_mrc_matches_the_command(cli, traces, args):
+    """cdnlab.mrc gives `cdnlab mrc --json`'s rows, in objects and in bytes, exact or sampled."""
+    _, out, _ = cli("mrc", "--trace", traces["sized"], *args, "--json", "--no-plot")
+    want = [json.loads(line) for line in out.splitlines()]
+    kw = {}
+    if "--sizes" in args:
+        kw["sizes"] = args[args.index("--sizes") + 1]
+    if "--size-unit" in args:
+        kw["size_unit"] = "bytes"
+    if "--sample" in args:
+        kw["sample"], kw["exact_too"] = 0.5, True
+    got = cdnlab.mrc(traces["sized"], **kw)
+    assert list(got.columns) == cdnlab.MRC_COLUMNS
+    assert len(got) == len(want) > 2
+    for (_, g), w in zip(got.iterrows(), want):
+        assert set(w) == set(cdnlab.MRC_COLUMNS)
+        for k in ["size", "size_unit", "miss_ratio", "byte_miss_ratio", "method", "requests"]:
+            gv, wv = g[k], w[k]
+            assert (gv is None or gv != gv) if wv is None else gv == wv, (k, gv, wv)
+    if "--size-unit" in args or "KiB" in str(args):
+        assert (got["size_unit"] == "bytes").all() and got["byte_miss_ratio"].notna().all()
+    # The curve falls as the cache grows.
+    assert got["miss_ratio"].is_monotonic_decreasing

@@ -80,6 +80,69 @@ pub(crate) fn replay<'py>(
         .collect()
 }
 
+/// The LRU miss-ratio curve of a trace in one pass, as `cdnlab mrc` computes it: one dict per
+/// size, with the keys of `cdnlab mrc --json`.
+#[pyfunction]
+#[pyo3(signature = (trace, sizes = None, size_unit = None, sample = None, sample_size = None,
+    exact_too = false, format = "oracle-general"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn mrc<'py>(
+    py: Python<'py>,
+    trace: PathBuf,
+    sizes: Option<&Bound<'py, PyAny>>,
+    size_unit: Option<&str>,
+    sample: Option<f64>,
+    sample_size: Option<usize>,
+    exact_too: bool,
+    format: &str,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    use cdnlab_lab::trace::mrc::{self as lab_mrc, MrcPlan};
+    let asked = size_unit
+        .map(str::parse::<Unit>)
+        .transpose()
+        .map_err(lib_err)?;
+    let (sizes, unit) = match sizes {
+        Some(s) => {
+            let (sizes, unit) =
+                lab_mrc::parse_sizes(&items(s, "sizes")?, asked, "sizes").map_err(to_py)?;
+            (Some(sizes), unit)
+        }
+        None => (None, asked.unwrap_or(Unit::Objects)),
+    };
+    if sample.is_some() && sample_size.is_some() {
+        return Err(CdnlabError::new_err(
+            "sample and sample_size: give one (a rate, or a number of objects)",
+        ));
+    }
+    let plan = MrcPlan {
+        input: TraceInput {
+            path: trace,
+            format: format.parse::<Format>().map_err(lib_err)?,
+            csv: CsvColumns::default(),
+        },
+        sizes,
+        unit,
+        sample,
+        sample_size,
+        exact_too,
+    };
+    let m = interruptible(py, || lab_mrc::mrc(&plan))?;
+    (0..m.sizes.len())
+        .map(|i| {
+            // The keys of `cdnlab mrc --json`.
+            dict!(py,
+                "size" => m.sizes[i], "size_unit" => m.unit.name(),
+                "miss_ratio" => m.miss_ratio[i],
+                "byte_miss_ratio" => m.byte_miss_ratio.as_ref().map(|b| b[i]),
+                "exact_miss_ratio" => m.exact.as_ref().map(|e| e[i]),
+                "sample" => sample, "sample_size" => sample_size, "final_rate" => m.final_rate,
+                "method" => &m.method, "requests" => m.requests, "objects" => m.objects,
+                "warnings" => &m.warnings,
+            )
+        })
+        .collect()
+}
+
 /// Every policy name, in the order `policies="all"` runs them.
 #[pyfunction]
 pub(crate) fn policies() -> Vec<&'static str> {
