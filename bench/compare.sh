@@ -6,6 +6,7 @@
 #   POLICIES=none MRC=1 bench/compare.sh             # the 10-size LRU curve only
 #   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
 #   ADMISSION=second-hit bench/compare.sh   # also: what an admission policy adds to each replay
+#   TTL=100000 bench/compare.sh             # also: what expiring objects add to each replay
 #
 # Creates its own Python virtual environment (bench/.venv) with PyPI libcachesim, generates the
 # trace with `cdnlab gen-trace` (unit sizes, oracleGeneral), replays it with both, prints both miss

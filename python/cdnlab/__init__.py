@@ -40,6 +40,7 @@ __all__ = [
     "TpResult",
     "erlang_b",
     "experiments",
+    "hierarchy",
     "mrc",
     "policies",
     "rbs",
@@ -58,10 +59,10 @@ PathLike = Union[str, "os.PathLike[str]"]
 REPLAY_COLUMNS = list(_native.replay_columns())
 
 #: Columns of :func:`mrc`, in order: the keys of ``cdnlab mrc --json``.
-MRC_COLUMNS = [
-    "size", "size_unit", "miss_ratio", "byte_miss_ratio", "exact_miss_ratio", "sample",
-    "sample_size", "final_rate", "method", "requests", "objects", "warnings",
-]
+MRC_COLUMNS = list(_native.mrc_columns())
+
+#: Columns of :func:`hierarchy`, in order: the keys of ``cdnlab cache-hierarchy --json``.
+HIERARCHY_COLUMNS = list(_native.hierarchy_columns())
 
 #: Columns of :func:`reproduce`, in order: the keys of a claim in claims.json.
 CLAIM_COLUMNS = [
@@ -148,6 +149,10 @@ def replay(
     csv_delimiter: str = ",",
     csv_id_text: bool = False,
     admission: str = "all",
+    sample: Optional[float] = None,
+    sample_size: Optional[int] = None,
+    ttl: Optional[Union[int, str]] = None,
+    csv_ttl: Optional[int] = None,
 ):
     """Replays a trace through every (policy, size), as ``cdnlab cache-replay`` does.
 
@@ -160,17 +165,58 @@ def replay(
     that order, with the columns :data:`REPLAY_COLUMNS` (``policy``, ``size``, ``requests``,
     ``hits``, ``miss_ratio``, ``byte_miss_ratio``, ..., ``warnings``: a list, empty unless
     the cache cached nothing or never filled). ``admission`` puts an admission policy in front
-    of every eviction policy: ``"all"``, ``"second-hit"``, ``"size:N"`` (objects smaller than N
-    bytes, e.g. ``"size:1MiB"``) or ``"prob:P"``. Results do not depend on ``threads``.
+    of every eviction policy: ``"all"``, ``"second-hit"``, ``"bloom:N"`` (second-hit in Bloom
+    filters), ``"size:N"`` (objects smaller than N bytes, e.g. ``"size:1MiB"``) or
+    ``"prob:P"``. ``sample`` (a share of the objects) or
+    ``sample_size`` (a number of them) makes it a miniature simulation: only the sampled
+    objects' requests, each cache scaled by the rate (``sample_rate``, ``miniature_size``); the
+    counts are then the sample's and the ratios estimate the whole trace's. ``ttl`` makes
+    objects expire: seconds (``3600``), a duration (``"1h"``), size classes
+    (``"64KiB:1h,1GiB:6h,1d"``) or ``"trace"`` (each request's TTL: twr's field, or the CSV
+    column ``csv_ttl``); a request that finds its object stale is a miss, counted in
+    ``expired`` too, and the copy is refreshed in place. Results do not depend on ``threads``.
 
     >>> df = cdnlab.replay("t.oracleGeneral", ["lru", "s3fifo"], [0.001, 0.01, 0.1])
     >>> df = cdnlab.replay("cdn.oracleGeneral", "lru", ["64MiB", "1GiB"])
     """
     out = _native.replay(
         os.fspath(trace), _listish(policies), _listish(sizes), size_unit, format, threads,
-        csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text, admission,
+        csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text, admission, sample,
+        sample_size, ttl, csv_ttl,
     )
     return _table(out, REPLAY_COLUMNS)
+
+
+def hierarchy(
+    trace: PathLike,
+    edge_size: Union[int, float, str],
+    parent_sizes: Union[int, float, str, Sequence[Union[int, float, str]]],
+    edges: int = 4,
+    route: str = "hash",
+    edge_policy: str = "lru",
+    parent_policy: str = "lru",
+    edge_admission: str = "all",
+    parent_admission: str = "all",
+    size_unit: Optional[str] = None,
+    ttl: Optional[Union[int, str]] = None,
+    format: str = "oracle-general",
+    threads: Optional[int] = None,
+):
+    """A two-tier replay, as ``cdnlab cache-hierarchy`` does it: each request goes to one of
+    ``edges`` edge caches by ``route`` (``"hash"`` of the object id, ``"modulo"``, or
+    ``"random"`` per request); an edge's misses go to one parent cache, the parent's to the
+    origin. Sizes read as :func:`replay`'s; one configuration per parent size. Returns one row
+    per (parent size, tier: ``edges``, ``edge-0``..., ``parent``, ``origin``) with the columns
+    :data:`HIERARCHY_COLUMNS` (requests reaching the tier, hits, hit and byte hit ratios, and
+    ``served_share``/``served_byte_share``: the shares of all requests and bytes it served).
+
+    >>> df = cdnlab.hierarchy("t.oracleGeneral", 0.01, [0.01, 0.05, 0.1], edges=4)
+    """
+    out = _native.hierarchy(
+        os.fspath(trace), edge_size, _listish(parent_sizes), edges, route, edge_policy,
+        parent_policy, edge_admission, parent_admission, size_unit, ttl, format, threads,
+    )
+    return _table(out, HIERARCHY_COLUMNS)
 
 
 def mrc(
@@ -181,22 +227,30 @@ def mrc(
     sample_size: Optional[int] = None,
     exact_too: bool = False,
     format: str = "oracle-general",
+    policy: str = "lru",
+    replay: bool = False,
+    threads: Optional[int] = None,
 ):
-    """The LRU miss-ratio curve of a trace in one pass, as ``cdnlab mrc`` computes it.
+    """A miss-ratio curve, as ``cdnlab mrc`` computes it: LRU's in one pass, any policy's by
+    replays.
 
     ``sizes`` are capacities in ``size_unit`` (objects by default), or byte sizes with a unit
     (``"64MiB"``), which make the curve count bytes; without them, 40 sizes from 1 to the
     trace's distinct objects (or, in bytes, from its largest object to its working set). With
     capacities in bytes each row has ``byte_miss_ratio`` too. ``sample`` estimates the curve by
     SHARDS at that rate, ``sample_size`` by fixed-size SHARDS (objects only); ``exact_too``
-    computes the exact curve in the same pass (``exact_miss_ratio``). Returns one row per size
-    with the columns :data:`MRC_COLUMNS`.
+    computes the exact curve in the same pass (``exact_miss_ratio``). Any other ``policy``
+    (or LRU with ``replay=True``) is replayed at every size: in full, or with ``sample`` or
+    ``sample_size`` as a miniature simulation (the sampled objects' requests, each cache scaled
+    by the rate), and ``exact_too`` adds the full replays, timed apart (``exact_seconds``).
+    Returns one row per size with the columns :data:`MRC_COLUMNS`.
 
     >>> df = cdnlab.mrc("cdn.oracleGeneral", ["64MiB", "1GiB", "16GiB"])
+    >>> df = cdnlab.mrc("t.oracleGeneral", policy="s3fifo", sample=0.1, exact_too=True)
     """
     out = _native.mrc(
         os.fspath(trace), None if sizes is None else _listish(sizes), size_unit, sample,
-        sample_size, exact_too, format,
+        sample_size, exact_too, format, policy, replay, threads,
     )
     return _table(out, MRC_COLUMNS)
 

@@ -87,8 +87,29 @@ def replay(
     csv_delimiter: str = ",",
     csv_id_text: bool = False,
     admission: str = "all",
+    sample: Optional[float] = None,
+    sample_size: Optional[int] = None,
+    ttl: Optional[Union[int, str]] = None,
+    csv_ttl: Optional[int] = None,
 ) -> List[Dict[str, Any]]: ...
 def replay_columns() -> List[str]: ...
+def mrc_columns() -> List[str]: ...
+def hierarchy(
+    trace: Union[str, PathLike],
+    edge_size: Union[int, float, str],
+    parent_sizes: Sequence[Union[int, float, str]],
+    edges: int = 4,
+    route: str = "hash",
+    edge_policy: str = "lru",
+    parent_policy: str = "lru",
+    edge_admission: str = "all",
+    parent_admission: str = "all",
+    size_unit: Optional[str] = None,
+    ttl: Optional[Union[int, str]] = None,
+    format: str = "oracle-general",
+    threads: Optional[int] = None,
+) -> List[Dict[str, Any]]: ...
+def hierarchy_columns() -> List[str]: ...
 def mrc(
     trace: Union[str, PathLike],
     sizes: Optional[Sequence[Union[str, int]]] = None,
@@ -97,6 +118,9 @@ def mrc(
     sample_size: Optional[int] = None,
     exact_too: bool = False,
     format: str = "oracle-general",
+    policy: str = "lru",
+    replay: bool = False,
+    threads: Optional[int] = None,
 ) -> List[Dict[str, Any]]: ...
 def policies() -> List[str]: ...
 def tp_solve(

@@ -123,7 +123,7 @@ def test_byte_units_byte_ratios_and_warnings(traces):
 
 def test_admission_matches_the_command(cli, traces):
     """cdnlab.replay(admission=...) gives the command's rows for every admission policy."""
-    for adm in ["second-hit", "size:2000", "prob:0.5"]:
+    for adm in ["second-hit", "bloom:5000", "size:2000", "prob:0.5"]:
         _, out, _ = cli("cache-replay", "--trace", traces["sized"], "--policy", "lru,s3fifo",
                         "--size", "0.01,0.1", "--size-unit", "bytes", "--admission", adm,
                         "--json", "--no-plot")
@@ -134,13 +134,14 @@ def test_admission_matches_the_command(cli, traces):
         assert got["misses"].tolist() == [w["misses"] for w in want], adm
         assert got["miss_bytes"].tolist() == [w["miss_bytes"] for w in want], adm
     with pytest.raises(cdnlab.CdnlabError, match=r"^admission: .*second-hit"):
-        cdnlab.replay(traces["unit"], "lru", [10], admission="bloom")
+        cdnlab.replay(traces["unit"], "lru", [10], admission="bloom:0")
 
 
 @pytest.mark.parametrize("args", [
     ["--sizes", "10,100,1000"],
     ["--sizes", "64KiB,1MiB,4MiB"],
     ["--size-unit", "bytes", "--sample", "0.5", "--exact-too"],
+    ["--policy", "s3fifo", "--sizes", "200,1000,4000", "--sample", "0.5", "--exact-too"],
 ])
 def test_mrc_matches_the_command(cli, traces, args):
     """cdnlab.mrc gives `cdnlab mrc --json`'s rows, in objects and in bytes, exact or sampled."""
@@ -153,15 +154,78 @@ def test_mrc_matches_the_command(cli, traces, args):
         kw["size_unit"] = "bytes"
     if "--sample" in args:
         kw["sample"], kw["exact_too"] = 0.5, True
+    if "--policy" in args:
+        kw["policy"] = args[args.index("--policy") + 1]
     got = cdnlab.mrc(traces["sized"], **kw)
     assert list(got.columns) == cdnlab.MRC_COLUMNS
     assert len(got) == len(want) > 2
     for (_, g), w in zip(got.iterrows(), want):
         assert set(w) == set(cdnlab.MRC_COLUMNS)
-        for k in ["size", "size_unit", "miss_ratio", "byte_miss_ratio", "method", "requests"]:
+        for k in ["policy", "size", "size_unit", "miss_ratio", "byte_miss_ratio",
+                  "exact_miss_ratio", "method", "requests"]:
             gv, wv = g[k], w[k]
             assert (gv is None or gv != gv) if wv is None else gv == wv, (k, gv, wv)
     if "--size-unit" in args or "KiB" in str(args):
         assert (got["size_unit"] == "bytes").all() and got["byte_miss_ratio"].notna().all()
     # The curve falls as the cache grows.
     assert got["miss_ratio"].is_monotonic_decreasing
+
+
+def test_miniature_simulation_from_python(traces):
+    """A miniature replay: at rate 1 the full replay; at 0.5 the sample's counts; errors name
+    Python's arguments, not the command's flags."""
+    t = traces["sized"]
+    full = cdnlab.replay(t, ["s3fifo"], [100, 1000])
+    same = cdnlab.replay(t, ["s3fifo"], [100, 1000], sample=1.0)
+    assert list(same["miss_ratio"]) == list(full["miss_ratio"])
+    assert list(same["miniature_size"]) == [100, 1000] and (same["sample_rate"] == 1.0).all()
+    half = cdnlab.replay(t, ["s3fifo"], [1000], sample=0.5)
+    assert half["miniature_size"][0] == 500 and half["requests"][0] < full["requests"][0]
+    assert full["sample_rate"].isna().all()
+    with pytest.raises(cdnlab.CdnlabError, match=r"^sample 2: .*above 0, at most 1"):
+        cdnlab.replay(t, ["lru"], [100], sample=2)
+    with pytest.raises(cdnlab.CdnlabError, match=r"^sample and sample_size: give one"):
+        cdnlab.replay(t, ["lru"], [100], sample=0.5, sample_size=10)
+    with pytest.raises(cdnlab.CdnlabError, match=r"^exact_too .*give sample or sample_size"):
+        cdnlab.mrc(t, policy="s3fifo", exact_too=True)
+    with pytest.raises(cdnlab.CdnlabError, match=r"^sample_size 0: at least 1"):
+        cdnlab.mrc(t, sample_size=0)
+
+
+def test_ttls_from_python(traces):
+    """A TTL in seconds or as a rule string gives the command's rows; stale requests are counted
+    in `expired` and in the misses; a bad rule names `ttl`."""
+    t = traces["sized"]
+    plain = cdnlab.replay(t, ["lru"], [1000])
+    by_int = cdnlab.replay(t, ["lru"], [1000], ttl=50)
+    by_str = cdnlab.replay(t, ["lru"], [1000], ttl="50s")
+    assert list(by_int["hits"]) == list(by_str["hits"]) and by_int["ttl"][0] == "50"
+    assert by_int["expired"][0] > 0 and plain["expired"][0] == 0 and plain["ttl"][0] == "none"
+    # The eviction policy sees the same requests: a TTL only turns hits into revalidations.
+    assert by_int["hits"][0] + by_int["expired"][0] == plain["hits"][0]
+    assert by_int["misses"][0] == by_int["requests"][0] - by_int["hits"][0]
+    with pytest.raises(cdnlab.CdnlabError, match=r"^ttl: .*allowed"):
+        cdnlab.replay(t, ["lru"], [1000], ttl="soon")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^ttl: .*allowed"):
+        cdnlab.replay(t, ["lru"], [1000], ttl=1.5)
+
+
+@pytest.mark.parametrize("route", ["hash", "random"])
+def test_hierarchy_matches_the_command(cli, traces, route):
+    """cdnlab.hierarchy gives `cdnlab cache-hierarchy --json`'s rows; the tiers add up."""
+    t = traces["sized"]
+    _, out, _ = cli("cache-hierarchy", "--trace", t, "--edges", "3", "--route", route,
+                    "--edge-size", "200", "--parent-size", "500,2000", "--json", "--no-plot")
+    want = [json.loads(line) for line in out.splitlines()]
+    got = cdnlab.hierarchy(t, 200, [500, 2000], edges=3, route=route)
+    assert list(got.columns) == cdnlab.HIERARCHY_COLUMNS and len(got) == len(want) == 12
+    for (_, g), w in zip(got.iterrows(), want):
+        for k in ["parent_size", "tier", "requests", "hits", "hit_bytes", "served_share"]:
+            assert g[k] == w[k], (k, g[k], w[k])
+    for size, part in got.groupby("parent_size"):
+        served = part.set_index("tier")["served_share"]
+        assert abs(served["edges"] + served["parent"] + served["origin"] - 1) < 1e-12
+    with pytest.raises(cdnlab.CdnlabError, match=r"^route `dns`"):
+        cdnlab.hierarchy(t, 200, [500], route="dns")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^edges 0: at least 1"):
+        cdnlab.hierarchy(t, 200, [500], edges=0)

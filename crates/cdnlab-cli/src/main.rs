@@ -11,7 +11,8 @@ mod say;
 
 use clap::{Parser, Subcommand};
 use cmd::{
-    mrc, replay, reproduce, run as runner, synth as gentrace, topo, tp, trace_stats as tracestats,
+    hierarchy, mrc, replay, reproduce, run as runner, synth as gentrace, topo, tp,
+    trace_stats as tracestats,
 };
 use std::process::ExitCode;
 
@@ -27,7 +28,11 @@ struct Cli {
 enum Command {
     /// Replay a trace through cache policies at several sizes: miss ratios, timings, throughput.
     CacheReplay(replay::ReplayArgs),
-    /// The LRU miss-ratio curve of a trace in one pass (exact, or SHARDS-sampled).
+    /// Replay a trace through edge caches and a shared parent: each tier's hits and the origin's
+    /// traffic.
+    CacheHierarchy(hierarchy::HierarchyArgs),
+    /// A miss-ratio curve: LRU's in one pass (exact, or SHARDS), any policy's by full or
+    /// miniature replays.
     Mrc(mrc::MrcArgs),
     /// Run a scenario: its grid x replications in parallel, with results, summary and plots.
     Run(runner::RunArgs),
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::CacheReplay(a) => replay::run(a),
         Command::Mrc(a) => mrc::run(a),
+        Command::CacheHierarchy(a) => hierarchy::run(a),
         Command::Run(a) => runner::run(a),
         Command::Merge(a) => runner::merge(a),
         Command::Plot(a) => runner::plot(a),

@@ -4,6 +4,30 @@
 
 use std::path::{Path, PathBuf};
 
+/// How the caller names its arguments in errors: command-line flags (`--sample-size`) or Python
+/// keyword arguments (`sample_size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArgStyle {
+    #[default]
+    Cli,
+    Python,
+}
+
+impl ArgStyle {
+    /// The argument a flag stands for, in this style.
+    pub fn arg(self, flag: &str) -> String {
+        match self {
+            ArgStyle::Cli => flag.to_string(),
+            // cache-replay's singular flags are lists in Python.
+            ArgStyle::Python => match flag {
+                "--size" => "sizes".into(),
+                "--policy" => "policies".into(),
+                _ => flag.trim_start_matches("--").replace('-', "_"),
+            },
+        }
+    }
+}
+
 /// Everything a command can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

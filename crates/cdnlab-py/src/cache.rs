@@ -8,7 +8,8 @@ use crate::*;
 #[pyfunction]
 #[pyo3(signature = (trace, policies, sizes, size_unit = None, format = "oracle-general",
     threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
-    csv_delimiter = ",", csv_id_text = false, admission = "all"))]
+    csv_delimiter = ",", csv_id_text = false, admission = "all", sample = None,
+    sample_size = None, ttl = None, csv_ttl = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn replay<'py>(
     py: Python<'py>,
@@ -25,8 +26,13 @@ pub(crate) fn replay<'py>(
     csv_delimiter: &str,
     csv_id_text: bool,
     admission: &str,
+    sample: Option<f64>,
+    sample_size: Option<usize>,
+    ttl: Option<&Bound<'py, PyAny>>,
+    csv_ttl: Option<usize>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     check_threads(threads)?;
+    let ttl = parse_ttl(ttl)?;
     // Checked in the command's order: policies, unit, sizes.
     let policies = lab_replay::parse_policies(&items(policies, "policies")?).map_err(to_py)?;
     let asked = size_unit
@@ -43,6 +49,7 @@ pub(crate) fn replay<'py>(
                 id: csv_id,
                 size: csv_size,
                 time: csv_time,
+                ttl: csv_ttl,
                 header: csv_header,
                 delimiter: lab_trace::csv_delimiter(csv_delimiter).map_err(to_py)?,
                 id_is_text: csv_id_text,
@@ -55,6 +62,10 @@ pub(crate) fn replay<'py>(
             .parse()
             .map_err(|e| CdnlabError::new_err(format!("admission: {e}")))?,
         threads,
+        sample: lab_replay::Sampling::from_args(sample, sample_size, ("sample", "sample_size"))
+            .map_err(to_py)?,
+        style: cdnlab_lab::error::ArgStyle::Python,
+        ttl,
     };
     let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
     rows.iter()
@@ -63,8 +74,10 @@ pub(crate) fn replay<'py>(
             dict!(py,
                 "trace" => &r.trace, "format" => r.format, "policy" => r.policy.name(),
                 "size" => r.size, "size_fraction" => r.size_fraction, "size_unit" => r.size_unit,
-                "admission" => &r.admission,
+                "admission" => &r.admission, "ttl" => &r.ttl, "sample_rate" => r.sample_rate,
+                "miniature_size" => r.miniature_size,
                 "requests" => r.requests, "hits" => r.hits, "misses" => r.misses,
+                "expired" => r.expired, "expired_bytes" => r.expired_bytes,
                 "miss_ratio" => r.miss_ratio, "hit_ratio" => r.hit_ratio, "bytes" => r.bytes,
                 "hit_bytes" => r.hit_bytes, "miss_bytes" => r.miss_bytes,
                 "byte_miss_ratio" => r.byte_miss_ratio, "byte_hit_ratio" => r.byte_hit_ratio,
@@ -80,11 +93,12 @@ pub(crate) fn replay<'py>(
         .collect()
 }
 
-/// The LRU miss-ratio curve of a trace in one pass, as `cdnlab mrc` computes it: one dict per
-/// size, with the keys of `cdnlab mrc --json`.
+/// A miss-ratio curve as `cdnlab mrc` computes it (LRU's in one pass, any policy's by full or
+/// miniature replays): one dict per size, with the keys of `cdnlab mrc --json`.
 #[pyfunction]
 #[pyo3(signature = (trace, sizes = None, size_unit = None, sample = None, sample_size = None,
-    exact_too = false, format = "oracle-general"))]
+    exact_too = false, format = "oracle-general", policy = "lru", replay = false,
+    threads = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn mrc<'py>(
     py: Python<'py>,
@@ -95,8 +109,13 @@ pub(crate) fn mrc<'py>(
     sample_size: Option<usize>,
     exact_too: bool,
     format: &str,
+    policy: &str,
+    replay: bool,
+    threads: Option<usize>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     use cdnlab_lab::trace::mrc::{self as lab_mrc, MrcPlan};
+    check_threads(threads)?;
+    let policy: Policy = policy.parse().map_err(lib_err)?;
     let asked = size_unit
         .map(str::parse::<Unit>)
         .transpose()
@@ -125,22 +144,34 @@ pub(crate) fn mrc<'py>(
         sample,
         sample_size,
         exact_too,
+        policy,
+        by_replay: replay,
+        threads,
+        style: cdnlab_lab::error::ArgStyle::Python,
     };
     let m = interruptible(py, || lab_mrc::mrc(&plan))?;
     (0..m.sizes.len())
         .map(|i| {
             // The keys of `cdnlab mrc --json`.
             dict!(py,
+                "policy" => m.policy.name(),
                 "size" => m.sizes[i], "size_unit" => m.unit.name(),
                 "miss_ratio" => m.miss_ratio[i],
                 "byte_miss_ratio" => m.byte_miss_ratio.as_ref().map(|b| b[i]),
                 "exact_miss_ratio" => m.exact.as_ref().map(|e| e[i]),
                 "sample" => sample, "sample_size" => sample_size, "final_rate" => m.final_rate,
                 "method" => &m.method, "requests" => m.requests, "objects" => m.objects,
+                "seconds" => m.seconds, "exact_seconds" => m.exact_seconds,
                 "warnings" => &m.warnings,
             )
         })
         .collect()
+}
+
+/// The keys of [`mrc`]'s rows, in order.
+#[pyfunction]
+pub(crate) fn mrc_columns() -> Vec<&'static str> {
+    cdnlab_lab::trace::mrc::MRC_COLUMNS.to_vec()
 }
 
 /// Every policy name, in the order `policies="all"` runs them.
@@ -182,10 +213,8 @@ impl Cache {
             )));
         }
         let r = Request {
-            time: 0,
-            id,
-            size,
             next_access,
+            ..Request::new(0, id, size)
         };
         Ok(self.lock().access_req(&r))
     }
@@ -241,4 +270,106 @@ impl Cache {
 #[pyfunction]
 pub(crate) fn replay_columns() -> Vec<&'static str> {
     lab_replay::REPLAY_COLUMNS.to_vec()
+}
+
+/// Replays a trace through edge caches and a shared parent, as `cdnlab cache-hierarchy` does:
+/// one dict per (parent size, tier), with the keys of `cdnlab cache-hierarchy --json`.
+#[pyfunction]
+#[pyo3(signature = (trace, edge_size, parent_sizes, edges = 4, route = "hash",
+    edge_policy = "lru", parent_policy = "lru", edge_admission = "all",
+    parent_admission = "all", size_unit = None, ttl = None, format = "oracle-general",
+    threads = None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn hierarchy<'py>(
+    py: Python<'py>,
+    trace: PathBuf,
+    edge_size: &Bound<'py, PyAny>,
+    parent_sizes: &Bound<'py, PyAny>,
+    edges: usize,
+    route: &str,
+    edge_policy: &str,
+    parent_policy: &str,
+    edge_admission: &str,
+    parent_admission: &str,
+    size_unit: Option<&str>,
+    ttl: Option<&Bound<'py, PyAny>>,
+    format: &str,
+    threads: Option<usize>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    use cdnlab_lab::trace::hierarchy::{self as lab_h, HierarchyPlan, TierSpec};
+    check_threads(threads)?;
+    let asked = size_unit
+        .map(str::parse::<Unit>)
+        .transpose()
+        .map_err(lib_err)?;
+    let edge =
+        lab_replay::parse_sizes(&[edge_size.str()?.to_string()], "edge_size").map_err(to_py)?;
+    let parent = lab_replay::parse_sizes(&items(parent_sizes, "parent_sizes")?, "parent_sizes")
+        .map_err(to_py)?;
+    let all: Vec<_> = edge.iter().chain(&parent).copied().collect();
+    let admission = |s: &str, what: &str| {
+        s.parse()
+            .map_err(|e| CdnlabError::new_err(format!("{what}: {e}")))
+    };
+    let plan = HierarchyPlan {
+        input: TraceInput {
+            path: trace,
+            format: format.parse::<Format>().map_err(lib_err)?,
+            csv: CsvColumns::default(),
+        },
+        unit: lab_replay::size_unit(&all, asked, "edge_size and parent_sizes").map_err(to_py)?,
+        edges,
+        edge: TierSpec {
+            policy: edge_policy.parse().map_err(lib_err)?,
+            size: edge[0],
+            admission: admission(edge_admission, "edge_admission")?,
+        },
+        route: route.parse().map_err(to_py)?,
+        parent: TierSpec {
+            policy: parent_policy.parse().map_err(lib_err)?,
+            size: parent.first().copied().unwrap_or(edge[0]),
+            admission: admission(parent_admission, "parent_admission")?,
+        },
+        parent_sizes: parent,
+        ttl: parse_ttl(ttl)?,
+        threads,
+        style: cdnlab_lab::error::ArgStyle::Python,
+    };
+    let rows = interruptible(py, || lab_h::hierarchy(&plan))?;
+    rows.iter()
+        .map(|r| {
+            // The keys of HIERARCHY_COLUMNS, in order.
+            dict!(py,
+                "parent_size" => r.parent_size, "tier" => &r.tier, "policy" => &r.policy,
+                "size" => r.size, "size_unit" => r.size_unit, "requests" => r.requests,
+                "hits" => r.hits, "hit_ratio" => r.hit_ratio, "expired" => r.expired,
+                "bytes" => r.bytes, "hit_bytes" => r.hit_bytes,
+                "byte_hit_ratio" => r.byte_hit_ratio, "served_share" => r.served_share,
+                "served_byte_share" => r.served_byte_share,
+            )
+        })
+        .collect()
+}
+
+/// The keys of [`hierarchy`]'s rows, in order.
+#[pyfunction]
+pub(crate) fn hierarchy_columns() -> Vec<&'static str> {
+    cdnlab_lab::trace::hierarchy::HIERARCHY_COLUMNS.to_vec()
+}
+
+/// A TTL from Python: seconds (a whole number) or a rule (a string).
+fn parse_ttl(ttl: Option<&Bound<'_, PyAny>>) -> PyResult<Option<cdnlab::cache::ttl::Ttl>> {
+    ttl.map(|t| match t.extract::<u64>() {
+        Ok(n) => Ok(n.to_string()),
+        Err(_) => t.extract::<String>().map_err(|_| {
+            CdnlabError::new_err(format!(
+                "ttl: {t}; allowed a whole number of seconds or a rule: {}",
+                cdnlab::cache::ttl::Ttl::FORMS
+            ))
+        }),
+    })
+    .transpose()?
+    .map(|t| t.parse::<cdnlab::cache::ttl::Ttl>())
+    .transpose()
+    .map_err(|e| CdnlabError::new_err(format!("ttl: {e}")))
 }

@@ -142,7 +142,9 @@ mod _native {
     #[pymodule_export]
     use super::CdnlabError;
     #[pymodule_export]
-    use super::cache::{Cache, mrc, policies, replay, replay_columns};
+    use super::cache::{
+        Cache, hierarchy, hierarchy_columns, mrc, mrc_columns, policies, replay, replay_columns,
+    };
     #[pymodule_export]
     use super::lab::{experiments, reproduce, reproductions, run_scenario, scenario_toml};
     #[pymodule_export]

@@ -3,6 +3,7 @@
 //! (servers).
 
 pub mod experiments;
+pub mod hierarchy;
 pub mod mrc;
 pub mod replay;
 pub mod reproduce;

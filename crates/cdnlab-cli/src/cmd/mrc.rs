@@ -1,10 +1,11 @@
-//! `cdnlab mrc`: the flags of a one-pass LRU miss-ratio curve (in objects or bytes), and its
-//! table, JSON or CSV.
+//! `cdnlab mrc`: the flags of a miss-ratio curve (in objects or bytes: LRU's in one pass, any
+//! policy's by full or miniature replays), and its table, JSON or CSV.
 
+use super::Threads;
 use super::replay::TraceArgs;
 use crate::say::outln;
 use cdnlab::Named;
-use cdnlab::cache::Unit;
+use cdnlab::cache::{Policy, Unit};
 use cdnlab_lab::Result;
 use cdnlab_lab::trace::mrc::{MrcPlan, draw, mrc, parse_sizes};
 use clap::Args;
@@ -18,10 +19,25 @@ use std::path::PathBuf;
   cdnlab mrc --trace big.oracleGeneral --sample 0.01 --exact-too   SHARDS and its error
   cdnlab mrc --trace big.oracleGeneral --sample-size 8192          SHARDS in bounded memory
   cdnlab mrc --trace cdn.oracleGeneral --size-unit bytes           byte-weighted, 40 sizes
-  cdnlab mrc --trace cdn.oracleGeneral --sizes 64MiB,1GiB,16GiB --sample 0.01 --exact-too")]
+  cdnlab mrc --trace cdn.oracleGeneral --sizes 64MiB,1GiB,16GiB --sample 0.01 --exact-too
+  cdnlab mrc --trace t.oracleGeneral --policy s3fifo --sample 0.1    miniature simulation
+  cdnlab mrc --trace t.oracleGeneral --policy s3fifo --sample 0.1 --exact-too   and its error
+  cdnlab mrc --trace t.oracleGeneral --policy lru --replay --sample 0.1 --exact-too
+LRU's curve comes from one pass (stack distances, or SHARDS with a sample); any other policy's
+(or LRU's with --replay) from replaying it at every size: in full, or with a sample in miniature
+(the sampled objects' requests, each cache scaled by the rate; Waldspurger et al., ATC'17).")]
 pub struct MrcArgs {
     #[command(flatten)]
     pub input: TraceArgs,
+    /// Eviction policy (`cdnlab cache-replay --help` lists them).
+    #[arg(long, default_value = Policy::Lru.name(), value_parser = super::named::<Policy>())]
+    pub policy: Policy,
+    /// Compute LRU's curve by replays too, as any other policy's (to check miniature
+    /// simulation against the exact curve).
+    #[arg(long)]
+    pub replay: bool,
+    #[command(flatten)]
+    pub threads: Threads,
     /// Capacities, comma-separated: whole numbers in --size-unit units, or bytes with a unit
     /// (512KiB, 64MB, 1.5GiB) [default: 40 sizes spaced evenly on a log scale from 1 to the
     /// trace's distinct objects, or in bytes from its largest object to its working set].
@@ -32,16 +48,18 @@ pub struct MrcArgs {
     /// byte unit, else objects].
     #[arg(long)]
     pub size_unit: Option<String>,
-    /// Estimate by SHARDS, sampling this share of the objects (spatially, by a hash of the id),
-    /// in (0, 1].
+    /// Estimate by sampling this share of the objects (spatially, by a hash of the id), in
+    /// (0, 1]: SHARDS for LRU, a miniature simulation for any other policy (or with --replay).
     #[arg(long)]
     pub sample: Option<f64>,
-    /// Estimate by fixed-size SHARDS: track at most this many objects, lowering the sampling
-    /// rate as the trace shows more (memory bounded whatever the trace).
+    /// Estimate by a fixed-size sample: fixed-size SHARDS for LRU (track at most this many
+    /// objects, lowering the rate as the trace shows more: memory bounded whatever the trace),
+    /// or a miniature simulation of this many objects (those of smallest hash, found in a first
+    /// pass).
     #[arg(long, conflicts_with = "sample")]
     pub sample_size: Option<usize>,
-    /// With --sample or --sample-size: compute the exact curve in the same pass too and report
-    /// the error.
+    /// With --sample or --sample-size: compute the exact curve too (LRU: in the same pass; by
+    /// replay: the full replays, timed on their own) and report the error.
     #[arg(long)]
     pub exact_too: bool,
     /// Print one JSON object per size, one a line.
@@ -80,6 +98,10 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         sample: a.sample,
         sample_size: a.sample_size,
         exact_too: a.exact_too,
+        policy: a.policy,
+        by_replay: a.replay,
+        threads: a.threads.count,
+        style: cdnlab_lab::error::ArgStyle::Cli,
     })?;
     let main = &m.miss_ratio;
     for w in &m.warnings {
@@ -91,12 +113,14 @@ pub fn run(a: &MrcArgs) -> Result<()> {
             outln!(
                 "{}",
                 serde_json::json!({
+                    "policy": m.policy.name(),
                     "size": c, "size_unit": m.unit.name(), "miss_ratio": main[i],
                     "byte_miss_ratio": bytes.map(|b| b[i]),
                     "exact_miss_ratio": m.exact.as_ref().map(|e| e[i]),
                     "sample": a.sample, "sample_size": a.sample_size,
                     "final_rate": m.final_rate,
                     "method": m.method, "requests": m.requests, "objects": m.objects,
+                    "seconds": m.seconds, "exact_seconds": m.exact_seconds,
                     "warnings": m.warnings,
                 })
             );
@@ -123,27 +147,33 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         }
     } else {
         outln!(
-            "trace        {} ({} requests, {} objects{})",
+            "trace        {} ({} requests{})",
             a.input.trace.display(),
             m.requests,
-            m.objects,
-            if m.exact.is_none() { " estimated" } else { "" }
+            match (m.objects, m.exact.is_none()) {
+                (0, _) => String::new(),
+                (n, true) => format!(", {n} objects estimated"),
+                (n, false) => format!(", {n} objects"),
+            }
         );
-        outln!(
-            "method       {} ({:.3} s)",
-            if sampled {
-                format!(
-                    "{}{}",
-                    m.method,
-                    if a.exact_too { ", and exact" } else { "" }
-                )
-            } else {
-                "exact stack distances".into()
-            },
-            m.seconds
-        );
-        if let Some(e) = m.error {
-            outln!("largest |SHARDS - exact| over the sizes: {e:.4}");
+        outln!("policy       {}", m.policy.name());
+        let method = match m.method.as_str() {
+            "exact" => "exact stack distances",
+            other => other,
+        };
+        match m.exact_seconds {
+            Some(e) => outln!(
+                "method       {method} ({:.3} s), and full replays ({e:.3} s: {:.1}x the time)",
+                m.seconds,
+                e / m.seconds.max(1e-9)
+            ),
+            None if sampled && a.exact_too => {
+                outln!("method       {method}, and exact ({:.3} s)", m.seconds)
+            }
+            None => outln!("method       {method} ({:.3} s)", m.seconds),
+        }
+        if let (Some(e), Some(mean)) = (m.error, m.mean_error) {
+            outln!("|sampled - exact| over the sizes: mean {mean:.4}, largest {e:.4}");
         }
         let unit = m.unit.name();
         match bytes {

@@ -6,7 +6,8 @@ use cdnlab::Named;
 use cdnlab::cache::{Policy, Unit};
 use cdnlab_lab::Result;
 use cdnlab_lab::trace::replay::{
-    REPLAY_COLUMNS, ReplayPlan, Replayed, draw_mrc, parse_policies, parse_sizes, replay, size_unit,
+    REPLAY_COLUMNS, ReplayPlan, Replayed, Sampling, draw_mrc, parse_policies, parse_sizes, replay,
+    size_unit,
 };
 use cdnlab_lab::trace::{CsvColumns, Format, TraceInput, csv_delimiter};
 use clap::Args;
@@ -30,6 +31,10 @@ pub struct TraceArgs {
     /// CSV: column of the timestamp (default: the line number).
     #[arg(long)]
     pub csv_time: Option<usize>,
+    /// CSV: column of the time to live, in the timestamp's unit (0: none; read with --ttl
+    /// trace).
+    #[arg(long)]
+    pub csv_ttl: Option<usize>,
     /// CSV: the first line is a header.
     #[arg(long)]
     pub csv_header: bool,
@@ -50,6 +55,7 @@ impl TraceArgs {
                 id: self.csv_id,
                 size: self.csv_size,
                 time: self.csv_time,
+                ttl: self.csv_ttl,
                 header: self.csv_header,
                 delimiter: csv_delimiter(&self.csv_delimiter)?,
                 id_is_text: self.csv_id_text,
@@ -67,6 +73,10 @@ impl TraceArgs {
   cdnlab cache-replay --trace t.oracleGeneral --policy lru,s3fifo --size 64MiB,1GiB,10GiB
   cdnlab cache-replay --trace cdn.oracleGeneral --policy lru --size 1GiB --admission second-hit
   cdnlab cache-replay --trace t.oracleGeneral.zst --policy lru,s3fifo --size 0.01
+  cdnlab cache-replay --trace big.oracleGeneral --policy s3fifo --size 0.01,0.1 --sample 0.01
+  cdnlab cache-replay --trace cdn.oracleGeneral --policy lru --size 1GiB --ttl 1h
+  cdnlab cache-replay --trace cdn.oracleGeneral --policy lru --size 1GiB --ttl 64KiB:1h,1d
+  cdnlab cache-replay --trace kv.twr --format twr --policy lru --size 0.1 --ttl trace
   cdnlab cache-replay --trace ids.txt --format text --size 100
   cdnlab cache-replay --trace t.csv --format csv --csv-header --csv-id 2 --size 500 --json
 A trace compressed with zstd is decompressed as it streams in, whatever its name.")]
@@ -83,14 +93,32 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub size: String,
     /// Admission policy in front of every eviction policy: all (every miss is stored),
-    /// second-hit (an object is stored on its second miss), size:N (objects smaller than N
-    /// bytes, e.g. size:1MiB), prob:P (each miss with probability P).
+    /// second-hit (an object is stored on its second miss; the objects missed once kept
+    /// exactly), bloom[:N] (second-hit in rotating Bloom filters sized for N objects, default
+    /// 10^6: fixed memory, 1% false positives), size:N (objects smaller than N bytes, e.g.
+    /// size:1MiB), prob:P (each miss with probability P).
     #[arg(long, default_value = "all")]
     pub admission: String,
     /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size)
     /// [default: bytes when a size has a byte unit, else objects].
     #[arg(long)]
     pub size_unit: Option<String>,
+    /// Time to live: a stored object is fresh until its TTL has passed (in the trace's time
+    /// unit); a request that finds it stale is a miss, counted apart as a revalidation
+    /// (`expired`), and the copy is refreshed in place. `trace` (each request's TTL: twr's
+    /// field, --csv-ttl), a duration for every object (3600, 30m, 1h, 1d), or size classes
+    /// SIZE:DURATION,...,DURATION (64KiB:1h,1GiB:6h,1d) [default: none].
+    #[arg(long)]
+    pub ttl: Option<String>,
+    /// Miniature simulation: replay only this share of the objects (spatially, by a hash of
+    /// the id, with all their requests), each cache scaled by it, in (0, 1]. The counts are
+    /// then the sample's; the ratios estimate the whole trace's.
+    #[arg(long)]
+    pub sample: Option<f64>,
+    /// Miniature simulation with this many objects (those of smallest hash, found in a first
+    /// pass): the rate is this over the trace's distinct objects.
+    #[arg(long, conflicts_with = "sample")]
+    pub sample_size: Option<usize>,
     #[command(flatten)]
     pub threads: Threads,
     /// Print one JSON object per (policy, size), one a line, instead of text.
@@ -133,6 +161,14 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             .parse()
             .map_err(|e| cdnlab_lab::Error::Usage(format!("--admission: {e}")))?,
         threads: a.threads.count,
+        sample: Sampling::from_args(a.sample, a.sample_size, ("--sample", "--sample-size"))?,
+        style: cdnlab_lab::error::ArgStyle::Cli,
+        ttl: a
+            .ttl
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e| cdnlab_lab::Error::Usage(format!("--ttl: {e}")))?,
     };
     let plot = if plan.sizes.len() >= 2 && !a.no_plot {
         let path = a
@@ -144,8 +180,11 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         None
     };
     let r = replay(&plan)?;
+    let mut said = std::collections::HashSet::new();
     for w in r.rows.iter().flat_map(|row| &row.warnings) {
-        eprintln!("warning: {w}");
+        if said.insert(w) {
+            eprintln!("warning: {w}");
+        }
     }
     if a.json {
         for row in &r.rows {
@@ -203,15 +242,32 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
             r.wss_s
         );
     }
+    if let Some(rate) = outs.first().and_then(|o| o.sample_rate) {
+        outln!(
+            "miniature    {rate:.6} of the objects sampled, {n} of their requests; each cache \
+             scaled by it"
+        );
+    }
     if let [o] = outs.as_slice() {
         outln!(
-            "policy       {}, capacity {} {unit}",
+            "policy       {}, capacity {} {unit}{}",
             o.policy.name(),
-            o.size
+            o.size,
+            o.miniature_size
+                .map_or_else(String::new, |m| format!(" (miniature {m})"))
         );
         outln!("requests     {n}");
         outln!("hits         {}", o.hits);
         outln!("miss ratio   {:.6}", o.miss_ratio);
+        if a.ttl.is_some() {
+            outln!(
+                "expired      {} requests found their object stale (revalidations, counted as \
+                 misses), {} bytes; TTL {}",
+                o.expired,
+                o.expired_bytes,
+                o.ttl
+            );
+        }
         outln!(
             "bytes        {} requested, {} from the cache, {} missed",
             o.bytes,
@@ -237,11 +293,16 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
         r.read_s
     );
     outln!(
-        "{:<8} {:>14} {:>9} {:>12} {:>10} {:>10} {:>9} {:>11}",
+        "{:<8} {:>14} {:>9} {:>12}{} {:>10} {:>10} {:>9} {:>11}",
         "policy",
         format!("size ({unit})"),
         "fraction",
         "hits",
+        if a.ttl.is_some() {
+            format!(" {:>12}", "expired")
+        } else {
+            String::new()
+        },
         "miss ratio",
         "byte miss",
         "sim s",
@@ -249,16 +310,28 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
     );
     for o in outs {
         outln!(
-            "{:<8} {:>14} {:>9} {:>12} {:>10.6} {:>10.6} {:>9.3} {:>11.2}",
+            "{:<8} {:>14} {:>9} {:>12}{} {:>10.6} {:>10.6} {:>9.3} {:>11.2}",
             o.policy.name(),
             o.size,
             o.size_fraction
                 .map_or_else(|| "-".into(), |f| f.to_string()),
             o.hits,
+            if a.ttl.is_some() {
+                format!(" {:>12}", o.expired)
+            } else {
+                String::new()
+            },
             o.miss_ratio,
             o.byte_miss_ratio,
             o.sim_seconds,
             o.mreq_per_s
+        );
+    }
+    if let (Some(_), Some(o)) = (&a.ttl, outs.first()) {
+        outln!(
+            "TTL {}: `expired` counts requests that found their object stale (revalidations, \
+             counted as misses too)",
+            o.ttl
         );
     }
 }

@@ -504,11 +504,13 @@ fn admission_policies_from_the_command_line() {
                 "--size",
                 "10",
                 "--admission",
-                "bloom",
+                "bloom:0",
             ],
-            &["--admission", "bloom", "second-hit, size:N"],
+            &["--admission", "bloom:0", "second-hit, bloom[:N]"],
         )],
     );
+    // Bloom filters far larger than the trace's objects are second-hit exactly.
+    assert_eq!(run("bloom:100000"), run("second-hit"));
 }
 
 /// Byte ratios and byte units: a replay's bytes are the file's, the byte-weighted curve equals
@@ -749,6 +751,680 @@ fn mrc_equals_lru_replay() {
                     "9",
                 ],
                 &["--sample"],
+            ),
+        ],
+    );
+}
+
+/// Miniature simulation (`mrc --policy P --sample R`, `cache-replay --sample R`): at rate 1 it
+/// is the full replay, request for request; at rate 1/4 (about 1,250 sampled objects, each
+/// miniature at least 125) LRU's curve by replay stays within 0.02 of the exact stack-distance
+/// curve at every size, and S3-FIFO's within 0.02 of its full replays. The tolerance, written
+/// before the first run: the error comes from which hot objects fall in the sample (SHARDS_adj
+/// corrects their count, not their distances); with 1,250 objects of a Zipf 0.8 trace
+/// Waldspurger et al. (ATC'17) report errors under 0.01, and 0.02 leaves twice that. The wrong
+/// model a miniature is easiest to get wrong in, caches not scaled by the rate (run through
+/// the same pipeline as sizes divided by it), is more than 0.02 off at every size.
+#[test]
+fn miniature_simulation_estimates_any_policy() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "5000",
+            "--requests",
+            "200000",
+            "--alpha",
+            "0.8",
+            "--seed",
+            "11",
+        ],
+    );
+    let sizes = ["500", "1000", "2000", "4000"];
+    let run = |args: &[&str]| json_lines(&cdnlab(args, d.path()));
+    let ratios = |v: &[serde_json::Value]| {
+        v.iter()
+            .map(|v| v["miss_ratio"].as_f64().unwrap())
+            .collect::<Vec<f64>>()
+    };
+    let mrc = |policy: &str, sizes: &str, more: &[&str]| {
+        let mut args = vec![
+            "mrc",
+            "--trace",
+            "t.bin",
+            "--policy",
+            policy,
+            "--sizes",
+            sizes,
+            "--json",
+            "--no-plot",
+        ];
+        args.extend(more);
+        run(&args)
+    };
+    let joined = sizes.join(",");
+    // Rate 1: the full replays, exactly.
+    let full = mrc("s3fifo", &joined, &[]);
+    assert_eq!(full[0]["method"], "full replays");
+    let whole = mrc("s3fifo", &joined, &["--sample", "1", "--exact-too"]);
+    assert_eq!(ratios(&whole), ratios(&full));
+    assert_eq!(whole[0]["requests"], 200000);
+    // Rate 1/4 against the exact curves.
+    let exact_lru = ratios(&mrc("lru", &joined, &[]));
+    let mini_lru = mrc(
+        "lru",
+        &joined,
+        &["--replay", "--sample", "0.25", "--exact-too"],
+    );
+    let mini_s3 = mrc(
+        "s3fifo",
+        &joined,
+        &["--sample", "0.25", "--exact-too", "--threads", "1"],
+    );
+    for (mini, exact) in [(&mini_lru, &exact_lru), (&mini_s3, &ratios(&full))] {
+        for (m, e) in ratios(mini).iter().zip(exact.iter()) {
+            assert!((m - e).abs() <= 0.02, "{m} against {e}: {mini:?}");
+        }
+        // The full replays it was checked against, in the same run.
+        let beside: Vec<f64> = mini
+            .iter()
+            .map(|v| v["exact_miss_ratio"].as_f64().unwrap())
+            .collect();
+        assert_eq!(&beside, exact);
+    }
+    // The same with 2 threads.
+    let two = mrc("s3fifo", &joined, &["--sample", "0.25", "--threads", "2"]);
+    assert_eq!(ratios(&two), ratios(&mini_s3));
+    // Unscaled caches: sizes divided by the rate give the sample caches of the full sizes.
+    let unscaled: Vec<String> = sizes
+        .iter()
+        .map(|s| (s.parse::<u64>().unwrap() * 4).to_string())
+        .collect();
+    let wrong = mrc(
+        "lru",
+        &unscaled.join(","),
+        &["--replay", "--sample", "0.25"],
+    );
+    for (m, e) in ratios(&wrong).iter().zip(&exact_lru) {
+        assert!((m - e).abs() > 0.02, "unscaled {m} against {e}");
+    }
+    // A fixed number of objects: the rate is about that over the distinct objects.
+    let fixed = mrc("sieve", &joined, &["--sample-size", "1250"]);
+    let rate = fixed[0]["final_rate"].as_f64().unwrap();
+    let objects = json_lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--size",
+            "0.5",
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ))[0]["working_set_objects"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (rate * objects - 1250.0).abs() < 1250.0 * 0.15,
+        "{rate} x {objects}"
+    );
+    // cache-replay reports the miniature beside the size asked for.
+    let row = &json_lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--policy",
+            "s3fifo",
+            "--size",
+            "2000",
+            "--sample",
+            "0.25",
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ))[0];
+    assert_eq!(row["size"], 2000);
+    assert_eq!(row["miniature_size"], 500);
+    assert_eq!(row["sample_rate"], 0.25);
+    // The counts are the sample's: about a quarter of the requests.
+    let n = row["requests"].as_f64().unwrap();
+    assert!(n > 20_000.0 && n < 80_000.0, "{row}");
+    assert_eq!(row["miss_ratio"].as_f64(), Some(ratios(&mini_s3)[2]));
+    refuses(
+        d.path(),
+        &[
+            (
+                &[
+                    "mrc", "--trace", "t.bin", "--policy", "s3fifo", "--sample", "0.001",
+                    "--sizes", "100",
+                ],
+                &[
+                    "--sizes 100",
+                    "miniature cache of less than 1 object",
+                    "sample more",
+                ],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin",
+                    "--size",
+                    "10",
+                    "--sample",
+                    "1.5",
+                ],
+                &["--sample 1.5", "above 0, at most 1"],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin",
+                    "--size",
+                    "10",
+                    "--sample-size",
+                    "0",
+                ],
+                &["--sample-size 0", "at least 1"],
+            ),
+            (
+                &[
+                    "mrc",
+                    "--trace",
+                    "t.bin",
+                    "--policy",
+                    "s3fifo",
+                    "--exact-too",
+                ],
+                &["--exact-too", "--sample"],
+            ),
+            (
+                &["mrc", "--trace", "t.bin", "--policy", "nope"],
+                &["nope", "s3fifo"],
+            ),
+        ],
+    );
+    // Below MIN_MINIATURE objects, a warning.
+    let out = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--policy",
+            "lru",
+            "--size",
+            "200",
+            "--sample",
+            "0.25",
+            "--no-plot",
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("miniature holds about 50 objects, fewer than 100"),
+        "{err}"
+    );
+}
+
+/// A TTL by (size, the trace's TTL field).
+type TtlOf = dyn Fn(u64, u64) -> Option<u64>;
+
+/// TTLs from the command line: a CSV trace with a TTL column replayed with `--ttl trace`, with a
+/// fixed rule and with size classes equals a naive model (a recency list whose entries carry
+/// their expiry; stale: a miss, refreshed in place) in requests, hits, expired and bytes, for
+/// LRU, and FIFO keeps its order; a TTL beyond the trace changes nothing; `--ttl trace` on a
+/// trace without TTLs warns; bad rules are refused naming the flag.
+#[test]
+fn ttls_expire_objects_as_the_naive_model_does() {
+    let d = tempfile::tempdir().unwrap();
+    // 3,000 requests over 40 objects, times rising by 0-2, sizes 1-300, TTLs 0-30 (0: none).
+    let mut x = 12345u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut csv = String::from("time,id,size,ttl\n");
+    let mut reqs = Vec::new();
+    let mut t = 0u64;
+    for _ in 0..3000 {
+        t += next() % 3;
+        let id = next() % 40;
+        let size = 1 + (id * 7) % 300;
+        let ttl = if id % 5 == 0 { 0 } else { 1 + next() % 30 };
+        csv.push_str(&format!("{t},{id},{size},{ttl}\n"));
+        reqs.push((t, id, size, ttl));
+    }
+    std::fs::write(d.path().join("t.csv"), csv).unwrap();
+    // The naive model: LRU or FIFO of `cap` objects; returns (hits, expired, hit bytes).
+    let naive = |lru: bool, cap: usize, ttl_of: &TtlOf| {
+        let mut list: Vec<(u64, u64)> = Vec::new();
+        let (mut hits, mut expired, mut hit_bytes) = (0u64, 0u64, 0u64);
+        for &(t, id, size, ttl) in &reqs {
+            let until = ttl_of(size, ttl).map_or(u64::MAX, |l| t + l);
+            match list.iter().position(|&(i, _)| i == id) {
+                Some(p) => {
+                    if t >= list[p].1 {
+                        list[p].1 = until;
+                        expired += 1;
+                    } else {
+                        hits += 1;
+                        hit_bytes += size;
+                    }
+                    if lru {
+                        let e = list.remove(p);
+                        list.push(e);
+                    }
+                }
+                None => {
+                    if list.len() == cap {
+                        list.remove(0);
+                    }
+                    list.push((id, until));
+                }
+            }
+        }
+        (hits, expired, hit_bytes)
+    };
+    // The CSV trace replayed with `policy` at 10 and 25 objects, the TTL column read or not,
+    // and a TTL rule or none.
+    let replay = |policy: &str, ttl_column: bool, ttl: Option<&str>| {
+        let mut args = vec![
+            "cache-replay",
+            "--trace",
+            "t.csv",
+            "--format",
+            "csv",
+            "--csv-header",
+            "--csv-time",
+            "1",
+            "--csv-id",
+            "2",
+            "--csv-size",
+            "3",
+            "--policy",
+            policy,
+            "--size",
+            "10,25",
+            "--size-unit",
+            "objects",
+            "--json",
+            "--no-plot",
+        ];
+        if ttl_column {
+            args.extend(["--csv-ttl", "4"]);
+        }
+        if let Some(t) = ttl {
+            args.extend(["--ttl", t]);
+        }
+        json_lines(&cdnlab(&args, d.path()))
+    };
+    let run = |ttl: &str| replay("lru,fifo", true, Some(ttl));
+    let classes = |size: u64, _: u64| {
+        Some(if size <= 100 {
+            3
+        } else if size <= 200 {
+            9
+        } else {
+            20
+        })
+    };
+    let cases: [(&str, &TtlOf); 3] = [
+        ("trace", &|_, ttl| (ttl > 0).then_some(ttl)),
+        ("7", &|_, _| Some(7)),
+        ("100:3,200:9,20", &classes),
+    ];
+    for (rule, ttl_of) in cases {
+        let rows = run(rule);
+        assert_eq!(rows.len(), 4);
+        for row in &rows {
+            let lru = row["policy"] == "lru";
+            let cap = row["size"].as_u64().unwrap() as usize;
+            let (hits, expired, hit_bytes) = naive(lru, cap, ttl_of);
+            assert_eq!(row["hits"], hits, "{rule} {row}");
+            assert_eq!(row["expired"], expired, "{rule} {row}");
+            assert_eq!(row["hit_bytes"], hit_bytes, "{rule} {row}");
+            assert_eq!(row["misses"], 3000 - hits, "{rule} {row}");
+            assert!(expired > 0, "{rule}: nothing expired: {row}");
+        }
+    }
+    // Every policy sees the same requests with TTLs as without (a stale copy stays cached), so
+    // a TTL only turns hits into revalidations: hits + expired is the hits without TTLs.
+    let every = |ttl: Option<&str>| replay("all", true, ttl);
+    let plain = every(None);
+    for rule in ["trace", "7", "100:3,200:9,20"] {
+        for (a, b) in every(Some(rule)).iter().zip(&plain) {
+            let (h, e) = (a["hits"].as_u64().unwrap(), a["expired"].as_u64().unwrap());
+            assert_eq!(h + e, b["hits"].as_u64().unwrap(), "{rule} {a}");
+        }
+    }
+    // The rule's name; a TTL beyond the trace is no TTL.
+    assert_eq!(run("7")[0]["ttl"], "7");
+    let long = run("100d");
+    let none = replay("lru,fifo", false, None);
+    for (a, b) in long.iter().zip(&none) {
+        assert_eq!(a["hits"], b["hits"]);
+        assert_eq!(a["expired"], 0);
+        assert_eq!(b["ttl"], "none");
+    }
+    // `--ttl trace` on a trace without TTLs: a warning, once.
+    let out = cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.csv",
+            "--format",
+            "csv",
+            "--csv-header",
+            "--csv-id",
+            "2",
+            "--policy",
+            "lru,fifo",
+            "--size",
+            "10",
+            "--ttl",
+            "trace",
+            "--no-plot",
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("no request of the trace carries one").count(),
+        1,
+        "{err}"
+    );
+    refuses(
+        d.path(),
+        &[
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.csv",
+                    "--format",
+                    "csv",
+                    "--size",
+                    "10",
+                    "--ttl",
+                    "5x",
+                ],
+                &["--ttl", "5x", "allowed", "SIZE:DURATION"],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.csv",
+                    "--format",
+                    "csv",
+                    "--size",
+                    "10",
+                    "--ttl",
+                    "1GiB:1h,1KiB:1h,1d",
+                ],
+                &["--ttl", "grow"],
+            ),
+        ],
+    );
+}
+
+/// `cache-hierarchy`: with modulo routing, LRU edges and an LRU parent equal a naive model (a
+/// recency list per cache; an edge's misses go to the parent, the parent's to the origin) tier
+/// by tier, in requests, hits and bytes, at two parent sizes and in bytes too; the tiers add up
+/// (edge hits + parent hits + origin requests = all requests); one edge with a parent is the
+/// edge's cache-replay row; the figure is drawn; bad routes and sizes are refused.
+#[test]
+fn a_two_tier_hierarchy_equals_the_naive_model() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "2000",
+            "--requests",
+            "30000",
+            "--alpha",
+            "0.8",
+            "--seed",
+            "5",
+            "--max-size",
+            "500",
+        ],
+    );
+    let reqs: Vec<(u64, u64)> = read(&d.path().join("t.bin"))
+        .chunks_exact(24)
+        .map(|r| {
+            (
+                u64::from_le_bytes(r[4..12].try_into().unwrap()),
+                u64::from(u32::from_le_bytes(r[12..16].try_into().unwrap())),
+            )
+        })
+        .collect();
+    // A naive LRU of `cap` units: a recency list, evicting from the front until the object fits;
+    // an object heavier than the capacity is not stored.
+    struct Naive {
+        cap: u64,
+        used: u64,
+        list: Vec<(u64, u64)>,
+    }
+    impl Naive {
+        fn access(&mut self, id: u64, w: u64) -> bool {
+            if let Some(p) = self.list.iter().position(|&(i, _)| i == id) {
+                let e = self.list.remove(p);
+                self.list.push(e);
+                return true;
+            }
+            if w <= self.cap {
+                while self.used + w > self.cap {
+                    self.used -= self.list.remove(0).1;
+                }
+                self.list.push((id, w));
+                self.used += w;
+            }
+            false
+        }
+    }
+    let model = |edges: u64, edge: u64, parent: u64, bytes: bool| {
+        let new = |cap| Naive {
+            cap,
+            used: 0,
+            list: Vec::new(),
+        };
+        let mut e: Vec<Naive> = (0..edges).map(|_| new(edge)).collect();
+        let mut p = new(parent);
+        // (requests, hits, hit bytes) per edge, then parent, then origin (requests, bytes).
+        let mut at = vec![(0u64, 0u64, 0u64); edges as usize + 2];
+        for &(id, size) in &reqs {
+            let w = if bytes { size } else { 1 };
+            let k = (id % edges) as usize;
+            at[k].0 += 1;
+            if e[k].access(id, w) {
+                at[k].1 += 1;
+                at[k].2 += size;
+                continue;
+            }
+            let j = edges as usize;
+            at[j].0 += 1;
+            if p.access(id, w) {
+                at[j].1 += 1;
+                at[j].2 += size;
+            } else {
+                at[j + 1].0 += 1;
+                at[j + 1].2 += size;
+            }
+        }
+        at
+    };
+    for (unit, edge, parents) in [
+        ("objects", 100u64, [150u64, 600]),
+        ("bytes", 20000, [40000, 150000]),
+    ] {
+        let joined = format!("{},{}", parents[0], parents[1]);
+        let rows = json_lines(&cdnlab(
+            &[
+                "cache-hierarchy",
+                "--trace",
+                "t.bin",
+                "--edges",
+                "3",
+                "--route",
+                "modulo",
+                "--edge-size",
+                &edge.to_string(),
+                "--parent-size",
+                &joined,
+                "--size-unit",
+                unit,
+                "--json",
+                "--plot",
+                "h/s.svg",
+            ],
+            d.path(),
+        ));
+        assert_eq!(rows.len(), 2 * (3 + 3));
+        for (i, &parent) in parents.iter().enumerate() {
+            let want = model(3, edge, parent, unit == "bytes");
+            let got = &rows[i * 6..(i + 1) * 6];
+            for k in 0..3 {
+                let r = &got[1 + k];
+                assert_eq!(r["tier"], format!("edge-{k}"));
+                assert_eq!(
+                    (
+                        r["requests"].as_u64(),
+                        r["hits"].as_u64(),
+                        r["hit_bytes"].as_u64()
+                    ),
+                    (Some(want[k].0), Some(want[k].1), Some(want[k].2)),
+                    "{unit} {r}"
+                );
+            }
+            let (p, o) = (&got[4], &got[5]);
+            assert_eq!(
+                (p["tier"].as_str(), o["tier"].as_str()),
+                (Some("parent"), Some("origin"))
+            );
+            assert_eq!(
+                (
+                    p["requests"].as_u64(),
+                    p["hits"].as_u64(),
+                    p["hit_bytes"].as_u64()
+                ),
+                (Some(want[3].0), Some(want[3].1), Some(want[3].2)),
+                "{unit} {p}"
+            );
+            assert_eq!(
+                (o["requests"].as_u64(), o["bytes"].as_u64()),
+                (Some(want[4].0), Some(want[4].2)),
+                "{unit} {o}"
+            );
+            // A parent smaller than the edges together can hit nothing (LRU's misses reach it
+            // with long reuse distances); the larger one must hit, or the check is idle.
+            assert!(
+                i == 0 || want[3].1 > 0,
+                "the parent hit nothing: the check is idle"
+            );
+            // The tiers add up.
+            let n = |v: &serde_json::Value| v.as_u64().unwrap();
+            assert_eq!(
+                n(&got[0]["hits"]) + n(&p["hits"]) + n(&o["requests"]),
+                30000
+            );
+            let share: f64 = [&got[0], p, o]
+                .iter()
+                .map(|r| r["served_share"].as_f64().unwrap())
+                .sum();
+            assert!((share - 1.0).abs() < 1e-12, "{share}");
+        }
+    }
+    assert!(d.path().join("h/s.png").is_file());
+    // One edge: the edge is cache-replay's cache.
+    let one = json_lines(&cdnlab(
+        &[
+            "cache-hierarchy",
+            "--trace",
+            "t.bin",
+            "--edges",
+            "1",
+            "--edge-policy",
+            "s3fifo",
+            "--edge-size",
+            "100",
+            "--parent-size",
+            "300",
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    let alone = json_lines(&cdnlab(
+        &[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--policy",
+            "s3fifo",
+            "--size",
+            "100",
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    assert_eq!(one[1]["hits"], alone[0]["hits"]);
+    refuses(
+        d.path(),
+        &[
+            (
+                &[
+                    "cache-hierarchy",
+                    "--trace",
+                    "t.bin",
+                    "--edge-size",
+                    "10",
+                    "--parent-size",
+                    "10",
+                    "--route",
+                    "dns",
+                ],
+                &["route `dns`", "hash", "random"],
+            ),
+            (
+                &[
+                    "cache-hierarchy",
+                    "--trace",
+                    "t.bin",
+                    "--edge-size",
+                    "10",
+                    "--parent-size",
+                    "10",
+                    "--edges",
+                    "0",
+                ],
+                &["--edges 0", "at least 1"],
+            ),
+            (
+                &[
+                    "cache-hierarchy",
+                    "--trace",
+                    "t.bin",
+                    "--edge-size",
+                    "0.00001",
+                    "--parent-size",
+                    "10",
+                ],
+                &["--edge-size 0.00001", "less than 1"],
             ),
         ],
     );

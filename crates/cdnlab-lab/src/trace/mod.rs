@@ -3,6 +3,7 @@
 //! chunk in constant memory (oracleGeneral plain or zstd-compressed, CSV, one id a line), with
 //! the file's first bytes checked against the format asked for.
 
+pub mod hierarchy;
 pub mod mrc;
 pub mod replay;
 pub mod stats;

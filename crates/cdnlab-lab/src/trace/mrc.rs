@@ -1,19 +1,50 @@
-//! The LRU miss-ratio curve of a trace in one pass (capacities in objects or bytes):
-//! exact by stack distances, or estimated by SHARDS sampling; CSV or JSON and a plot.
+//! The miss-ratio curve of a trace (capacities in objects or bytes). LRU's in one pass: exact
+//! by stack distances, or estimated by SHARDS sampling. Any policy's by replaying it at every
+//! size: in full, or in miniature (a spatial sample of the objects, each cache scaled by its
+//! rate). CSV or JSON and a plot.
 
 use super::{TraceInput, spare_core, stream};
-use crate::error::{Error, Result};
+use crate::error::{ArgStyle, Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
-use cdnlab::cache::Unit;
 use cdnlab::cache::mrc::{ByteShards, ByteStackDistances, Shards, ShardsFixed, StackDistances};
+use cdnlab::cache::{Policy, Unit};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The keys of a curve's row (`cdnlab mrc --json`, Python's `cdnlab.mrc`), in the order
+/// Python's table shows them.
+pub const MRC_COLUMNS: [&str; 15] = [
+    "policy",
+    "size",
+    "size_unit",
+    "miss_ratio",
+    "byte_miss_ratio",
+    "exact_miss_ratio",
+    "sample",
+    "sample_size",
+    "final_rate",
+    "method",
+    "requests",
+    "objects",
+    "seconds",
+    "exact_seconds",
+    "warnings",
+];
 
 /// What curve to compute.
 #[derive(Debug, Clone)]
 pub struct MrcPlan {
     pub input: TraceInput,
+    /// The eviction policy (LRU by stack distances unless `by_replay`; any other by replay).
+    pub policy: Policy,
+    /// Compute LRU's curve by replays too (as any other policy's), e.g. to check miniature
+    /// simulation against the exact curve.
+    pub by_replay: bool,
+    /// Replays: worker threads (None: one per core). Results do not depend on it.
+    pub threads: Option<usize>,
+    /// How errors name the arguments.
+    pub style: ArgStyle,
     /// Capacities in `unit` (None: 40 sizes spaced evenly on a log scale from 1 to the trace's
     /// distinct objects, or, in bytes, from its largest object to its working set).
     pub sizes: Option<Vec<u64>>,
@@ -52,6 +83,11 @@ pub struct Mrc {
     pub seconds: f64,
     /// The largest |sampled - exact| over the sizes, when both were computed.
     pub error: Option<f64>,
+    /// The mean |sampled - exact| over the sizes, when both were computed.
+    pub mean_error: Option<f64>,
+    /// Seconds the exact curve took on its own (the full replays), beside a miniature's.
+    pub exact_seconds: Option<f64>,
+    pub policy: Policy,
 }
 
 /// Parses `--sizes` (`what` names it in errors) and settles the unit: capacities, whole
@@ -92,10 +128,16 @@ fn log_sizes(max: u64, n: usize) -> Vec<u64> {
 pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
     let sampled = a.sample.is_some() || a.sample_size.is_some();
     if a.exact_too && !sampled {
-        return Err(Error::Usage(
-            "--exact-too compares a sampled curve with the exact one: give --sample or --sample-size"
-                .into(),
-        ));
+        let n = |f| a.style.arg(f);
+        return Err(Error::Usage(format!(
+            "{} compares a sampled curve with the exact one: give {} or {}",
+            n("--exact-too"),
+            n("--sample"),
+            n("--sample-size")
+        )));
+    }
+    if a.by_replay || a.policy != Policy::Lru {
+        return mrc_replay(a);
     }
     if a.unit == Unit::Bytes {
         return mrc_bytes(a);
@@ -105,15 +147,22 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         .sample
         .map(|r| {
             Shards::new(r).map_err(|_| {
-                Error::Usage(format!("--sample {r}: the rate must be above 0, at most 1"))
+                Error::Usage(format!(
+                    "{} {r}: the rate must be above 0, at most 1",
+                    a.style.arg("--sample")
+                ))
             })
         })
         .transpose()?;
     let mut fixed = a
         .sample_size
         .map(|n| {
-            ShardsFixed::new(n)
-                .map_err(|_| Error::Usage(format!("--sample-size {n}: at least 1 object")))
+            ShardsFixed::new(n).map_err(|_| {
+                Error::Usage(format!(
+                    "{} {n}: at least 1 object",
+                    a.style.arg("--sample-size")
+                ))
+            })
         })
         .transpose()?;
     let t = Instant::now();
@@ -161,6 +210,7 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         .or(exact_curve.clone())
         .unwrap_or_default();
     let error = largest_gap(exact_curve.as_deref(), sampled_curve.as_deref());
+    let mean_error = mean_gap(exact_curve.as_deref(), sampled_curve.as_deref());
     Ok(Mrc {
         sizes,
         unit: Unit::Objects,
@@ -175,6 +225,9 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         objects,
         seconds,
         error,
+        mean_error,
+        exact_seconds: None,
+        policy: Policy::Lru,
     })
 }
 
@@ -187,6 +240,176 @@ fn largest_gap(exact: Option<&[f64]>, sampled: Option<&[f64]>) -> Option<f64> {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max),
     )
+}
+
+/// The mean |sampled - exact| over the sizes where both are numbers, when both curves were
+/// computed.
+fn mean_gap(exact: Option<&[f64]>, sampled: Option<&[f64]>) -> Option<f64> {
+    let (e, s) = (exact?, sampled?);
+    let gaps: Vec<f64> = e
+        .iter()
+        .zip(s)
+        .map(|(a, b)| (a - b).abs())
+        .filter(|g| g.is_finite())
+        .collect();
+    Some(gaps.iter().sum::<f64>() / gaps.len().max(1) as f64)
+}
+
+/// Any policy's curve by replaying it at each size (and LRU's, when asked): in full, or in
+/// miniature with a sample; with `exact_too`, the full replays as well, each timed on its own.
+fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
+    use super::replay::{self, ReplayPlan, Sampling, SizeSpec};
+    use cdnlab::cache::admission::Admission;
+    let n = |f| a.style.arg(f);
+    let sampling = Sampling::from_args(
+        a.sample,
+        a.sample_size,
+        (&n("--sample"), &n("--sample-size")),
+    )?;
+    if a.exact_too && sampling.is_none() {
+        return Err(Error::Usage(format!(
+            "{} compares a miniature curve with the full replays: give {} or {}",
+            n("--exact-too"),
+            n("--sample"),
+            n("--sample-size")
+        )));
+    }
+    let sized = a.unit == Unit::Bytes;
+    let t = Instant::now();
+    // Without sizes, a first pass finds the working set and the largest object (and a
+    // fixed-size sample), so that the default sizes reach the working set and each stands for
+    // a miniature cache of at least 1.
+    let k = match sampling {
+        Some(Sampling::Objects(k)) => Some(k),
+        _ => None,
+    };
+    let first = if a.sizes.is_none() || k.is_some() {
+        Some(replay::first_pass(&a.input, sized, a.sizes.is_none(), k)?)
+    } else {
+        None
+    };
+    let (wss, settled) = first.map_or((None, None), |(w, s)| (w, s));
+    let sampling = match (sampling, settled) {
+        (Some(Sampling::Objects(_)), Some(s)) => Some(Sampling::Settled(s)),
+        (s, _) => s,
+    };
+    let rate = match sampling {
+        Some(Sampling::Rate(r)) => r,
+        Some(Sampling::Settled(s)) => s.rate(),
+        _ => 1.0,
+    };
+    let sizes = match (&a.sizes, wss) {
+        (Some(s), _) => s.clone(),
+        (None, Some(w)) => {
+            // The smallest size whose miniature holds MIN_MINIATURE objects (of the mean size,
+            // in bytes).
+            let mean = if sized {
+                w.bytes as f64 / w.objects.max(1) as f64
+            } else {
+                1.0
+            };
+            let lo = if sampling.is_some() {
+                (replay::MIN_MINIATURE as f64 * mean / rate).ceil() as u64
+            } else {
+                1
+            };
+            if sized {
+                thin(&byte_grid(), lo.max(w.largest), w.bytes.max(lo), 40)
+            } else {
+                log_sizes(w.objects, 40)
+                    .into_iter()
+                    .filter(|&c| c >= lo)
+                    .collect()
+            }
+        }
+        (None, None) => unreachable!("the first pass counts the working set without sizes"),
+    };
+    if sizes.is_empty() {
+        return Err(Error::Usage(format!(
+            "sampling {rate:.6} of the objects leaves no size with a miniature cache of at least \
+             1: sample more"
+        )));
+    }
+    // Each size asked for must stand for a miniature cache of at least 1.
+    if let Some(&c) = sizes.iter().find(|&&c| (c as f64 * rate).round() < 1.0) {
+        return Err(Error::Usage(format!(
+            "{} {c}: sampling {rate:.6} of the objects, it stands for a miniature cache of less \
+             than 1 {}; give sizes of at least {}, or sample more",
+            n("--sizes"),
+            if sized { "byte" } else { "object" },
+            (0.5 / rate).ceil() as u64
+        )));
+    }
+    let specs: Vec<SizeSpec> = sizes
+        .iter()
+        .map(|&c| {
+            if sized {
+                SizeSpec::Bytes(c)
+            } else {
+                SizeSpec::Absolute(c)
+            }
+        })
+        .collect();
+    let plan = |sample| ReplayPlan {
+        input: a.input.clone(),
+        policies: vec![a.policy],
+        sizes: specs.clone(),
+        unit: a.unit,
+        admission: Admission::All,
+        threads: a.threads,
+        sample,
+        style: a.style,
+        ttl: None,
+    };
+    let main = replay::replay(&plan(sampling))?;
+    let seconds = t.elapsed().as_secs_f64();
+    let (exact, exact_seconds) = if a.exact_too {
+        let t = Instant::now();
+        let r = replay::replay(&plan(None))?;
+        (Some(r), Some(t.elapsed().as_secs_f64()))
+    } else {
+        (None, None)
+    };
+    let col = |r: &replay::Replayed, f: fn(&replay::ReplayRow) -> f64| {
+        r.rows.iter().map(f).collect::<Vec<f64>>()
+    };
+    let miss_ratio = col(&main, |r| r.miss_ratio);
+    let exact_curve = exact.as_ref().map(|e| col(e, |r| r.miss_ratio));
+    let sampled = sampling.is_some();
+    let sampled_curve = sampled.then(|| miss_ratio.clone());
+    let mut warnings: Vec<String> = main.rows.iter().flat_map(|r| r.warnings.clone()).collect();
+    warnings.dedup();
+    let method = match sampling {
+        Some(Sampling::Rate(r)) => format!("miniature simulation, rate {r}"),
+        Some(_) => format!(
+            "miniature simulation, {} objects (rate {rate:.6})",
+            a.sample_size.unwrap_or(0)
+        ),
+        None => "full replays".into(),
+    };
+    Ok(Mrc {
+        unit: a.unit,
+        byte_miss_ratio: Some(col(&main, |r| r.byte_miss_ratio)),
+        miss_ratio,
+        warnings,
+        error: largest_gap(exact_curve.as_deref(), sampled_curve.as_deref()),
+        mean_error: mean_gap(exact_curve.as_deref(), sampled_curve.as_deref()),
+        exact: exact_curve,
+        sampled,
+        method,
+        final_rate: sampled.then_some(rate),
+        requests: exact
+            .as_ref()
+            .unwrap_or(&main)
+            .rows
+            .first()
+            .map_or(0, |r| r.requests),
+        objects: wss.map_or(0, |w| w.objects),
+        sizes,
+        seconds,
+        exact_seconds,
+        policy: a.policy,
+    })
 }
 
 /// Candidate default capacities in bytes: 2^(k/4) bytes, four a doubling, up to 2^52.
@@ -215,11 +438,11 @@ fn thin(grid: &[u64], lo: u64, hi: u64, n: usize) -> Vec<u64> {
 /// rate (fixed-size SHARDS counts objects only).
 fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     if a.sample_size.is_some() {
-        return Err(Error::Usage(
-            "--sample-size: fixed-size SHARDS counts objects; with capacities in bytes give a \
-             rate (--sample)"
-                .into(),
-        ));
+        return Err(Error::Usage(format!(
+            "{}: fixed-size SHARDS counts objects; with capacities in bytes give a rate ({})",
+            a.style.arg("--sample-size"),
+            a.style.arg("--sample")
+        )));
     }
     // Without sizes, the candidates are a fine log grid, thinned to 40 after the pass.
     let asked = a.sizes.clone();
@@ -229,7 +452,10 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
         .sample
         .map(|r| {
             ByteShards::new(r, &caps).map_err(|_| {
-                Error::Usage(format!("--sample {r}: the rate must be above 0, at most 1"))
+                Error::Usage(format!(
+                    "{} {r}: the rate must be above 0, at most 1",
+                    a.style.arg("--sample")
+                ))
             })
         })
         .transpose()?;
@@ -287,9 +513,13 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
         .or(exact_curve.clone())
         .unwrap_or_default();
     let misses = |c: &Vec<(f64, f64)>| c.iter().map(|x| x.0).collect::<Vec<f64>>();
-    let error = largest_gap(
-        exact_curve.as_ref().map(misses).as_deref(),
-        sampled_curve.as_ref().map(misses).as_deref(),
+    let (e, s) = (
+        exact_curve.as_ref().map(misses),
+        sampled_curve.as_ref().map(misses),
+    );
+    let (error, mean_error) = (
+        largest_gap(e.as_deref(), s.as_deref()),
+        mean_gap(e.as_deref(), s.as_deref()),
     );
     let mut warnings = Vec::new();
     if let Some(&below) = sizes.first().filter(|&&c| c < u64::from(largest)) {
@@ -316,6 +546,9 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
         objects,
         seconds,
         error,
+        mean_error,
+        exact_seconds: None,
+        policy: Policy::Lru,
     })
 }
 
@@ -342,7 +575,7 @@ pub fn draw(m: &Mrc, svg_path: &Path) -> Result<Vec<PathBuf>> {
         });
     }
     crate::plot::write_mrc(
-        "LRU miss-ratio curve".into(),
+        format!("{} miss-ratio curve", m.policy.name()),
         m.unit.name(),
         series,
         svg_path,

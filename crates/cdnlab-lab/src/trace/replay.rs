@@ -9,15 +9,22 @@
 //! stays constant in the trace's length and the results do not depend on the thread count.
 
 use super::{TraceInput, spare_core, stream};
-use crate::error::{Error, Result};
+use crate::error::{ArgStyle, Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
 use cdnlab::cache::admission::Admission;
+use cdnlab::cache::mrc::{SmallestHashes, SpatialSample};
+use cdnlab::cache::ttl::Ttl;
 use cdnlab::cache::{Cache, Capacity, Policy, Tally, Unit};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The fewest objects a miniature cache should hold: below it the sample's few objects, and a
+/// policy's small parts (S3-FIFO's small queue, a tenth; W-TinyLFU's window, a hundredth) make
+/// the estimate unreliable. `cdnlab mrc`'s default sizes start there; smaller ones are warned of.
+pub const MIN_MINIATURE: u64 = 100;
 
 /// The seed of `prob:P` admission's generator in a replay.
 pub const ADMISSION_SEED: u64 = 1;
@@ -33,6 +40,53 @@ pub struct ReplayPlan {
     pub admission: Admission,
     /// Worker threads (None: one per core). Results do not depend on it.
     pub threads: Option<usize>,
+    /// Miniature simulation: replay only a spatial sample of the objects, each cache scaled by
+    /// the sample's rate (None: the whole trace).
+    pub sample: Option<Sampling>,
+    /// How errors name the arguments.
+    pub style: ArgStyle,
+    /// Objects expire by this rule ([`Ttl`]; None: never).
+    pub ttl: Option<Ttl>,
+}
+
+/// How a miniature simulation samples the objects ([`SpatialSample`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// This share of the objects, in (0, 1].
+    Rate(f64),
+    /// This many objects (those with the smallest hashes; every object when the trace has
+    /// fewer), found in a first pass.
+    Objects(usize),
+    /// A sample already settled (by an earlier pass).
+    Settled(SpatialSample),
+}
+
+impl Sampling {
+    /// The sampling asked for by a rate or a number of objects (at most one of them); `rate`
+    /// and `size` name the two arguments in errors.
+    pub fn from_args(
+        rate: Option<f64>,
+        objects: Option<usize>,
+        names: (&str, &str),
+    ) -> Result<Option<Sampling>> {
+        match (rate, objects) {
+            (Some(_), Some(_)) => Err(Error::Usage(format!(
+                "{} and {}: give one (a share of the objects, or a number of them)",
+                names.0, names.1
+            ))),
+            (Some(r), None) if !(r > 0.0 && r <= 1.0) => Err(Error::Usage(format!(
+                "{} {r}: the share of objects sampled must be above 0, at most 1",
+                names.0
+            ))),
+            (None, Some(0)) => Err(Error::Usage(format!(
+                "{} 0: sample at least 1 object",
+                names.1
+            ))),
+            (Some(r), None) => Ok(Some(Sampling::Rate(r))),
+            (None, Some(k)) => Ok(Some(Sampling::Objects(k))),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// A requested size: a fraction of the working set, a capacity in the replay's unit, or a
@@ -118,28 +172,64 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// The trace's working set: distinct objects, and their bytes at each one's first request
-/// (libCacheSim's `cal_working_set_size`, without its sampling of traces above 1 GiB).
-fn working_set(a: &TraceInput, sized: bool) -> Result<(u64, u64)> {
+/// What a first pass over the trace finds: the working set (distinct objects, and their bytes
+/// at each one's first request: libCacheSim's `cal_working_set_size`, without its sampling of
+/// traces above 1 GiB), and the `k` objects of a fixed-size sample.
+pub(crate) fn first_pass(
+    a: &TraceInput,
+    sized: bool,
+    wss: bool,
+    k: Option<usize>,
+) -> Result<(Option<WorkingSet>, Option<SpatialSample>)> {
     let mut seen = HashSet::new();
     let mut bytes = 0u64;
+    let mut largest = 0u32;
+    let mut smallest = k
+        .map(SmallestHashes::new)
+        .transpose()
+        .map_err(|e| Error::Usage(e.to_string()))?;
     stream(a, sized, false, spare_core(1), |reqs| {
         for r in reqs {
-            if seen.insert(r.id) {
+            if wss && seen.insert(r.id) {
                 bytes += u64::from(r.size);
+                largest = largest.max(r.size);
+            }
+            if let Some(s) = smallest.as_mut() {
+                s.access(r.id);
             }
         }
     })?;
-    Ok((seen.len() as u64, bytes))
+    Ok((
+        wss.then_some(WorkingSet {
+            objects: seen.len() as u64,
+            bytes,
+            largest: u64::from(largest),
+        }),
+        smallest.map(|s| s.sample()),
+    ))
+}
+
+/// A trace's distinct objects, their bytes (each at its first request), and the largest of
+/// those sizes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WorkingSet {
+    pub objects: u64,
+    pub bytes: u64,
+    pub largest: u64,
 }
 
 /// One (policy, size) replay's outcome.
 struct Outcome {
     policy: Policy,
     spec: SizeSpec,
+    /// The size asked for, and the cache replayed (smaller in a miniature simulation).
+    size: u64,
     capacity: u64,
     requests: u64,
     bytes: u64,
+    /// The whole trace's requests and bytes (more than the above in a miniature), and its
+    /// requests that carry a TTL (counted with `--ttl trace` only).
+    whole: Whole,
     tally: Tally,
     sim_s: f64,
     cached_objects: usize,
@@ -147,19 +237,35 @@ struct Outcome {
     heap_bytes: usize,
     /// The largest object requested, in the capacity's unit.
     largest: u64,
+    /// Requests that found their object stale, and their bytes.
+    expired: (u64, u64),
 }
 
 /// A cache being replayed, with its counters.
 struct Job {
     policy: Policy,
     spec: SizeSpec,
+    size: u64,
     capacity: u64,
     cache: Box<dyn Cache + Send>,
     requests: u64,
     bytes: u64,
+    whole: Whole,
     tally: Tally,
     sim_s: f64,
     largest: u64,
+}
+
+/// Requests and bytes counted, summed chunk by chunk.
+#[derive(Debug, Clone, Copy, Default)]
+struct Whole(u64, u64, u64);
+
+impl std::ops::AddAssign<(u64, u64, u64)> for Whole {
+    fn add_assign(&mut self, (n, b, t): (u64, u64, u64)) {
+        self.0 += n;
+        self.1 += b;
+        self.2 += t;
+    }
 }
 
 /// A worker's jobs (with their order numbers) after the replay, and its reading time.
@@ -170,6 +276,7 @@ type WorkerDone = (Vec<(usize, Job)>, f64);
 fn replay_all(
     a: &ReplayPlan,
     sized: bool,
+    sample: Option<SpatialSample>,
     jobs: Vec<Job>,
     threads: usize,
 ) -> Result<(Vec<Outcome>, f64)> {
@@ -185,13 +292,35 @@ fn replay_all(
             .map(|mut share| {
                 s.spawn(move || {
                     let offline = share.iter().any(|(_, j)| j.policy.offline());
-                    let read_s = stream(&a.input, sized, offline, read_ahead, |reqs| {
+                    let mut kept = Vec::new();
+                    let read_s = stream(&a.input, sized, offline, read_ahead, |all| {
+                        // A miniature simulation sees only the sampled objects' requests.
+                        let reqs = match sample {
+                            Some(s) => {
+                                kept.clear();
+                                kept.extend(all.iter().filter(|r| s.keeps(r.id)).copied());
+                                &kept[..]
+                            }
+                            None => all,
+                        };
                         // Once a chunk for all the worker's caches: the bytes requested, and
                         // the largest object (for the warning that a cache never filled).
                         let (bytes, largest) = reqs.iter().fold((0u64, 0u32), |(b, m), r| {
                             (b + u64::from(r.size), m.max(r.size))
                         });
+                        // The whole trace's, which a miniature's ratios are taken over.
+                        let all_bytes = if sample.is_some() {
+                            all.iter().map(|r| u64::from(r.size)).sum()
+                        } else {
+                            bytes
+                        };
+                        let with_ttl = if a.ttl == Some(Ttl::Trace) {
+                            all.iter().filter(|r| r.ttl > 0).count() as u64
+                        } else {
+                            0
+                        };
                         for (_, j) in share.iter_mut() {
+                            j.whole += (all.len() as u64, all_bytes, with_ttl);
                             let t = Instant::now();
                             j.tally += j.cache.replay_dyn(reqs);
                             j.sim_s += t.elapsed().as_secs_f64();
@@ -223,15 +352,18 @@ fn replay_all(
         .map(|(occupancy, j)| Outcome {
             policy: j.policy,
             spec: j.spec,
+            size: j.size,
             capacity: j.capacity,
             requests: j.requests,
             bytes: j.bytes,
+            whole: j.whole,
             tally: j.tally,
             sim_s: j.sim_s,
             cached_objects: occupancy.objects,
             used: occupancy.used,
             heap_bytes: occupancy.heap_bytes,
             largest: j.largest,
+            expired: j.cache.expired(),
         })
         .collect();
     Ok((outcomes, read_s))
@@ -249,9 +381,19 @@ pub struct ReplayRow {
     pub size_fraction: Option<f64>,
     pub size_unit: &'static str,
     pub admission: String,
+    /// The TTL rule (`none`, `trace`, seconds, or size classes).
+    pub ttl: String,
+    /// Miniature simulation: the share of the objects sampled, and the cache replayed for
+    /// `size` (the counts below are then the sample's).
+    pub sample_rate: Option<f64>,
+    pub miniature_size: Option<u64>,
     pub requests: u64,
     pub hits: u64,
     pub misses: u64,
+    /// Misses that found their object stale (revalidations: in `misses` too), and their bytes
+    /// (in `miss_bytes` too).
+    pub expired: u64,
+    pub expired_bytes: u64,
     pub miss_ratio: f64,
     pub hit_ratio: f64,
     /// Bytes requested (each request's object size), served from the cache, and not.
@@ -275,7 +417,7 @@ pub struct ReplayRow {
 }
 
 /// The column names of [`ReplayRow`], in order.
-pub const REPLAY_COLUMNS: [&str; 27] = [
+pub const REPLAY_COLUMNS: [&str; 32] = [
     "trace",
     "format",
     "policy",
@@ -283,9 +425,14 @@ pub const REPLAY_COLUMNS: [&str; 27] = [
     "size_fraction",
     "size_unit",
     "admission",
+    "ttl",
+    "sample_rate",
+    "miniature_size",
     "requests",
     "hits",
     "misses",
+    "expired",
+    "expired_bytes",
     "miss_ratio",
     "hit_ratio",
     "bytes",
@@ -333,10 +480,24 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     let unit = a.unit;
     let sized = unit == Unit::Bytes;
     let t0 = Instant::now();
-    let wss = if specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_))) {
-        Some(working_set(&a.input, sized)?)
+    let need_wss = specs.iter().any(|s| matches!(s, SizeSpec::Fraction(_)));
+    let k = match a.sample {
+        Some(Sampling::Objects(k)) => Some(k),
+        _ => None,
+    };
+    let (wss, bottom_k) = if need_wss || k.is_some() {
+        first_pass(&a.input, sized, need_wss, k)?
     } else {
-        None
+        (None, None)
+    };
+    let wss = wss.map(|w| (w.objects, w.bytes));
+    let sample = match a.sample {
+        Some(Sampling::Rate(r)) => {
+            Some(SpatialSample::at_rate(r).map_err(|e| Error::Usage(e.to_string()))?)
+        }
+        Some(Sampling::Objects(_)) => bottom_k,
+        Some(Sampling::Settled(s)) => Some(s),
+        None => None,
     };
     let wss_s = t0.elapsed().as_secs_f64();
     let mut jobs = Vec::new();
@@ -358,27 +519,36 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                     (whole as f64 * f) as u64
                 }
             };
-            let cap = Capacity::new(amount, unit).map_err(|_| {
+            // Checked before it is scaled.
+            Capacity::new(amount, unit).map_err(|_| {
                 Error::Usage(match spec {
                     SizeSpec::Fraction(f) => format!(
-                        "--size {f}: {f} of the working set ({} {}) is less than 1; give a \
+                        "{} {f}: {f} of the working set ({} {}) is less than 1; give a \
                          larger fraction",
+                        a.style.arg("--size"),
                         wss.map_or(0, |w| if sized { w.1 } else { w.0 }),
                         unit.name()
                     ),
                     SizeSpec::Absolute(_) | SizeSpec::Bytes(_) => {
-                        "--size: the capacity must be at least 1".into()
+                        format!("{}: the capacity must be at least 1", a.style.arg("--size"))
                     }
                 })
             })?;
+            let capacity = match sample {
+                Some(s) => miniature(s, amount, unit, a.style)?,
+                None => amount,
+            };
+            let cap = Capacity::new(capacity, unit).expect("at least 1");
             jobs.push(Job {
                 policy,
                 spec,
-                capacity: amount,
+                size: amount,
+                capacity,
                 // One seed for every cache: `prob:P` draws the same numbers in each.
-                cache: policy.build_admitted(cap, a.admission, ADMISSION_SEED),
+                cache: policy.build_full(cap, a.admission, ADMISSION_SEED, a.ttl.clone()),
                 requests: 0,
                 bytes: 0,
+                whole: Whole::default(),
                 tally: Tally::default(),
                 sim_s: 0.0,
                 largest: 0,
@@ -388,7 +558,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let (outs, read_s) = replay_all(a, sized, jobs, threads)?;
+    let (outs, read_s) = replay_all(a, sized, sample, jobs, threads)?;
     let rss = peak_rss();
     let rows: Vec<ReplayRow> = outs
         .iter()
@@ -396,27 +566,51 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
             let n = o.requests;
             let hits = o.tally.hits;
             let ratio = |a: u64, b: u64| a as f64 / b.max(1) as f64;
+            // A miniature's misses over the requests a share R of the whole trace's makes
+            // (SHARDS_adj, Waldspurger et al. FAST'15 section 4.3, applied to the miniature):
+            // hot objects sampled more or less often than their share are what makes the
+            // sample's count differ, and their requests are mostly hits.
+            let s_rate = sample.map_or(1.0, |s| s.rate());
+            let misses = |m: u64, all: u64| (m as f64 / (s_rate * all as f64).max(1.0)).min(1.0);
+            let miss_bytes = o.bytes - o.tally.hit_bytes;
+            let (miss_ratio, hit_ratio, byte_miss_ratio, byte_hit_ratio) = match sample {
+                Some(_) => {
+                    let (m, b) = (misses(n - hits, o.whole.0), misses(miss_bytes, o.whole.1));
+                    (m, 1.0 - m, b, 1.0 - b)
+                }
+                None => (
+                    ratio(n - hits, n),
+                    ratio(hits, n),
+                    ratio(miss_bytes, o.bytes),
+                    ratio(o.tally.hit_bytes, o.bytes),
+                ),
+            };
             ReplayRow {
                 trace: a.input.path.display().to_string(),
                 format: a.input.format.name(),
                 policy: o.policy,
-                size: o.capacity,
+                size: o.size,
                 size_fraction: match o.spec {
                     SizeSpec::Fraction(f) => Some(f),
                     SizeSpec::Absolute(_) | SizeSpec::Bytes(_) => None,
                 },
                 size_unit: unit.name(),
                 admission: a.admission.name(),
+                ttl: a.ttl.as_ref().map_or_else(|| "none".into(), Ttl::name),
+                sample_rate: sample.map(|s| s.rate()),
+                miniature_size: sample.map(|_| o.capacity),
                 requests: n,
                 hits,
                 misses: n - hits,
-                miss_ratio: ratio(n - hits, n),
-                hit_ratio: ratio(hits, n),
+                expired: o.expired.0,
+                expired_bytes: o.expired.1,
+                miss_ratio,
+                hit_ratio,
                 bytes: o.bytes,
                 hit_bytes: o.tally.hit_bytes,
                 miss_bytes: o.bytes - o.tally.hit_bytes,
-                byte_miss_ratio: ratio(o.bytes - o.tally.hit_bytes, o.bytes),
-                byte_hit_ratio: ratio(o.tally.hit_bytes, o.bytes),
+                byte_miss_ratio,
+                byte_hit_ratio,
                 read_seconds: read_s,
                 sim_seconds: o.sim_s,
                 mreq_per_s: n as f64 / o.sim_s.max(1e-9) / 1e6,
@@ -426,7 +620,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 working_set_objects: wss.map(|w| w.0),
                 working_set_bytes: wss.map(|w| w.1),
                 peak_rss_bytes: rss,
-                warnings: warnings(o, unit, a.admission),
+                warnings: warnings(o, unit, a.admission, a.ttl.as_ref()),
             }
         })
         .collect();
@@ -441,15 +635,70 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     })
 }
 
+/// The miniature cache standing for `amount` at the sample's rate: refused when it would hold
+/// nothing.
+fn miniature(s: SpatialSample, amount: u64, unit: Unit, style: ArgStyle) -> Result<u64> {
+    match s.scaled(amount) {
+        0 => Err(Error::Usage(format!(
+            "{} {amount} {}: sampling {:.4} of the objects, it stands for a miniature cache \
+             of less than 1 {}; give sizes of at least {} {}, or sample more",
+            style.arg("--size"),
+            unit.name(),
+            s.rate(),
+            match unit {
+                Unit::Objects => "object",
+                Unit::Bytes => "byte",
+            },
+            (0.5 / s.rate()).ceil() as u64,
+            unit.name()
+        ))),
+        c => Ok(c),
+    }
+}
+
 /// The warnings of one replay (also printed to stderr by the command):
 /// - a cache that ended the trace empty with no hit cached nothing at its size (S3-FIFO's small
 ///   queue is a tenth of the capacity, so under 10 objects it has no room; W-TinyLFU's window is
 ///   a hundredth, so under 100 objects);
 /// - a cache that ended with room for the trace's largest object besides what it holds never
 ///   had to evict: the size is above the trace's working set, and a larger one changes nothing.
-fn warnings(o: &Outcome, unit: Unit, admission: Admission) -> Vec<String> {
+fn warnings(o: &Outcome, unit: Unit, admission: Admission, ttl: Option<&Ttl>) -> Vec<String> {
     let mut w = Vec::new();
-    let at = format!("{} at {} {}", o.policy.name(), o.capacity, unit.name());
+    if ttl == Some(&Ttl::Trace) && o.whole.0 > 0 && o.whole.2 == 0 {
+        w.push(
+            "TTLs from the trace: no request of the trace carries one (oracleGeneral and vscsi \
+             have none; twr has its field, a CSV a TTL column), so nothing expired: give a rule \
+             instead (e.g. 1h)"
+                .to_string(),
+        );
+    }
+    if o.size != o.capacity {
+        let held = match unit {
+            Unit::Objects => o.capacity as f64,
+            // Objects of the mean size requested.
+            Unit::Bytes => o.capacity as f64 * o.requests as f64 / o.bytes.max(1) as f64,
+        };
+        if held < MIN_MINIATURE as f64 {
+            w.push(format!(
+                "{} at {} {}: its miniature holds about {held:.0} objects, fewer than \
+                 {MIN_MINIATURE}; the estimate is unreliable: give a larger size or sample more",
+                o.policy.name(),
+                o.size,
+                unit.name()
+            ));
+        }
+    }
+    let at = if o.size == o.capacity {
+        format!("{} at {} {}", o.policy.name(), o.capacity, unit.name())
+    } else {
+        format!(
+            "{} at {} {} (miniature {})",
+            o.policy.name(),
+            o.size,
+            unit.name(),
+            o.capacity
+        )
+    };
     if o.requests > 0 && o.tally.hits == 0 && o.cached_objects == 0 {
         let share = match o.policy {
             Policy::S3Fifo | Policy::S3FifoPaper => Some(("small queue", "tenth", 10)),
@@ -539,9 +788,14 @@ mod tests {
             size_fraction: None,
             size_unit: "objects",
             admission: "all".into(),
+            ttl: "none".into(),
+            sample_rate: None,
+            miniature_size: None,
             requests: 1,
             hits: 0,
             misses: 1,
+            expired: 0,
+            expired_bytes: 0,
             miss_ratio: 1.0,
             hit_ratio: 0.0,
             bytes: 1,

@@ -33,6 +33,7 @@ pub mod s3fifo;
 pub mod sieve;
 pub mod slots;
 pub mod slru;
+pub mod ttl;
 pub mod twoq;
 pub mod wtinylfu;
 
@@ -206,6 +207,11 @@ pub trait Cache {
     fn log_evictions(&mut self);
     /// Moves the ids evicted since the last call into `out` (none unless logging).
     fn drain_evictions(&mut self, out: &mut Vec<u64>);
+    /// Requests that found their object stale, and their bytes ([`ttl::Expiring`]; none
+    /// without TTLs).
+    fn expired(&self) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Implements [`Cache::replay_dyn`] by forwarding to the monomorphised default, and the
@@ -337,6 +343,33 @@ macro_rules! policies {
                 match self {
                     $(Policy::$variant => {
                         Box::new(admission::Admitted::new(($build)(cap), rule, seed))
+                    }),+
+                }
+            }
+
+            /// Builds an empty cache of this policy behind an admission policy and, with a
+            /// TTL rule, with expiring objects ([`ttl::Expiring`]); monomorphised per policy.
+            pub fn build_full(
+                self,
+                cap: Capacity,
+                rule: admission::Admission,
+                seed: u64,
+                ttl: Option<ttl::Ttl>,
+            ) -> Box<dyn Cache + Send> {
+                let Some(ttl) = ttl else {
+                    return self.build_admitted(cap, rule, seed);
+                };
+                match self {
+                    $(Policy::$variant => {
+                        let c = ($build)(cap);
+                        if rule == admission::Admission::All {
+                            Box::new(ttl::Expiring::new(c, ttl))
+                        } else {
+                            Box::new(ttl::Expiring::new(
+                                admission::Admitted::new(c, rule, seed),
+                                ttl,
+                            ))
+                        }
                     }),+
                 }
             }

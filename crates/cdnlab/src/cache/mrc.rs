@@ -291,6 +291,126 @@ pub struct Shards {
 /// Hash space of the sampling test (SHARDS' P = 2^24).
 const MODULUS: u64 = 1 << 24;
 
+/// SplitMix64's finaliser: a well-mixed hash of the id, so that sampling is spatial and
+/// unbiased whatever the ids' pattern. Every spatial sampler here (SHARDS, byte SHARDS,
+/// miniature simulation) tests this hash.
+pub fn spatial_hash(id: u64) -> u64 {
+    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The objects a miniature simulation keeps (Waldspurger, Saemundsson, Ahmad and Park,
+/// "Cache Modeling and Optimization using Miniature Simulations", USENIX ATC 2017): those whose
+/// [`spatial_hash`] is below a threshold T, a share R = T / 2^64 of the objects with every
+/// request to each. A cache of R x C replayed on the sampled requests stands for a cache of C
+/// on the whole trace, for any policy: its miss ratio over the sampled requests estimates the
+/// whole cache's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpatialSample {
+    threshold: u64,
+}
+
+impl SpatialSample {
+    /// A share `rate` in (0, 1] of the objects.
+    pub fn at_rate(rate: f64) -> Result<Self, crate::Error> {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(crate::Error::param(
+                "sample rate",
+                rate,
+                "above 0, at most 1",
+            ));
+        }
+        // 2^64 x rate, saturating at 1 (every object).
+        let threshold = if rate >= 1.0 {
+            u64::MAX
+        } else {
+            (rate * 2f64.powi(64)) as u64
+        };
+        Ok(SpatialSample {
+            threshold: threshold.max(1),
+        })
+    }
+
+    /// Every object with a hash at most `largest` (the bottom-k sample of [`SmallestHashes`]).
+    pub fn up_to(largest: u64) -> Self {
+        SpatialSample {
+            threshold: largest.saturating_add(1).max(1),
+        }
+    }
+
+    /// Whether requests to `id` are in the sample.
+    #[inline]
+    pub fn keeps(&self, id: u64) -> bool {
+        self.threshold == u64::MAX || spatial_hash(id) < self.threshold
+    }
+
+    /// The share of the objects sampled, R.
+    pub fn rate(&self) -> f64 {
+        if self.threshold == u64::MAX {
+            1.0
+        } else {
+            self.threshold as f64 / 2f64.powi(64)
+        }
+    }
+
+    /// The miniature cache standing for a cache of `capacity`: R x capacity, rounded (0 when
+    /// that is below a half: no miniature cache stands for it).
+    pub fn scaled(&self, capacity: u64) -> u64 {
+        (capacity as f64 * self.rate()).round() as u64
+    }
+}
+
+/// The `k` smallest distinct [`spatial_hash`]es of a trace's ids (a bottom-k sketch), for a
+/// miniature simulation with a fixed number of objects: after a pass, [`Self::sample`] keeps
+/// exactly `k` objects (all of them when the trace has at most `k`). Memory is O(k).
+#[derive(Debug, Clone)]
+pub struct SmallestHashes {
+    k: usize,
+    heap: std::collections::BinaryHeap<u64>,
+    held: std::collections::HashSet<u64>,
+}
+
+impl SmallestHashes {
+    /// The `k` (at least 1) smallest.
+    pub fn new(k: usize) -> Result<Self, crate::Error> {
+        if k == 0 {
+            return Err(crate::Error::param("sample size", 0, "at least 1 object"));
+        }
+        Ok(SmallestHashes {
+            k,
+            heap: std::collections::BinaryHeap::with_capacity(k + 1),
+            held: std::collections::HashSet::with_capacity(k + 1),
+        })
+    }
+
+    /// Records a request to `id`.
+    #[inline]
+    pub fn access(&mut self, id: u64) {
+        let h = spatial_hash(id);
+        if self.heap.len() == self.k && self.heap.peek().is_some_and(|&top| h >= top) {
+            return;
+        }
+        if self.held.insert(h) {
+            self.heap.push(h);
+            if self.heap.len() > self.k {
+                let top = self.heap.pop().expect("over k");
+                self.held.remove(&top);
+            }
+        }
+    }
+
+    /// The sample of the `k` objects seen with the smallest hashes (every object when fewer
+    /// were seen).
+    pub fn sample(&self) -> SpatialSample {
+        match self.heap.peek() {
+            Some(&top) if self.heap.len() == self.k => SpatialSample::up_to(top),
+            _ => SpatialSample::up_to(u64::MAX),
+        }
+    }
+}
+
 impl Shards {
     /// Sampling at `rate` in (0, 1].
     pub fn new(rate: f64) -> Result<Self, crate::Error> {
@@ -309,19 +429,10 @@ impl Shards {
         })
     }
 
-    /// SplitMix64's finaliser: a well-mixed hash of the id, so that sampling is spatial and
-    /// unbiased whatever the ids' pattern.
-    fn hash(id: u64) -> u64 {
-        let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
     /// Records a request (sampled or not).
     pub fn access(&mut self, id: u64) {
         self.seen += 1;
-        if Self::hash(id) % MODULUS < self.threshold {
+        if spatial_hash(id) % MODULUS < self.threshold {
             self.inner.access(id);
         }
     }
@@ -441,7 +552,7 @@ impl ShardsFixed {
     /// Records a request (sampled or not).
     pub fn access(&mut self, id: u64) {
         self.seen += 1;
-        let h = Shards::hash(id);
+        let h = spatial_hash(id);
         if h >= self.threshold {
             // Not (or no longer) sampled.
             return;
@@ -781,7 +892,7 @@ impl ByteShards {
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        if Shards::hash(id) % MODULUS < self.threshold {
+        if spatial_hash(id) % MODULUS < self.threshold {
             self.inner.access(id, size);
         }
     }
@@ -913,7 +1024,7 @@ mod tests {
     #[test]
     fn byte_shards_follow_the_exact_byte_curve() {
         let ids = zipf_ids(3);
-        let size = |id: u64| 1 + (Shards::hash(id ^ 77) % 1000) as u32;
+        let size = |id: u64| 1 + (spatial_hash(id ^ 77) % 1000) as u32;
         let caps: Vec<u64> = [1e4, 3e4, 1e5, 3e5, 1e6, 3e6]
             .iter()
             .map(|&c| c as u64)
@@ -968,6 +1079,48 @@ mod tests {
             .zip(b)
             .map(|(x, y)| (x - y).abs())
             .fold(0.0, f64::max)
+    }
+
+    /// A miniature's sample: a share R of 10^5 ids within 5 standard errors (sqrt(n R (1-R))
+    /// = 95 at R = 0.1); rate 1 keeps every id; out-of-range rates refused; scaling rounds.
+    #[test]
+    fn spatial_samples_keep_their_share() {
+        let s = SpatialSample::at_rate(0.1).unwrap();
+        let kept = (0..100_000u64).filter(|&id| s.keeps(id)).count() as f64;
+        assert!((kept - 10_000.0).abs() < 5.0 * 95.0, "{kept}");
+        assert!((s.rate() - 0.1).abs() < 1e-12);
+        assert_eq!((s.scaled(1000), s.scaled(4), s.scaled(5)), (100, 0, 1));
+        let all = SpatialSample::at_rate(1.0).unwrap();
+        assert!((0..1000u64).all(|id| all.keeps(id)));
+        assert_eq!(all.scaled(7), 7);
+        for bad in [0.0, -0.1, 1.5, f64::NAN] {
+            assert!(SpatialSample::at_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The bottom-k sample keeps exactly the k ids of smallest hash (against a sort), however
+    /// often and in whatever order they come; with fewer than k distinct ids, all of them.
+    #[test]
+    fn smallest_hashes_keep_exactly_k() {
+        let ids = zipf_ids(3);
+        let mut distinct: Vec<u64> = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for k in [1, 10, 500] {
+            let mut b = SmallestHashes::new(k).unwrap();
+            ids.iter().for_each(|&id| b.access(id));
+            let s = b.sample();
+            let mut by_hash = distinct.clone();
+            by_hash.sort_by_key(|&id| spatial_hash(id));
+            let want: Vec<u64> = by_hash[..k].to_vec();
+            let mut got: Vec<u64> = distinct.iter().copied().filter(|&id| s.keeps(id)).collect();
+            got.sort_by_key(|&id| spatial_hash(id));
+            assert_eq!(got, want, "k {k}");
+        }
+        let mut b = SmallestHashes::new(distinct.len() + 5).unwrap();
+        ids.iter().for_each(|&id| b.access(id));
+        assert_eq!(b.sample().rate(), 1.0);
+        assert!(SmallestHashes::new(0).is_err());
     }
 
     #[test]

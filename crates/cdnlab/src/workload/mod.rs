@@ -22,6 +22,9 @@ pub struct Request {
     pub id: u64,
     /// Object size in bytes (1 for unit-size workloads).
     pub size: u32,
+    /// Time to live from the trace, in its time unit (twr's field, a CSV column); 0: none.
+    /// (It sits in the padding after `size`: a request stays 32 bytes.)
+    pub ttl: u32,
     /// Index of the next request for the same object, or -1 if there is none.
     pub next_access: i64,
 }
@@ -33,6 +36,7 @@ impl Request {
             time,
             id,
             size,
+            ttl: 0,
             next_access: -1,
         }
     }

@@ -114,6 +114,7 @@ pub fn decode_oracle_general(
             time: u64::from(time),
             id,
             size,
+            ttl: 0,
             next_access,
         });
     }
@@ -181,6 +182,7 @@ pub fn decode_vscsi(
         time: u64_at(r, 24) / 1_000_000,
         id: u64_at(r, 16),
         size: u32_at(r, len_at),
+        ttl: 0,
         next_access: -1,
     }));
     Ok(())
@@ -194,7 +196,8 @@ pub const TWR_RECORD: usize = 20;
 /// Decodes a run of whole twr records into `out` (cleared first), as libCacheSim reads them:
 /// the size is key plus value; a get (operation 1 or 2) of an empty value is skipped, as
 /// libCacheSim's reader does by default (`ignore_size_zero_req`). `first` is the index of the
-/// first record in the whole trace (for errors). Operations and TTLs are not kept.
+/// first record in the whole trace (for errors). Each request keeps its TTL (seconds; 0: none);
+/// operations are not kept.
 pub fn decode_twr(bytes: &[u8], first: usize, out: &mut Vec<Request>) -> Result<(), TraceError> {
     out.clear();
     whole_records("twr", TWR_RECORD, (first * TWR_RECORD + bytes.len()) as u64)?;
@@ -210,6 +213,7 @@ pub fn decode_twr(bytes: &[u8], first: usize, out: &mut Vec<Request>) -> Result<
             time: u64::from(u32_at(r, 0)),
             id: u64::from_le_bytes(r[4..12].try_into().expect("8")),
             size: key + value,
+            ttl: u32_at(r, 16) & 0xff_ffff,
             next_access: -1,
         });
     }
@@ -247,6 +251,8 @@ pub struct CsvColumns {
     pub size: Option<usize>,
     /// Column of the timestamp; without it the time is the line's request index.
     pub time: Option<usize>,
+    /// Column of the time to live (in the timestamp's unit; 0: none); without it, none.
+    pub ttl: Option<usize>,
     /// Whether the first line is a header to skip.
     pub header: bool,
     /// Field separator.
@@ -261,6 +267,7 @@ impl Default for CsvColumns {
             id: 1,
             size: None,
             time: None,
+            ttl: None,
             header: false,
             delimiter: b',',
             id_is_text: false,
@@ -304,6 +311,7 @@ impl<R: Read> CsvStream<R> {
             ("id", Some(cols.id)),
             ("size", cols.size),
             ("time", cols.time),
+            ("ttl", cols.ttl),
         ] {
             if c == Some(0) {
                 return Err(TraceError::Csv {
@@ -388,7 +396,15 @@ impl<R: Read> CsvStream<R> {
             None => self.index,
             Some(c) => number("time", c)?,
         };
-        Ok(Request::new(time, id, size))
+        let mut r = Request::new(time, id, size);
+        if let Some(c) = cols.ttl {
+            let t = number("ttl", c)?;
+            r.ttl = u32::try_from(t).map_err(|_| TraceError::Csv {
+                line,
+                message: format!("ttl (column {c}) is {t}, above the maximum {}", u32::MAX),
+            })?;
+        }
+        Ok(r)
     }
 }
 
@@ -493,8 +509,8 @@ mod tests {
         assert_eq!(VscsiVersion::detect(&v1[..64]), None);
     }
 
-    /// twr records: size is key plus value from the packed field, a get of an empty value is
-    /// skipped (a set of one is not), a cut record refused.
+    /// twr records: size is key plus value from the packed field, the TTL kept, a get of an
+    /// empty value is skipped (a set of one is not), a cut record refused.
     #[test]
     fn twr_records() {
         let rec = |t: u32, id: u64, key: u32, value: u32, op: u32| {
@@ -514,12 +530,14 @@ mod tests {
         .concat();
         let mut out = Vec::new();
         decode_twr(&bytes, 0, &mut out).unwrap();
+        // Each keeps its TTL (the low 24 bits of the operation word).
+        let ttl = |r: Request| Request { ttl: 3600, ..r };
         assert_eq!(
             out,
             [
-                Request::new(1, 7, 1020),
-                Request::new(2, 8, 1023 + 0x3f_ffff),
-                Request::new(4, 9, 20)
+                ttl(Request::new(1, 7, 1020)),
+                ttl(Request::new(2, 8, 1023 + 0x3f_ffff)),
+                ttl(Request::new(4, 9, 20))
             ]
         );
         let e = decode_twr(&bytes[..50], 0, &mut out).unwrap_err();

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Miniature simulation against full replays and against libCacheSim: for each trace, policy and
+# sampling rate, `cdnlab mrc --policy P --sample R --exact-too` at 10 sizes (from where the
+# miniature holds 100 objects to the working set), its mean and largest absolute error against
+# the full replays, both times side by side in one run; LRU's miniature also against the exact
+# stack-distance curve; libCacheSim's own miniature (its spatial sampler, caches scaled by R) at
+# the same sizes, timed; and the byte-weighted LRU curve (one pass) against libCacheSim
+# replaying LRU in bytes at the same sizes.
+#
+#   bench/minisim.sh                 # the agreement traces (bench/agree.sh's) and the real sample
+#   BIG=1 bench/minisim.sh           # also the 10^7-request trace of bench/compare.sh
+#   RATES=0.05,0.1 POLICIES=lru,s3fifo bench/minisim.sh
+#
+# Writes bench/results/minisim.csv and prints a table.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+venv "$here/.venv" libcachesim "libcachesim==${LIBCACHESIM_VERSION:-0.3.5}"
+unit="$here/data/zipf0.9_20000_500000.oracleGeneral"
+sized="$here/data/zipf0.9_20000_500000_sized.oracleGeneral"
+[ -f "$unit" ] || "$cdnlab" gen-trace --out "$unit" --objects 20000 --requests 500000 --alpha 0.9 --seed 7
+[ -f "$sized" ] || "$cdnlab" gen-trace --out "$sized" --objects 20000 --requests 500000 --alpha 0.9 --seed 7 --size 1 --max-size 4096
+big=""
+if [ "${BIG:-0}" = 1 ]; then
+  big="$here/data/zipf0.8_1000000_10000000.oracleGeneral"
+  [ -f "$big" ] || "$cdnlab" gen-trace --out "$big" --objects 1000000 --requests 10000000 --alpha 0.8 --seed 1
+fi
+REAL="${REAL:-$root/../shared/traces}"
+# libCacheSim prints a line per sampler it makes; left out.
+"$here/.venv/bin/python" "$here/minisim.py" "$cdnlab" "$unit" "$sized" "$REAL" "$big" |
+  grep -v '^spatial sampler'
