@@ -236,8 +236,8 @@ def mrc(
 
     ``sizes`` are capacities in ``size_unit`` (objects by default), or byte sizes with a unit
     (``"64MiB"``), which make the curve count bytes; without them, 40 sizes from 1 to the
-    trace's distinct objects (or, in bytes, from its largest object to its working set). With
-    capacities in bytes each row has ``byte_miss_ratio`` too. ``sample`` estimates the curve by
+    trace's distinct objects (or, in bytes, from its largest object to its working set). Each
+    row has ``byte_miss_ratio`` too (missed bytes over bytes requested), whatever the unit. ``sample`` estimates the curve by
     SHARDS at that rate, ``sample_size`` by fixed-size SHARDS (objects only); ``exact_too``
     computes the exact curve in the same pass (``exact_miss_ratio``). Any other ``policy``
     (or LRU with ``replay=True``) is replayed at every size: in full, or with ``sample`` or

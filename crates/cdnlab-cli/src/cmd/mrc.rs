@@ -65,8 +65,7 @@ pub struct MrcArgs {
     /// Print one JSON object per size, one a line.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
-    /// Print CSV: size, miss_ratio (byte_miss_ratio in bytes; exact_miss_ratio with
-    /// --exact-too).
+    /// Print CSV: size, miss_ratio, byte_miss_ratio (exact_miss_ratio with --exact-too).
     #[arg(long)]
     pub csv: bool,
     /// Where to draw the curve (SVG and the PNG beside it).

@@ -586,6 +586,30 @@ fn byte_ratios_and_the_byte_curve() {
         let close = |k: &str| (c[k].as_f64().unwrap() - r[k].as_f64().unwrap()).abs() < 1e-12;
         assert!(close("miss_ratio") && close("byte_miss_ratio"), "{c} {r}");
     }
+    // In objects too, the curve's byte miss ratio is the replay's.
+    let args = |cmd: &'static str, flag: &'static str| {
+        [
+            cmd,
+            "--trace",
+            "s.bin",
+            flag,
+            "10,100,1000",
+            "--json",
+            "--no-plot",
+        ]
+    };
+    let curve = json_lines(&cdnlab(&args("mrc", "--sizes"), d.path()));
+    let replay = json_lines(&cdnlab(&args("cache-replay", "--size"), d.path()));
+    assert_eq!((curve.len(), replay.len()), (3, 3));
+    for (c, r) in curve.iter().zip(&replay) {
+        assert_eq!(
+            (&c["size_unit"], &r["size_unit"]),
+            (&"objects".into(), &"objects".into())
+        );
+        let close = |k: &str| (c[k].as_f64().unwrap() - r[k].as_f64().unwrap()).abs() < 1e-12;
+        assert!(close("miss_ratio") && close("byte_miss_ratio"), "{c} {r}");
+        assert!(c["byte_miss_ratio"] != c["miss_ratio"], "{c}");
+    }
     let csv = cdnlab(
         &[
             "mrc",

@@ -65,7 +65,7 @@ pub struct Mrc {
     pub unit: Unit,
     /// The curve asked for: the sampled one when sampling, else the exact one.
     pub miss_ratio: Vec<f64>,
-    /// Its byte miss ratio (missed bytes over bytes requested), with capacities in bytes.
+    /// Its byte miss ratio (missed bytes over bytes requested), whatever the capacities count.
     pub byte_miss_ratio: Option<Vec<f64>>,
     /// What the numbers may not say on their own.
     pub warnings: Vec<String>,
@@ -174,10 +174,10 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         }
         for r in reqs {
             if let Some(s) = shards.as_mut() {
-                s.access(r.id);
+                s.access(r.id, r.size);
             }
             if let Some(s) = fixed.as_mut() {
-                s.access(r.id);
+                s.access(r.id, r.size);
             }
         }
     })?;
@@ -196,6 +196,12 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         .as_ref()
         .map(|s| s.curve(&sizes))
         .or_else(|| fixed.as_ref().map(|f| f.curve(&sizes)));
+    // Item 1's byte miss ratio beside the request one: of the sample when sampling.
+    let byte_curve = shards
+        .as_ref()
+        .map(|s| s.byte_curve(&sizes))
+        .or_else(|| fixed.as_ref().map(|f| f.byte_curve(&sizes)))
+        .or_else(|| exact.as_ref().map(|e| e.byte_curve(&sizes)));
     let method = match (a.sample, &fixed) {
         (Some(r), _) => format!("SHARDS, rate {r}"),
         (None, Some(f)) => format!(
@@ -215,7 +221,7 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         sizes,
         unit: Unit::Objects,
         miss_ratio: main,
-        byte_miss_ratio: None,
+        byte_miss_ratio: byte_curve,
         warnings: Vec::new(),
         exact: exact_curve,
         sampled,
