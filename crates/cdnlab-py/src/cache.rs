@@ -359,17 +359,16 @@ pub(crate) fn hierarchy_columns() -> Vec<&'static str> {
 
 /// A TTL from Python: seconds (a whole number) or a rule (a string).
 fn parse_ttl(ttl: Option<&Bound<'_, PyAny>>) -> PyResult<Option<cdnlab::cache::ttl::Ttl>> {
-    ttl.map(|t| match t.extract::<u64>() {
-        Ok(n) => Ok(n.to_string()),
-        Err(_) => t.extract::<String>().map_err(|_| {
-            CdnlabError::new_err(format!(
-                "ttl: {t}; allowed a whole number of seconds or a rule: {}",
-                cdnlab::cache::ttl::Ttl::FORMS
-            ))
-        }),
-    })
-    .transpose()?
-    .map(|t| t.parse::<cdnlab::cache::ttl::Ttl>())
-    .transpose()
-    .map_err(|e| CdnlabError::new_err(format!("ttl: {e}")))
+    let text = ttl
+        .map(|t| match t.extract::<u64>() {
+            Ok(n) => Ok(n.to_string()),
+            Err(_) => t.extract::<String>().map_err(|_| {
+                CdnlabError::new_err(format!(
+                    "ttl: {t}; allowed a whole number of seconds or a rule: {}",
+                    cdnlab::cache::ttl::Ttl::FORMS
+                ))
+            }),
+        })
+        .transpose()?;
+    lab_replay::parse_ttl(text.as_deref(), cdnlab_lab::error::ArgStyle::Python).map_err(to_py)
 }

@@ -105,12 +105,7 @@ pub fn run(a: &HierarchyArgs) -> Result<()> {
             admission: admission(&a.parent_admission, "--parent-admission")?,
         },
         parent_sizes: parent,
-        ttl: a
-            .ttl
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e| cdnlab_lab::Error::Usage(format!("--ttl: {e}")))?,
+        ttl: cdnlab_lab::trace::replay::parse_ttl(a.ttl.as_deref(), ArgStyle::Cli)?,
         threads: a.threads.count,
         style: ArgStyle::Cli,
     };

@@ -163,12 +163,10 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
         threads: a.threads.count,
         sample: Sampling::from_args(a.sample, a.sample_size, ("--sample", "--sample-size"))?,
         style: cdnlab_lab::error::ArgStyle::Cli,
-        ttl: a
-            .ttl
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e| cdnlab_lab::Error::Usage(format!("--ttl: {e}")))?,
+        ttl: cdnlab_lab::trace::replay::parse_ttl(
+            a.ttl.as_deref(),
+            cdnlab_lab::error::ArgStyle::Cli,
+        )?,
     };
     let plot = if plan.sizes.len() >= 2 && !a.no_plot {
         let path = a

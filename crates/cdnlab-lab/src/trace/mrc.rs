@@ -7,7 +7,9 @@ use super::{TraceInput, spare_core, stream};
 use crate::error::{ArgStyle, Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
-use cdnlab::cache::mrc::{ByteShards, ByteStackDistances, Shards, ShardsFixed, StackDistances};
+use cdnlab::cache::mrc::{
+    ByteShards, ByteStackDistances, Shards, ShardsFixed, SpatialSample, StackDistances,
+};
 use cdnlab::cache::{Policy, Unit};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -336,15 +338,16 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
              1: sample more"
         )));
     }
-    // Each size asked for must stand for a miniature cache of at least 1.
-    if let Some(&c) = sizes.iter().find(|&&c| (c as f64 * rate).round() < 1.0) {
-        return Err(Error::Usage(format!(
-            "{} {c}: sampling {rate:.6} of the objects, it stands for a miniature cache of less \
-             than 1 {}; give sizes of at least {}, or sample more",
-            n("--sizes"),
-            if sized { "byte" } else { "object" },
-            (0.5 / rate).ceil() as u64
-        )));
+    // Each size asked for must stand for a miniature cache of at least 1 (refused here, so
+    // that the message names this command's argument).
+    if let Some(s) = match sampling {
+        Some(Sampling::Rate(r)) => Some(SpatialSample::at_rate(r)?),
+        Some(Sampling::Settled(s)) => Some(s),
+        _ => None,
+    } {
+        for &c in &sizes {
+            replay::miniature(s, c, a.unit, &n("--sizes"))?;
+        }
     }
     let specs: Vec<SizeSpec> = sizes
         .iter()

@@ -535,7 +535,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 })
             })?;
             let capacity = match sample {
-                Some(s) => miniature(s, amount, unit, a.style)?,
+                Some(s) => miniature(s, amount, unit, &a.style.arg("--size"))?,
                 None => amount,
             };
             let cap = Capacity::new(capacity, unit).expect("at least 1");
@@ -635,14 +635,22 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     })
 }
 
-/// The miniature cache standing for `amount` at the sample's rate: refused when it would hold
-/// nothing.
-fn miniature(s: SpatialSample, amount: u64, unit: Unit, style: ArgStyle) -> Result<u64> {
+/// `--ttl`'s text as a rule (None: no TTLs); errors name the argument in `style`.
+pub fn parse_ttl(text: Option<&str>, style: ArgStyle) -> Result<Option<Ttl>> {
+    text.map(|t| {
+        t.parse::<Ttl>()
+            .map_err(|e| Error::Usage(format!("{}: {e}", style.arg("--ttl"))))
+    })
+    .transpose()
+}
+
+/// The miniature cache standing for `amount` at the sample's rate: refused, naming `flag`,
+/// when it would hold nothing.
+pub(super) fn miniature(s: SpatialSample, amount: u64, unit: Unit, flag: &str) -> Result<u64> {
     match s.scaled(amount) {
         0 => Err(Error::Usage(format!(
-            "{} {amount} {}: sampling {:.4} of the objects, it stands for a miniature cache \
+            "{flag} {amount} {}: sampling {:.4} of the objects, it stands for a miniature cache \
              of less than 1 {}; give sizes of at least {} {}, or sample more",
-            style.arg("--size"),
             unit.name(),
             s.rate(),
             match unit {
