@@ -4,12 +4,14 @@ Every function calls the same Rust code as the ``cdnlab`` command, so it gives t
 numbers and the same error messages. Tables come back as pandas DataFrames when pandas is
 installed, otherwise as dicts of numpy arrays (column name -> array).
 
-- :func:`replay`: replay a trace through cache policies at several sizes (``cdnlab cache-replay``).
+- :func:`replay`: replay a trace through cache policies at several sizes (``cdnlab cache-replay``);
+  :func:`hierarchy` through edges and a parent; :func:`mrc`, a miss-ratio curve.
+- :func:`gen_trace`, :func:`trace_stats`: write a synthetic trace; characterise one.
 - :class:`Cache`: one cache driven request by request.
 - :func:`tp_solve`: the Transportation Problem (optimal, north-west corner, Vogel), with duals and
   a warm re-solve; :func:`erlang_b`.
 - :func:`run`, :func:`experiments`, :func:`reproduce`: scenarios, the experiment registry and
-  the papers' claims.
+  the papers' claims; :func:`merge` and :func:`plot` for a run's folders.
 - :class:`Gwtw`, :class:`RbsSearch`, :func:`rbs`: Go-With-The-Winner and random binary search
   for your own models.
 
@@ -40,8 +42,11 @@ __all__ = [
     "TpResult",
     "erlang_b",
     "experiments",
+    "gen_trace",
     "hierarchy",
+    "merge",
     "mrc",
+    "plot",
     "policies",
     "rbs",
     "replay",
@@ -49,6 +54,7 @@ __all__ = [
     "reproductions",
     "run",
     "tp_solve",
+    "trace_stats",
 ]
 
 __version__ = "0.1.0"
@@ -255,6 +261,45 @@ def mrc(
     return _table(out, MRC_COLUMNS)
 
 
+def gen_trace(
+    out: PathLike,
+    objects: int = 1_000_000,
+    requests: int = 10_000_000,
+    alpha: float = 0.8,
+    size: int = 1,
+    max_size: Optional[int] = None,
+    seed: int = 1,
+) -> Path:
+    """Writes a synthetic Zipf trace in oracleGeneral format, as ``cdnlab gen-trace`` does:
+    ``requests`` requests over ``objects`` objects (id 0 the most popular; ``alpha`` 0 is
+    uniform), each object ``size`` bytes, or, with ``max_size``, of a size drawn once per object,
+    log-uniform between the two. The file is written whole or not at all; the same seed gives
+    the same file. Returns its path.
+
+    >>> t = cdnlab.gen_trace("t.oracleGeneral", objects=10_000, requests=1_000_000, max_size=4096)
+    """
+    _native.gen_trace(os.fspath(out), objects, requests, alpha, size, max_size, seed)
+    return Path(out)
+
+
+def trace_stats(
+    trace: PathLike, format: str = "oracle-general", plot_dir: Optional[PathLike] = None
+) -> dict:
+    """Characterises a trace, as ``cdnlab trace-stats --json`` does: a dict with ``requests``,
+    ``objects``, ``bytes_requested``, ``working_set_bytes``, the one-hit wonders, request and
+    object size quantiles, the Zipf fit (``zipf``: ``alpha``, ``r2``, ``ranks``), and the reuse and
+    inter-arrival histograms. With ``plot_dir``, its figures (popularity, reuse, sizes) are
+    drawn there as SVG and PNG.
+
+    >>> s = cdnlab.trace_stats("t.oracleGeneral")
+    >>> s["zipf"]["alpha"], s["one_hit_share_objects"]
+    """
+    text = _native.trace_stats(
+        os.fspath(trace), format, None if plot_dir is None else os.fspath(plot_dir)
+    )
+    return json.loads(text)
+
+
 def _ints(x: Any, name: str, ndim: int) -> np.ndarray:
     """``x`` as a C-contiguous little-endian int64 array of ``ndim`` dimensions; whole numbers only."""
     a = np.asarray(x)
@@ -389,7 +434,7 @@ def run(
     Results are a function of (scenario, seed), whatever ``threads``.
     """
     if isinstance(scenario, Mapping):
-        text, name = _native.scenario_toml(scenario), "<scenario dict>"
+        text, name = _native.scenario_toml(scenario), None
     else:
         path = Path(scenario)
         try:
@@ -409,6 +454,53 @@ def run(
         return go(Path(out))
     with tempfile.TemporaryDirectory(prefix="cdnlab-run-") as tmp:
         return go(Path(tmp))
+
+
+def merge(dirs: Sequence[PathLike], out: PathLike) -> int:
+    """Combines the output folders of ``run(..., shard="i/n")`` (or ``cdnlab run --shard``)
+    into ``out``, as ``cdnlab merge`` does; the folders must hold shards of one scenario.
+    Returns the number of cells merged. Read the result with ``run(scenario, out=out,
+    resume=True)``, which runs nothing more."""
+    if isinstance(dirs, (str, os.PathLike)):
+        dirs = [dirs]
+    return _native.merge([os.fspath(d) for d in dirs], os.fspath(out))
+
+
+def plot(
+    dir: PathLike,
+    x: Optional[str] = None,
+    y: Optional[Union[str, Sequence[str]]] = None,
+    series: Optional[str] = None,
+    where: Optional[Union[Mapping[str, Any], Sequence[str]]] = None,
+    log_x: bool = False,
+    log_y: bool = False,
+    title: Optional[str] = None,
+    y_label: Optional[str] = None,
+    format: str = "both",
+    scale: float = 2.0,
+    out: Optional[PathLike] = None,
+    name: str = "plot",
+) -> List[Path]:
+    """Re-draws a finished run's figures without running it, as ``cdnlab plot`` does: the
+    scenario's plots, or, with ``x`` (a swept parameter) and ``y`` (metrics), one new plot with a
+    line per value of ``series`` and the other parameters fixed by ``where`` (a dict, or
+    ``"NAME=VALUE"`` strings). ``format`` is ``"svg"``, ``"png"`` or ``"both"``; ``scale`` the
+    PNG's size as a multiple of 760 x 480 px (1 to 8). Returns the files written.
+
+    >>> cdnlab.plot("out/che", x="alpha", y=["hit_ratio", "che_hit_ratio"], series="cache_size")
+    """
+    ys = [] if y is None else _listish(y)
+    if isinstance(where, Mapping):
+        filt = [f"{k}={v}" for k, v in where.items()]
+    elif where is None:
+        filt = []
+    else:
+        filt = [where] if isinstance(where, str) else list(where)
+    written = _native.plot(
+        os.fspath(dir), x, ys, series, filt, log_x, log_y, title, y_label, format, scale,
+        None if out is None else os.fspath(out), name,
+    )
+    return [Path(p) for p in written]
 
 
 def experiments():

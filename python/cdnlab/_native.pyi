@@ -131,7 +131,7 @@ def erlang_b(load: float, servers: int) -> float:
 def experiments() -> List[Dict[str, Any]]: ...
 def run_scenario(
     text: str,
-    name: str,
+    name: Optional[str],
     out: Union[str, PathLike],
     threads: Optional[int] = None,
     shard: Optional[str] = None,
@@ -148,3 +148,31 @@ def reproduce(
 ) -> PathLike: ...
 def reproductions() -> List[Tuple[str, str, str]]: ...
 def rbs(k: int, present: Callable[[int], bool], seed: int = 0) -> Tuple[Optional[int], int]: ...
+def gen_trace(
+    out: Union[str, PathLike],
+    objects: int = 1_000_000,
+    requests: int = 10_000_000,
+    alpha: float = 0.8,
+    size: int = 1,
+    max_size: Optional[int] = None,
+    seed: int = 1,
+) -> None: ...
+def trace_stats(
+    trace: Union[str, PathLike], format: str = "oracle-general", plot_dir: Optional[str] = None
+) -> str: ...
+def merge(dirs: Sequence[str], out: str) -> int: ...
+def plot(
+    dir: str,
+    x: Optional[str] = None,
+    y: Sequence[str] = ...,
+    series: Optional[str] = None,
+    where: Sequence[str] = ...,
+    log_x: bool = False,
+    log_y: bool = False,
+    title: Optional[str] = None,
+    y_label: Optional[str] = None,
+    format: str = "both",
+    scale: float = 2.0,
+    out: Optional[str] = None,
+    name: str = "plot",
+) -> List[str]: ...

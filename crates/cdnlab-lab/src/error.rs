@@ -14,16 +14,22 @@ pub enum ArgStyle {
 }
 
 impl ArgStyle {
-    /// The argument a flag stands for, in this style.
+    /// The argument a replay's flag stands for, in this style.
     pub fn arg(self, flag: &str) -> String {
+        match (self, flag) {
+            // cache-replay's singular flags are lists in Python.
+            (ArgStyle::Python, "--size") => "sizes".into(),
+            (ArgStyle::Python, "--policy") => "policies".into(),
+            _ => self.plain(flag),
+        }
+    }
+
+    /// The argument a flag stands for, in this style, where Python's keyword is the flag's
+    /// name (`--max-size`: `max_size`).
+    pub fn plain(self, flag: &str) -> String {
         match self {
             ArgStyle::Cli => flag.to_string(),
-            // cache-replay's singular flags are lists in Python.
-            ArgStyle::Python => match flag {
-                "--size" => "sizes".into(),
-                "--policy" => "policies".into(),
-                _ => flag.trim_start_matches("--").replace('-', "_"),
-            },
+            ArgStyle::Python => flag.trim_start_matches("--").replace('-', "_"),
         }
     }
 }

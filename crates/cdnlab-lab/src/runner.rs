@@ -39,9 +39,14 @@ impl Shard {
     /// The whole scenario.
     pub const ALL: Shard = Shard { index: 0, count: 1 };
 
-    /// Parses `I/N`.
+    /// Parses `I/N` (`--shard`).
     pub fn parse(s: &str) -> Result<Shard> {
-        let bad = |why: &str| Error::Usage(format!("--shard {s}: {why}"));
+        Self::parse_as(s, crate::error::ArgStyle::Cli)
+    }
+
+    /// Parses `I/N`, errors naming the argument in `style`.
+    pub fn parse_as(s: &str, style: crate::error::ArgStyle) -> Result<Shard> {
+        let bad = |why: &str| Error::Usage(format!("{} {s}: {why}", style.plain("--shard")));
         let (i, n) = s
             .split_once('/')
             .ok_or_else(|| bad("expected I/N, e.g. 0/4"))?;
@@ -532,6 +537,8 @@ pub struct PlotPlan {
     pub out: Option<PathBuf>,
     /// File name (without extension) of the new plot.
     pub name: String,
+    /// How errors name the arguments.
+    pub style: crate::error::ArgStyle,
 }
 
 /// `cdnlab plot`: re-draws a finished run's figures from its cell files, without running;
@@ -539,13 +546,15 @@ pub struct PlotPlan {
 pub fn plot_dir(a: &PlotPlan) -> Result<Vec<PathBuf>> {
     if !(1.0..=8.0).contains(&a.scale) {
         return Err(Error::Usage(format!(
-            "--scale {}: a number from 1 to 8 is allowed",
+            "{} {}: a number from 1 to 8 is allowed",
+            a.style.plain("--scale"),
             a.scale
         )));
     }
     if a.name.is_empty() || a.name.contains(['/', '\\', '.']) {
         return Err(Error::Usage(format!(
-            "--name {}: a plain file name without extension is allowed",
+            "{} {}: a plain file name without extension is allowed",
+            a.style.plain("--name"),
             a.name
         )));
     }
@@ -568,9 +577,12 @@ pub fn plot_dir(a: &PlotPlan) -> Result<Vec<PathBuf>> {
     if let Some(x) = &a.x {
         let mut filter = std::collections::BTreeMap::new();
         for w in &a.filter {
-            let (k, v) = w
-                .split_once('=')
-                .ok_or_else(|| Error::Usage(format!("--where {w}: NAME=VALUE is allowed")))?;
+            let (k, v) = w.split_once('=').ok_or_else(|| {
+                Error::Usage(format!(
+                    "{} {w}: NAME=VALUE is allowed",
+                    a.style.plain("--where")
+                ))
+            })?;
             // A number or boolean as TOML reads it; anything else as text.
             let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
                 .ok()
@@ -594,9 +606,11 @@ pub fn plot_dir(a: &PlotPlan) -> Result<Vec<PathBuf>> {
         plots = vec![p];
     } else {
         if plots.is_empty() {
-            return Err(Error::Usage(
-                "the scenario declares no plots: give --x and --y".into(),
-            ));
+            return Err(Error::Usage(format!(
+                "the scenario declares no plots: give {} and {}",
+                a.style.plain("--x"),
+                a.style.plain("--y")
+            )));
         }
         for p in &mut plots {
             p.log_x |= a.log_x;

@@ -175,6 +175,30 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// Where `offset` lies in a scenario written from a dict ([`Scenario::parse_dict`]), as the
+/// dict's keys: `scenario["params"]["objects"]`, `scenario["plots"][0]["x"]`. The text is
+/// `toml::to_string`'s: one `key = value` a line under `[table]` or `[[array]]` headers.
+fn key_at(text: &str, offset: usize) -> String {
+    let upto = &text[..offset.min(text.len())];
+    let line_start = upto.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let mut at = String::from("scenario");
+    // The nearest header at or above the line, and for `[[plots]]` which one it is.
+    let above = &text[..line_start + line.len()];
+    if let Some(h) = above.lines().rev().find(|l| l.starts_with('[')) {
+        let name = h.trim_matches(|c| c == '[' || c == ']');
+        at += &format!("[{name:?}]");
+        if h.starts_with("[[") {
+            let n = above.lines().filter(|l| *l == h).count();
+            at += &format!("[{}]", n - 1);
+        }
+    }
+    if let Some((key, _)) = line.split_once(" = ") {
+        at += &format!("[{:?}]", key.trim().trim_matches('"'));
+    }
+    at
+}
+
 /// Converts a TOML scalar to a parameter value.
 /// Whether two parameter values are equal (numbers compare as numbers: 1 equals 1.0).
 pub fn same(a: &Value, b: &Value) -> bool {
@@ -305,10 +329,33 @@ impl Scenario {
 
     /// Parses and validates scenario text; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
-        let raw: Raw = toml::from_str(text)
-            .map_err(|e| Error::file(path, e.to_string().trim_end().to_string()))?;
+        Self::parse_from(text, path, false)
+    }
+
+    /// Parses and validates a scenario given as a dict (Python's `cdnlab.run`), written as TOML
+    /// by `toml::to_string`: errors name the dict's keys, not lines of a text never seen.
+    pub fn parse_dict(text: &str) -> Result<Scenario> {
+        Self::parse_from(text, Path::new("scenario dict"), true)
+    }
+
+    fn parse_from(text: &str, path: &Path, dict: bool) -> Result<Scenario> {
+        let place = |offset: usize| {
+            if dict {
+                key_at(text, offset)
+            } else {
+                format!("line {}", line_of(text, offset))
+            }
+        };
+        let raw: Raw = toml::from_str(text).map_err(|e| match (dict, e.span()) {
+            (true, Some(span)) => Error::Usage(format!("{}: {}", place(span.start), e.message())),
+            _ => Error::file(path, e.to_string().trim_end().to_string()),
+        })?;
         let at = |span: std::ops::Range<usize>, msg: String| {
-            Error::file(path, format!("line {}: {msg}", line_of(text, span.start)))
+            if dict {
+                Error::Usage(format!("{}: {msg}", place(span.start)))
+            } else {
+                Error::file(path, format!("{}: {msg}", place(span.start)))
+            }
         };
         let exp = sim::find(raw.experiment.get_ref())
             .map_err(|e| at(raw.experiment.span(), e.to_string()))?;

@@ -64,7 +64,7 @@ pub(crate) fn replay<'py>(
         threads,
         sample: lab_replay::Sampling::from_args(sample, sample_size, ("sample", "sample_size"))
             .map_err(to_py)?,
-        style: cdnlab_lab::error::ArgStyle::Python,
+        style: ArgStyle::Python,
         ttl,
     };
     let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
@@ -134,11 +134,7 @@ pub(crate) fn mrc<'py>(
         ));
     }
     let plan = MrcPlan {
-        input: TraceInput {
-            path: trace,
-            format: format.parse::<Format>().map_err(lib_err)?,
-            csv: CsvColumns::default(),
-        },
+        input: crate::trace::trace_input(trace, format)?,
         sizes,
         unit,
         sample,
@@ -147,7 +143,7 @@ pub(crate) fn mrc<'py>(
         policy,
         by_replay: replay,
         threads,
-        style: cdnlab_lab::error::ArgStyle::Python,
+        style: ArgStyle::Python,
     };
     let m = interruptible(py, || lab_mrc::mrc(&plan))?;
     (0..m.sizes.len())
@@ -312,11 +308,7 @@ pub(crate) fn hierarchy<'py>(
             .map_err(|e| CdnlabError::new_err(format!("{what}: {e}")))
     };
     let plan = HierarchyPlan {
-        input: TraceInput {
-            path: trace,
-            format: format.parse::<Format>().map_err(lib_err)?,
-            csv: CsvColumns::default(),
-        },
+        input: crate::trace::trace_input(trace, format)?,
         unit: lab_replay::size_unit(&all, asked, "edge_size and parent_sizes").map_err(to_py)?,
         edges,
         edge: TierSpec {
@@ -333,7 +325,7 @@ pub(crate) fn hierarchy<'py>(
         parent_sizes: parent,
         ttl: parse_ttl(ttl)?,
         threads,
-        style: cdnlab_lab::error::ArgStyle::Python,
+        style: ArgStyle::Python,
     };
     let rows = interruptible(py, || lab_h::hierarchy(&plan))?;
     rows.iter()
@@ -370,5 +362,5 @@ fn parse_ttl(ttl: Option<&Bound<'_, PyAny>>) -> PyResult<Option<cdnlab::cache::t
             }),
         })
         .transpose()?;
-    lab_replay::parse_ttl(text.as_deref(), cdnlab_lab::error::ArgStyle::Python).map_err(to_py)
+    lab_replay::parse_ttl(text.as_deref(), ArgStyle::Python).map_err(to_py)
 }

@@ -28,7 +28,8 @@ pub(crate) fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Runs a scenario (TOML text; `name` names it in errors) into `out`, as `cdnlab run` does.
+/// Runs a scenario (TOML text; `name` names its file in errors, None for a dict's text, whose
+/// errors name the dict's keys) into `out`, as `cdnlab run` does.
 /// Returns the number of cells run now.
 #[pyfunction]
 #[pyo3(signature = (text, name, out, threads = None, shard = None, resume = false, progress = false))]
@@ -36,7 +37,7 @@ pub(crate) fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 pub(crate) fn run_scenario(
     py: Python<'_>,
     text: &str,
-    name: &str,
+    name: Option<&str>,
     out: PathBuf,
     threads: Option<usize>,
     shard: Option<&str>,
@@ -44,9 +45,13 @@ pub(crate) fn run_scenario(
     progress: bool,
 ) -> PyResult<usize> {
     check_threads(threads)?;
-    let sc = scenario::Scenario::parse(text, Path::new(name)).map_err(to_py)?;
+    let sc = match name {
+        Some(name) => scenario::Scenario::parse(text, Path::new(name)),
+        None => scenario::Scenario::parse_dict(text),
+    }
+    .map_err(to_py)?;
     let shard = match shard {
-        Some(s) => runner::Shard::parse(s).map_err(to_py)?,
+        Some(s) => runner::Shard::parse_as(s, ArgStyle::Python).map_err(to_py)?,
         None => runner::Shard::ALL,
     };
     interruptible(py, || {
@@ -148,4 +153,75 @@ pub(crate) fn reproductions() -> Vec<(&'static str, &'static str, &'static str)>
         .iter()
         .map(|r| (r.id, r.paper, r.title))
         .collect()
+}
+
+/// Combines the output folders of sharded runs of one scenario into `out`, as `cdnlab merge`
+/// does. Returns the number of cells merged.
+#[pyfunction]
+pub(crate) fn merge(py: Python<'_>, dirs: Vec<PathBuf>, out: PathBuf) -> PyResult<usize> {
+    if dirs.is_empty() {
+        return Err(CdnlabError::new_err(
+            "dirs: give the output folders of the shards (at least one)",
+        ));
+    }
+    interruptible(py, || Ok(runner::merge_into(&dirs, &out)?.len()))
+}
+
+/// Re-draws a finished run's figures, or one new plot with `x` and `y`, as `cdnlab plot` does.
+/// Returns the files written.
+#[pyfunction]
+#[pyo3(signature = (dir, x = None, y = Vec::new(), series = None, r#where = Vec::new(),
+    log_x = false, log_y = false, title = None, y_label = None, format = "both", scale = 2.0,
+    out = None, name = "plot"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plot(
+    py: Python<'_>,
+    dir: PathBuf,
+    x: Option<String>,
+    y: Vec<String>,
+    series: Option<String>,
+    r#where: Vec<String>,
+    log_x: bool,
+    log_y: bool,
+    title: Option<String>,
+    y_label: Option<String>,
+    format: &str,
+    scale: f32,
+    out: Option<PathBuf>,
+    name: &str,
+) -> PyResult<Vec<PathBuf>> {
+    // The command's clap rules: x and y go together; series, where and title need them.
+    let needs_x = [
+        ("y", !y.is_empty()),
+        ("series", series.is_some()),
+        ("where", !r#where.is_empty()),
+        ("title", title.is_some()),
+    ];
+    if x.is_some() && y.is_empty() {
+        return Err(CdnlabError::new_err(
+            "x: give y too (the metrics on the y axis)",
+        ));
+    }
+    if let (None, Some((arg, _))) = (&x, needs_x.iter().find(|(_, given)| *given)) {
+        return Err(CdnlabError::new_err(format!(
+            "{arg}: give x too (a swept parameter), which draws one new plot"
+        )));
+    }
+    let plan = runner::PlotPlan {
+        dir,
+        x,
+        y,
+        series,
+        filter: r#where,
+        log_x,
+        log_y,
+        title,
+        y_label,
+        format: format.parse().map_err(lib_err)?,
+        scale,
+        out,
+        name: name.to_string(),
+        style: ArgStyle::Python,
+    };
+    interruptible(py, || runner::plot_dir(&plan))
 }

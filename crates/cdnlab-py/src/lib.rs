@@ -20,6 +20,7 @@ use cdnlab::select::gwtw::{Gwtw as GwtwSelector, GwtwConfig, Pick, Probe, Retria
 use cdnlab::select::{Event, NoLoad, Selector};
 use cdnlab::workload::Request;
 use cdnlab_lab::Error as LabError;
+use cdnlab_lab::error::ArgStyle;
 use cdnlab_lab::reproduce::{self as lab_reproduce, ReproducePlan};
 use cdnlab_lab::trace::replay::{self as lab_replay, ReplayPlan};
 use cdnlab_lab::trace::{self as lab_trace, CsvColumns, Format, TraceInput};
@@ -135,6 +136,7 @@ mod cache;
 mod lab;
 mod select;
 mod tp;
+mod trace;
 
 /// The module: `cdnlab._native`.
 #[pymodule]
@@ -148,7 +150,11 @@ mod _native {
     #[pymodule_export]
     use super::lab::{experiments, reproduce, reproductions, run_scenario, scenario_toml};
     #[pymodule_export]
+    use super::lab::{merge, plot};
+    #[pymodule_export]
     use super::select::{Gwtw, RbsSearch, rbs};
     #[pymodule_export]
     use super::tp::{TpSolution, erlang_b, tp_solve};
+    #[pymodule_export]
+    use super::trace::{gen_trace, trace_stats};
 }

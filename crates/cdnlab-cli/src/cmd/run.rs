@@ -130,6 +130,7 @@ pub fn plot(a: &PlotArgs) -> Result<()> {
         scale: a.scale,
         out: a.out.clone(),
         name: a.name.clone(),
+        style: cdnlab_lab::error::ArgStyle::Cli,
     })?;
     for f in written {
         outln!("wrote {}", f.display());

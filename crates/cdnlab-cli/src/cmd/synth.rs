@@ -42,6 +42,7 @@ pub fn run(a: &GenTraceArgs) -> Result<()> {
         size: a.size,
         max_size: a.max_size,
         seed: a.seed,
+        style: cdnlab_lab::error::ArgStyle::Cli,
     })?;
     eprintln!(
         "wrote {} requests over {} objects (Zipf alpha {}) to {}",

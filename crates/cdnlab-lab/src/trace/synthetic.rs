@@ -25,25 +25,47 @@ pub struct GenTracePlan {
     /// object.
     pub max_size: Option<u32>,
     pub seed: u64,
+    /// How errors name the arguments.
+    pub style: crate::error::ArgStyle,
 }
 
 /// Writes the trace (whole, or not at all).
 pub fn gen_trace(a: &GenTracePlan) -> Result<()> {
+    let n = |f| a.style.plain(f);
     if a.requests == 0 || a.requests > u32::MAX as usize {
         return Err(Error::Usage(format!(
-            "--requests {}: allowed 1 to {} (times are u32 request indices)",
+            "{} {}: allowed 1 to {} (times are u32 request indices)",
+            n("--requests"),
             a.requests,
             u32::MAX
         )));
     }
     if a.size == 0 {
-        return Err(Error::Usage("--size 0: sizes must be at least 1".into()));
+        return Err(Error::Usage(format!(
+            "{} 0: sizes must be at least 1",
+            n("--size")
+        )));
     }
     let max = a.max_size.unwrap_or(a.size);
     if max < a.size {
         return Err(Error::Usage(format!(
-            "--max-size {max}: must be at least --size {}",
+            "{} {max}: must be at least {} {}",
+            n("--max-size"),
+            n("--size"),
             a.size
+        )));
+    }
+    if a.objects == 0 {
+        return Err(Error::Usage(format!(
+            "{} 0: at least 1 object",
+            n("--objects")
+        )));
+    }
+    if !(a.alpha.is_finite() && a.alpha >= 0.0) {
+        return Err(Error::Usage(format!(
+            "{} {}: a Zipf exponent of at least 0 (0 is uniform)",
+            n("--alpha"),
+            a.alpha
         )));
     }
     let sampler = Sampler::new(Law::Zipf { alpha: a.alpha }, a.objects)?;
