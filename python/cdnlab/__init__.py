@@ -26,7 +26,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -300,57 +300,144 @@ def trace_stats(
     return json.loads(text)
 
 
-def _ints(x: Any, name: str, ndim: int) -> np.ndarray:
-    """``x`` as a C-contiguous little-endian int64 array of ``ndim`` dimensions; whole numbers only."""
+def _numbers(x: Any, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a numpy array of ``ndim`` dimensions of finite numbers (integers or floats)."""
     a = np.asarray(x)
     if a.ndim != ndim:
         shape = "a list or 1-d array" if ndim == 1 else "a 2-d array (supply by demand)"
         raise CdnlabError(f"{name}: {a.ndim}-d input; allowed {shape}")
     if a.dtype.kind not in "iuf":
-        raise CdnlabError(f"{name}: {a.dtype} values; allowed whole numbers")
-    if a.dtype.kind == "f":
-        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
-            raise CdnlabError(
-                f"{name}: whole numbers only (the solver is exact in integers); scale your "
-                "values and round them first"
-            )
+        raise CdnlabError(f"{name}: {a.dtype} values; allowed numbers")
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        raise CdnlabError(f"{name}: NaN or infinite values; allowed finite numbers")
+    return a
+
+
+def _whole(a: np.ndarray) -> bool:
+    return a.dtype.kind in "iu" or bool(np.all(a == np.round(a)))
+
+
+def _ints(a: np.ndarray, name: str) -> np.ndarray:
+    """Whole numbers as C-contiguous little-endian int64."""
     if a.size and a.dtype.kind in "uf" and (a.max() >= 2.0**63 or a.min() < -(2.0**63)):
         raise CdnlabError(f"{name}: values beyond 64-bit integers; allowed whole numbers up to 2^31")
     return np.ascontiguousarray(a, dtype="<i8")
 
 
+#: The solver's limits: totals of at most 2^30 - 1, costs of at most 2^31 in absolute value.
+_MASS_UNITS = 2**30 - 1
+_COST_UNITS = 2**31
+
+
+def _power_of_two_scale(top: float, units: int) -> float:
+    """The largest power of two that keeps ``top`` within ``units``: scaling by it is exact in
+    floating point, and binary fractions (0.5, 0.25, ...) stay exact; ``top`` then lands in
+    (units / 2, units], so a unit is at most 2 / units of it."""
+    return math.ldexp(1.0, math.floor(math.log2(units / top)))
+
+
+def _round_to(x: np.ndarray, total: int) -> np.ndarray:
+    """Non-negative reals rounded to integers summing to ``total`` (largest remainders)."""
+    low = np.floor(x).astype(np.int64)
+    short = int(total - low.sum())
+    if short > 0:
+        low[np.argsort(-(x - low), kind="stable")[:short]] += 1
+    elif short < 0:
+        low[np.argsort(x - low, kind="stable")[: -short]] -= 1
+    return np.maximum(low, 0)
+
+
+class _Scale:
+    """How a float instance was made whole: masses times ``mass``, costs times ``cost``."""
+
+    def __init__(self, mass: float, cost: float, costs: np.ndarray):
+        self.mass, self.cost, self.costs = mass, cost, costs
+
+    @staticmethod
+    def masses(s: np.ndarray, d: np.ndarray, balance: Optional[str]):
+        """The two sides in integer units: equal totals (within 10^-9 of the larger, as float
+        sums drift) are rounded to one integer total, so the instance stays balanced."""
+        ts, td = float(s.sum()), float(d.sum())
+        top = max(ts, td)
+        if top <= 0:
+            raise CdnlabError("supply and demand: all zero; allowed a positive total")
+        mass = _power_of_two_scale(top, _MASS_UNITS)
+        if abs(ts - td) <= 1e-9 * top:
+            t = int(round(ts * mass))
+            return _round_to(s * mass, t), _round_to(d * mass, t), mass
+        if balance is None:
+            raise CdnlabError(
+                f"demand: total {td!r} differs from total supply {ts!r} (pass balance='scale' "
+                "or balance='dummy')"
+            )
+        return (_round_to(s * mass, int(round(ts * mass))),
+                _round_to(d * mass, int(round(td * mass))), mass)
+
+
 class TpResult:
     """A solved Transportation Problem: ``cost``, ``flows`` (an (k, 3) array of positive flows
-    ``i, j, x``), ``matrix`` (the m x n flows), duals ``u`` and ``v`` (optimal method only),
-    ``pivots``, ``seconds`` and :meth:`resolve` for a warm re-allocation."""
+    ``i, j, x``), ``matrix`` (the flows, one row per supply and one column per demand of the
+    solved instance), ``dummy`` (which row or column ``balance='dummy'`` added, if any), duals
+    ``u`` and ``v`` (optimal method only), ``pivots``, ``seconds`` and :meth:`resolve` for a
+    warm re-allocation. An instance with fractional values gives float flows, cost and duals
+    (see :func:`tp_solve`)."""
 
-    def __init__(self, native: Any):
+    def __init__(self, native: Any, shape: Tuple[int, int], scale: Optional[_Scale] = None):
         self._native = native
+        self._shape = shape
+        self._scale = scale
 
     @property
-    def cost(self) -> int:
-        return self._native.cost
+    def cost(self) -> Union[int, float]:
+        if self._scale is None:
+            return self._native.cost
+        # The plan's cost at the given (unrounded) costs; the dummy's cells cost 0.
+        f = self.flows
+        m, n = self._shape
+        real = (f[:, 0] < m) & (f[:, 1] < n)
+        i, j = f[real, 0].astype(np.int64), f[real, 1].astype(np.int64)
+        return float(np.sum(f[real, 2] * self._scale.costs[i, j]))
 
     @property
     def flows(self) -> np.ndarray:
-        return np.array(self._native.flows, dtype=np.int64).reshape(-1, 3)
+        f = np.array(self._native.flows, dtype=np.int64).reshape(-1, 3)
+        if self._scale is None:
+            return f
+        out = f.astype(np.float64)
+        out[:, 2] /= self._scale.mass
+        return out
 
     @property
     def matrix(self) -> np.ndarray:
-        m = np.zeros((self._native.rows, self._native.cols), dtype=np.int64)
         f = self.flows
-        m[f[:, 0], f[:, 1]] = f[:, 2]
+        m = np.zeros((self._native.rows, self._native.cols), dtype=f.dtype)
+        m[f[:, 0].astype(np.int64), f[:, 1].astype(np.int64)] = f[:, 2]
         return m
 
     @property
+    def dummy(self) -> Optional[Tuple[str, int]]:
+        """``("row", i)`` or ``("column", j)``: the dummy supply or demand that
+        ``balance='dummy'`` added (cost 0; it takes the difference of the totals), else None."""
+        m, n = self._shape
+        if self._native.rows > m:
+            return ("row", m)
+        if self._native.cols > n:
+            return ("column", n)
+        return None
+
+    def _duals(self, x: Optional[List[int]]) -> Optional[np.ndarray]:
+        if x is None:
+            return None
+        a = np.array(x, dtype=np.int64)
+        return a if self._scale is None else a / self._scale.cost
+
+    @property
     def u(self) -> Optional[np.ndarray]:
-        u = self._native.u
-        return None if u is None else np.array(u, dtype=np.int64)
+        return self._duals(self._native.u)
 
     @property
     def v(self) -> Optional[np.ndarray]:
-        v = self._native.v
-        return None if v is None else np.array(v, dtype=np.int64)
+        return self._duals(self._native.v)
 
     @property
     def pivots(self) -> Optional[int]:
@@ -362,19 +449,41 @@ class TpResult:
 
     @property
     def supply(self) -> np.ndarray:
-        """The supplies of the instance solved (a dummy row included, if balancing added one)."""
-        return np.array(self._native.supply, dtype=np.int64)
+        """The supplies of the instance solved (after balancing), in the caller's units."""
+        a = np.array(self._native.supply, dtype=np.int64)
+        return a if self._scale is None else a / self._scale.mass
 
     @property
     def demand(self) -> np.ndarray:
-        return np.array(self._native.demand, dtype=np.int64)
+        a = np.array(self._native.demand, dtype=np.int64)
+        return a if self._scale is None else a / self._scale.mass
 
     def resolve(self, supply: Any = None, demand: Any = None, balance: Optional[str] = None) -> "TpResult":
         """Re-solves with new supplies and/or demands (same shape and costs), warm from this
         optimum's basis."""
-        s = None if supply is None else _ints(supply, "supply", 1).tobytes()
-        d = None if demand is None else _ints(demand, "demand", 1).tobytes()
-        return TpResult(self._native.resolve(s, d, balance))
+        m, n = self._shape
+        s = None if supply is None else _numbers(supply, "supply", 1)
+        d = None if demand is None else _numbers(demand, "demand", 1)
+        fractional = any(a is not None and not _whole(a) for a in (s, d))
+        if self._scale is None and not fractional:
+            sb = None if s is None else _ints(s, "supply").tobytes()
+            db = None if d is None else _ints(d, "demand").tobytes()
+            return TpResult(self._native.resolve(sb, db, balance), self._shape)
+        # In the scaled units: new masses get a new mass factor (the basis is a set of cells,
+        # valid at any scale); the costs keep theirs.
+        if self._scale is None:
+            raise CdnlabError(
+                "supply or demand: fractional values for an instance solved in whole numbers; "
+                "solve it with fractional values to re-solve with them"
+            )
+        old = self.supply[:m], self.demand[:n]
+        s = old[0] if s is None else s.astype(np.float64)
+        d = old[1] if d is None else d.astype(np.float64)
+        si, di, mass = _Scale.masses(s, d, balance)
+        native = self._native.resolve(
+            _ints(si, "supply").tobytes(), _ints(di, "demand").tobytes(), balance
+        )
+        return TpResult(native, self._shape, _Scale(mass, self._scale.cost, self._scale.costs))
 
     def __repr__(self) -> str:
         return f"TpResult(cost={self.cost}, {self._native.rows} x {self._native.cols}, {len(self._native.flows)} flows)"
@@ -382,23 +491,58 @@ class TpResult:
 
 def tp_solve(supply: Any, demand: Any, cost: Any, balance: Optional[str] = None, method: str = "optimal") -> TpResult:
     """Solves the Transportation Problem min sum c_ij x_ij with row sums ``supply`` and column
-    sums ``demand`` (lists or numpy arrays of whole numbers; ``cost`` is supply by demand).
+    sums ``demand`` (lists or numpy arrays; ``cost`` is supply by demand).
 
     Unequal totals raise :class:`CdnlabError` unless ``balance`` is ``"scale"`` (demands scaled
-    to the total supply) or ``"dummy"`` (a dummy row or column of cost 0). ``method`` is
-    ``"optimal"`` (network simplex, with duals), ``"northwest"`` or ``"vogel"``.
+    to the total supply) or ``"dummy"`` (a dummy row or column of cost 0, named by
+    :attr:`TpResult.dummy`). ``method`` is ``"optimal"`` (network simplex, with duals),
+    ``"northwest"`` or ``"vogel"``.
+
+    Whole numbers are solved exactly. Fractional values (POT-style histograms, ``[0.5, 0.5]``)
+    are solved exactly in integers after scaling by powers of two: the masses so that their
+    larger total lies in (2^29, 2^30 - 1], the solver's limit (each rounded to a unit of at most
+    2^-29 of the total, by largest remainders so that equal totals stay equal; totals within
+    10^-9 of each other count as equal), the costs, when fractional, so that the largest lies in
+    (2^30, 2^31] (a unit of at most 2^-30 of it). Binary fractions (0.5, 0.25, ...) are exact.
+    The flows, duals and cost come back as floats in the caller's units; the plan is optimal
+    for the rounded instance, so its cost is within about (2^-29 + 2^-31) x total x max|cost|
+    of the true optimum.
 
     >>> r = cdnlab.tp_solve([5, 5], [4, 6], [[1, 2], [3, 1]])
     >>> r.cost, r.matrix
+    >>> cdnlab.tp_solve([0.5, 0.5], [0.25, 0.75], [[0.0, 1.0], [1.0, 0.0]]).cost
+    0.25
     """
-    s = _ints(supply, "supply", 1)
-    d = _ints(demand, "demand", 1)
-    c = _ints(cost, "cost", 2)
+    s = _numbers(supply, "supply", 1)
+    d = _numbers(demand, "demand", 1)
+    c = _numbers(cost, "cost", 2)
     if c.shape != (len(s), len(d)):
         raise CdnlabError(
             f"cost: shape {c.shape}; allowed {len(s)} x {len(d)} (supplies by demands)"
         )
-    return TpResult(_native.tp_solve(s.tobytes(), d.tobytes(), c.tobytes(), balance, method))
+    shape = (len(s), len(d))
+    if _whole(s) and _whole(d) and _whole(c):
+        native = _native.tp_solve(
+            _ints(s, "supply").tobytes(), _ints(d, "demand").tobytes(), _ints(c, "cost").tobytes(),
+            balance, method,
+        )
+        return TpResult(native, shape)
+    for a, name in ((s, "supply"), (d, "demand")):
+        if a.size and a.min() < 0:
+            raise CdnlabError(f"{name}: negative values; allowed numbers of at least 0")
+    si, di, mass = _Scale.masses(s.astype(np.float64), d.astype(np.float64), balance)
+    costs = c.astype(np.float64)
+    if _whole(c) and (c.size == 0 or np.abs(c).max() <= 2**31):
+        ci, cscale = c, 1.0
+    else:
+        top = float(np.abs(costs).max())
+        cscale = _power_of_two_scale(top, _COST_UNITS) if top > 0 else 1.0
+        ci = np.round(costs * cscale)
+    native = _native.tp_solve(
+        _ints(si, "supply").tobytes(), _ints(di, "demand").tobytes(),
+        _ints(np.asarray(ci), "cost").tobytes(), balance, method,
+    )
+    return TpResult(native, shape, _Scale(mass, cscale, costs))
 
 
 class RunResult:
