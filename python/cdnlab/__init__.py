@@ -172,8 +172,8 @@ def replay(
     ``hits``, ``miss_ratio``, ``byte_miss_ratio``, ..., ``warnings``: a list, empty unless
     the cache cached nothing or never filled). ``admission`` puts an admission policy in front
     of every eviction policy: ``"all"``, ``"second-hit"``, ``"bloom:N"`` (second-hit in Bloom
-    filters), ``"size:N"`` (objects smaller than N bytes, e.g. ``"size:1MiB"``) or
-    ``"prob:P"``. ``sample`` (a share of the objects) or
+    filters), ``"size:N"`` (objects smaller than N bytes, e.g. ``"size:1MiB"``),
+    ``"prob:P"`` or ``"adaptsize"``. ``sample`` (a share of the objects) or
     ``sample_size`` (a number of them) makes it a miniature simulation: only the sampled
     objects' requests, each cache scaled by the rate (``sample_rate``, ``miniature_size``); the
     counts are then the sample's and the ratios estimate the whole trace's. ``ttl`` makes

@@ -43,7 +43,7 @@ pub struct HierarchyArgs {
     /// 1000; 1GiB).
     #[arg(long)]
     pub edge_size: String,
-    /// Admission at each edge (all, second-hit, bloom[:N], size:N, prob:P).
+    /// Admission at each edge (all, second-hit, bloom[:N], size:N, prob:P, adaptsize).
     #[arg(long, default_value = "all")]
     pub edge_admission: String,
     /// The parent's eviction policy.

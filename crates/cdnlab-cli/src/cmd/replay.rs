@@ -96,7 +96,8 @@ pub struct ReplayArgs {
     /// second-hit (an object is stored on its second miss; the objects missed once kept
     /// exactly), bloom[:N] (second-hit in rotating Bloom filters sized for N objects, default
     /// 10^6: fixed memory, 1% false positives), size:N (objects smaller than N bytes, e.g.
-    /// size:1MiB), prob:P (each miss with probability P).
+    /// size:1MiB), prob:P (each miss with probability P), adaptsize (AdaptSize: a miss of s
+    /// bytes with probability e^(-s/c), c tuned every 30,000 requests by a model of the cache).
     #[arg(long, default_value = "all")]
     pub admission: String,
     /// What --size counts: objects (every object weighs 1) or bytes (objects weigh their size)

@@ -511,6 +511,12 @@ fn admission_policies_from_the_command_line() {
     );
     // Bloom filters far larger than the trace's objects are second-hit exactly.
     assert_eq!(run("bloom:100000"), run("second-hit"));
+    // AdaptSize, untuned on 150 requests (c = 2^15): 100-byte objects go in with probability
+    // 0.997, 5000-byte ones with 0.858, so about 96 hits are expected (50 + 25 x (2 x 0.858 +
+    // 0.142 x 0.858)); fewer than all's 100, more than size:5000's 50 whatever the draws of
+    // the few declined.
+    let (hits, _) = run("adaptsize");
+    assert!((80..100).contains(&hits), "{hits}");
 }
 
 /// Byte ratios and byte units: a replay's bytes are the file's, the byte-weighted curve equals

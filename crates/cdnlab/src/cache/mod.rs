@@ -342,7 +342,7 @@ macro_rules! policies {
                 }
                 match self {
                     $(Policy::$variant => {
-                        Box::new(admission::Admitted::new(($build)(cap), rule, seed))
+                        Box::new(admission::Admitted::new(($build)(cap), rule, seed, cap))
                     }),+
                 }
             }
@@ -366,7 +366,7 @@ macro_rules! policies {
                             Box::new(ttl::Expiring::new(c, ttl))
                         } else {
                             Box::new(ttl::Expiring::new(
-                                admission::Admitted::new(c, rule, seed),
+                                admission::Admitted::new(c, rule, seed, cap),
                                 ttl,
                             ))
                         }
