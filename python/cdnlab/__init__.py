@@ -207,10 +207,19 @@ def hierarchy(
     ttl: Optional[Union[int, str]] = None,
     format: str = "oracle-general",
     threads: Optional[int] = None,
+    csv_id: int = 1,
+    csv_size: Optional[int] = None,
+    csv_time: Optional[int] = None,
+    csv_header: bool = False,
+    csv_delimiter: str = ",",
+    csv_id_text: bool = False,
+    csv_ttl: Optional[int] = None,
 ):
     """A two-tier replay, as ``cdnlab cache-hierarchy`` does it: each request goes to one of
-    ``edges`` edge caches by ``route`` (``"hash"`` of the object id, ``"modulo"``, or
-    ``"random"`` per request); an edge's misses go to one parent cache, the parent's to the
+    ``edges`` edge caches by ``route`` (``"hash"`` of the object id, ``"modulo"``,
+    ``"random"`` per request, or ``"client:COL"``: by a hash of column COL of a CSV trace, so
+    each client has one edge); the ``csv_*`` arguments read a CSV trace as :func:`replay`'s do.
+    An edge's misses go to one parent cache, the parent's to the
     origin. Sizes read as :func:`replay`'s; one configuration per parent size. Returns one row
     per (parent size, tier: ``edges``, ``edge-0``..., ``parent``, ``origin``) with the columns
     :data:`HIERARCHY_COLUMNS` (requests reaching the tier, hits, hit and byte hit ratios, and
@@ -221,6 +230,7 @@ def hierarchy(
     out = _native.hierarchy(
         os.fspath(trace), edge_size, _listish(parent_sizes), edges, route, edge_policy,
         parent_policy, edge_admission, parent_admission, size_unit, ttl, format, threads,
+        csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text, csv_ttl,
     )
     return _table(out, HIERARCHY_COLUMNS)
 

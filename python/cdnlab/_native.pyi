@@ -108,6 +108,13 @@ def hierarchy(
     ttl: Optional[Union[int, str]] = None,
     format: str = "oracle-general",
     threads: Optional[int] = None,
+    csv_id: int = 1,
+    csv_size: Optional[int] = None,
+    csv_time: Optional[int] = None,
+    csv_header: bool = False,
+    csv_delimiter: str = ",",
+    csv_id_text: bool = False,
+    csv_ttl: Optional[int] = None,
 ) -> List[Dict[str, Any]]: ...
 def hierarchy_columns() -> List[str]: ...
 def mrc(

@@ -228,5 +228,25 @@ def test_hierarchy_matches_the_command(cli, traces, route):
         assert abs(served["edges"] + served["parent"] + served["origin"] - 1) < 1e-12
     with pytest.raises(cdnlab.CdnlabError, match=r"^route `dns`"):
         cdnlab.hierarchy(t, 200, [500], route="dns")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^route client:3: .*CSV"):
+        cdnlab.hierarchy(t, 200, [500], route="client:3")
     with pytest.raises(cdnlab.CdnlabError, match=r"^edges 0: at least 1"):
         cdnlab.hierarchy(t, 200, [500], edges=0)
+
+
+def test_hierarchy_by_client_field_matches_the_command(cli, tmp_path):
+    """route="client:COL" with a CSV trace read through the csv_* arguments: the command's rows."""
+    f = tmp_path / "c.csv"
+    f.write_text("t;obj;bytes;who\n" + "".join(
+        f"{i};{(i * 31) % 97};{1 + i % 40};client-{i % 7}\n" for i in range(3000)))
+    flags = ["--format", "csv", "--csv-header", "--csv-delimiter", ";", "--csv-id", "2",
+             "--csv-size", "3", "--csv-time", "1"]
+    _, out, _ = cli("cache-hierarchy", "--trace", f, *flags, "--edges", "4", "--route", "client:4",
+                    "--edge-size", "10", "--parent-size", "30", "--json", "--no-plot")
+    want = [json.loads(line) for line in out.splitlines()]
+    got = cdnlab.hierarchy(f, 10, [30], edges=4, route="client:4", format="csv", csv_header=True,
+                           csv_delimiter=";", csv_id=2, csv_size=3, csv_time=1)
+    assert len(got) == len(want) == 7
+    for (_, g), w in zip(got.iterrows(), want):
+        for k in ["tier", "requests", "hits", "hit_bytes"]:
+            assert g[k] == w[k], (k, g[k], w[k])

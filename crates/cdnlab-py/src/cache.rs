@@ -42,19 +42,17 @@ pub(crate) fn replay<'py>(
     let sizes = lab_replay::parse_sizes(&items(sizes, "sizes")?, "sizes").map_err(to_py)?;
     let unit = lab_replay::size_unit(&sizes, asked, "sizes").map_err(to_py)?;
     let plan = ReplayPlan {
-        input: TraceInput {
-            path: trace,
-            format: format.parse::<Format>().map_err(lib_err)?,
-            csv: CsvColumns {
-                id: csv_id,
-                size: csv_size,
-                time: csv_time,
-                ttl: csv_ttl,
-                header: csv_header,
-                delimiter: lab_trace::csv_delimiter(csv_delimiter).map_err(to_py)?,
-                id_is_text: csv_id_text,
-            },
-        },
+        input: crate::trace::csv_input(
+            trace,
+            format,
+            csv_id,
+            csv_size,
+            csv_time,
+            csv_ttl,
+            csv_header,
+            csv_delimiter,
+            csv_id_text,
+        )?,
         policies,
         sizes,
         unit,
@@ -274,7 +272,8 @@ pub(crate) fn replay_columns() -> Vec<&'static str> {
 #[pyo3(signature = (trace, edge_size, parent_sizes, edges = 4, route = "hash",
     edge_policy = "lru", parent_policy = "lru", edge_admission = "all",
     parent_admission = "all", size_unit = None, ttl = None, format = "oracle-general",
-    threads = None))]
+    threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
+    csv_delimiter = ",", csv_id_text = false, csv_ttl = None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn hierarchy<'py>(
     py: Python<'py>,
@@ -291,6 +290,13 @@ pub(crate) fn hierarchy<'py>(
     ttl: Option<&Bound<'py, PyAny>>,
     format: &str,
     threads: Option<usize>,
+    csv_id: usize,
+    csv_size: Option<usize>,
+    csv_time: Option<usize>,
+    csv_header: bool,
+    csv_delimiter: &str,
+    csv_id_text: bool,
+    csv_ttl: Option<usize>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     use cdnlab_lab::trace::hierarchy::{self as lab_h, HierarchyPlan, TierSpec};
     check_threads(threads)?;
@@ -308,7 +314,17 @@ pub(crate) fn hierarchy<'py>(
             .map_err(|e| CdnlabError::new_err(format!("{what}: {e}")))
     };
     let plan = HierarchyPlan {
-        input: crate::trace::trace_input(trace, format)?,
+        input: crate::trace::csv_input(
+            trace,
+            format,
+            csv_id,
+            csv_size,
+            csv_time,
+            csv_ttl,
+            csv_header,
+            csv_delimiter,
+            csv_id_text,
+        )?,
         unit: lab_replay::size_unit(&all, asked, "edge_size and parent_sizes").map_err(to_py)?,
         edges,
         edge: TierSpec {

@@ -54,6 +54,34 @@ pub(crate) fn trace_stats(
     })
 }
 
+/// A trace file with its CSV columns (read only with `format="csv"`), as the commands' flags
+/// give them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn csv_input(
+    path: PathBuf,
+    format: &str,
+    id: usize,
+    size: Option<usize>,
+    time: Option<usize>,
+    ttl: Option<usize>,
+    header: bool,
+    delimiter: &str,
+    id_is_text: bool,
+) -> PyResult<TraceInput> {
+    Ok(TraceInput {
+        csv: CsvColumns {
+            id,
+            size,
+            time,
+            ttl,
+            header,
+            delimiter: lab_trace::csv_delimiter(delimiter).map_err(to_py)?,
+            id_is_text,
+        },
+        ..trace_input(path, format)?
+    })
+}
+
 /// A trace file in one of the binary or text formats (no CSV columns).
 pub(crate) fn trace_input(path: PathBuf, format: &str) -> PyResult<TraceInput> {
     Ok(TraceInput {

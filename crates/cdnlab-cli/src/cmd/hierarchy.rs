@@ -22,6 +22,8 @@ use std::path::PathBuf;
   cdnlab cache-hierarchy --trace t.oracleGeneral --edges 4 --edge-size 0.01 --parent-size 0.01,0.03,0.1
   cdnlab cache-hierarchy --trace cdn.oracleGeneral --edges 8 --route random --edge-size 1GiB \\
       --parent-policy s3fifo --parent-size 8GiB,32GiB --edge-admission second-hit --ttl 1h
+  cdnlab cache-hierarchy --trace log.csv --format csv --csv-header --csv-id 2 --csv-size 3 \
+      --route client:4 --edge-size 1GiB --parent-size 8GiB     each client (column 4) to one edge
 Each request goes to an edge by --route; an edge's misses go to the parent; the parent's misses
 to the origin. Per parent size: each tier's hit and byte hit ratios, the share of requests and
 bytes it served, and the origin's traffic; the figure draws those shares against the parent size.")]
@@ -33,7 +35,8 @@ pub struct HierarchyArgs {
     pub edges: usize,
     /// How a request picks its edge: hash (by object id: the edges split the objects), modulo
     /// (id mod edges), random (each request to a random edge: popular objects sit in every
-    /// edge).
+    /// edge), client:COL (by a hash of column COL of a CSV trace: each client to one edge, as
+    /// DNS or anycast maps it).
     #[arg(long, default_value = "hash")]
     pub route: String,
     /// Each edge's eviction policy (`cdnlab cache-replay --help` lists them).

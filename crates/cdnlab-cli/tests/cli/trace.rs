@@ -1690,3 +1690,127 @@ fn gen_trace_sizes() {
         &["--max-size 5", "--size 10"],
     );
 }
+
+/// `--route client:COL`: every request of one client reaches one edge, so the edges' request
+/// counts are sums of whole clients' counts (model-free: whatever edge the hash picks); a
+/// client field needs a CSV trace, and its column must be there.
+#[test]
+fn hierarchy_routes_by_a_client_field() {
+    let d = tempfile::tempdir().unwrap();
+    let clients = [
+        "10.0.0.1",
+        "10.0.0.2",
+        "2001:db8::7",
+        "edge-probe",
+        "10.0.0.9",
+    ];
+    let mut csv = String::from("time,id,size,client\n");
+    let mut per_client = [0u64; 5];
+    for i in 0..4000u64 {
+        // Five clients of 706 to 941 requests each; ids repeat so that edges hit. (With the
+        // object-id hash, random or modulo rules instead, no assignment of clients fits.)
+        let k = (i % 17) as usize % 5;
+        per_client[k] += 1;
+        csv += &format!("{i},{},{},{}\n", (i * 7919) % 300, 1 + i % 50, clients[k]);
+    }
+    std::fs::write(d.path().join("c.csv"), csv).unwrap();
+    let args = |route: &'static str| {
+        [
+            "cache-hierarchy",
+            "--trace",
+            "c.csv",
+            "--format",
+            "csv",
+            "--csv-header",
+            "--csv-id",
+            "2",
+            "--csv-size",
+            "3",
+            "--edges",
+            "3",
+            "--route",
+            route,
+            "--edge-size",
+            "20",
+            "--parent-size",
+            "60",
+            "--json",
+            "--no-plot",
+        ]
+    };
+    let rows = json_lines(&cdnlab(&args("client:4"), d.path()));
+    let edge_counts: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["tier"].as_str().unwrap().starts_with("edge-"))
+        .map(|r| r["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(edge_counts.len(), 3);
+    assert_eq!(edge_counts.iter().sum::<u64>(), 4000);
+    // Each edge's count is the sum of some clients' counts, and every client is on one edge:
+    // some assignment of the 5 clients to the 3 edges gives the counts exactly.
+    let fits = (0..3u32.pow(5)).any(|mut code| {
+        let mut sums = [0u64; 3];
+        for &n in &per_client {
+            sums[(code % 3) as usize] += n;
+            code /= 3;
+        }
+        sums.to_vec() == edge_counts
+    });
+    assert!(fits, "{edge_counts:?} from clients {per_client:?}");
+    // Per request, the split differs from a client's: random routing spreads each client.
+    let random = json_lines(&cdnlab(&args("random"), d.path()));
+    assert_ne!(random, rows);
+    refuses(
+        d.path(),
+        &[
+            (
+                &[
+                    "cache-hierarchy",
+                    "--trace",
+                    "c.csv",
+                    "--route",
+                    "client:4",
+                    "--edge-size",
+                    "20",
+                    "--parent-size",
+                    "60",
+                ],
+                &["--route client:4", "needs a CSV trace"],
+            ),
+            (
+                &[
+                    "cache-hierarchy",
+                    "--trace",
+                    "c.csv",
+                    "--format",
+                    "csv",
+                    "--csv-header",
+                    "--route",
+                    "client:0",
+                    "--edge-size",
+                    "20",
+                    "--parent-size",
+                    "60",
+                ],
+                &["client:0", "column from 1"],
+            ),
+            (
+                &[
+                    "cache-hierarchy",
+                    "--trace",
+                    "c.csv",
+                    "--format",
+                    "csv",
+                    "--csv-header",
+                    "--route",
+                    "client:9",
+                    "--edge-size",
+                    "20",
+                    "--parent-size",
+                    "60",
+                ],
+                &["no column 9"],
+            ),
+        ],
+    );
+}

@@ -29,17 +29,22 @@ pub enum Route {
     /// Each request to an edge drawn at random (a hash of its index and a seed): clients spread
     /// over the edges whatever they ask for, so popular objects sit in every edge.
     Random,
+    /// By a hash of a client field, this column of a CSV trace (1-based): each client has one
+    /// edge, as DNS or anycast maps a client to its nearby edge.
+    Client(usize),
 }
 
 impl Route {
     pub const FORMS: &'static str = "hash (by object id), modulo (id mod edges), random (each \
-         request to a random edge)";
+         request to a random edge) or client:COL (by a hash of column COL of a CSV trace, a \
+         client's id or address)";
 
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Route::Hash => "hash",
-            Route::Modulo => "modulo",
-            Route::Random => "random",
+            Route::Hash => "hash".into(),
+            Route::Modulo => "modulo".into(),
+            Route::Random => "random".into(),
+            Route::Client(c) => format!("client:{c}"),
         }
     }
 
@@ -50,7 +55,43 @@ impl Route {
             Route::Hash => mix64(id),
             Route::Modulo => id,
             Route::Random => mix64(index ^ mix64(ROUTE_SEED)),
+            Route::Client(_) => unreachable!("routed by the client table"),
         } % edges) as usize
+    }
+
+    /// With `client:COL`, every request's edge, from a pass over the CSV's column COL (its
+    /// text hashed, as `--csv-id-text` hashes ids, then mixed); None for the other rules.
+    fn client_edges(
+        self,
+        input: &TraceInput,
+        edges: u64,
+        style: ArgStyle,
+    ) -> Result<Option<Vec<u32>>> {
+        let Route::Client(col) = self else {
+            return Ok(None);
+        };
+        if input.format != super::Format::Csv {
+            return Err(Error::Usage(format!(
+                "{} client:{col}: routing by a client field needs a CSV trace (--format csv); \
+                 this one is {}",
+                style.arg("--route"),
+                input.format.name()
+            )));
+        }
+        let mut clients = input.clone();
+        clients.csv = super::CsvColumns {
+            id: col,
+            size: None,
+            time: None,
+            ttl: None,
+            id_is_text: true,
+            ..input.csv
+        };
+        let mut table = Vec::new();
+        stream(&clients, false, false, spare_core(1), |reqs| {
+            table.extend(reqs.iter().map(|r| (mix64(r.id) % edges) as u32));
+        })?;
+        Ok(Some(table))
     }
 }
 
@@ -64,6 +105,13 @@ impl std::str::FromStr for Route {
             "hash" => Ok(Route::Hash),
             "modulo" => Ok(Route::Modulo),
             "random" => Ok(Route::Random),
+            t if t.starts_with("client:") => match t["client:".len()..].trim().parse::<usize>() {
+                Ok(c) if c >= 1 => Ok(Route::Client(c)),
+                _ => Err(Error::Usage(format!(
+                    "route `{t}`: client:COL takes a CSV column from 1; allowed {}",
+                    Route::FORMS
+                ))),
+            },
             other => Err(Error::Usage(format!(
                 "route `{other}`: allowed {}",
                 Route::FORMS
@@ -237,6 +285,8 @@ pub fn hierarchy(a: &HierarchyPlan) -> Result<Vec<HierarchyRow>> {
         shares[i % threads].push((i, c));
     }
     let edges = a.edges as u64;
+    let clients = a.route.client_edges(&a.input, edges, a.style)?;
+    let clients = clients.as_deref();
     let offline = a.edge.policy.offline() || a.parent.policy.offline();
     let results: Vec<Result<Vec<(usize, Config)>>> = std::thread::scope(|s| {
         let handles: Vec<_> = shares
@@ -246,7 +296,11 @@ pub fn hierarchy(a: &HierarchyPlan) -> Result<Vec<HierarchyRow>> {
                     let mut index = 0u64;
                     stream(&a.input, sized, offline, spare_core(threads), |reqs| {
                         for r in reqs {
-                            let e = a.route.edge(r.id, index, edges);
+                            let e = match clients {
+                                // The client pass read the same records in the same order.
+                                Some(t) => t.get(index as usize).map_or(0, |&e| e as usize),
+                                None => a.route.edge(r.id, index, edges),
+                            };
                             index += 1;
                             for (_, c) in share.iter_mut() {
                                 let (edge, counts) = &mut c.edges[e];
@@ -263,6 +317,15 @@ pub fn hierarchy(a: &HierarchyPlan) -> Result<Vec<HierarchyRow>> {
                             }
                         }
                     })?;
+                    if let Some(t) = clients.filter(|t| t.len() as u64 != index) {
+                        return Err(Error::file(
+                            &a.input.path,
+                            format!(
+                                "the client column gave {} records, the trace {index}",
+                                t.len()
+                            ),
+                        ));
+                    }
                     Ok(share)
                 })
             })
