@@ -135,9 +135,11 @@ pub struct StackDistances {
     /// `hist[d - 1]`: requests whose stack distance is d (d distinct objects, itself included,
     /// since and at its previous request).
     hist: Vec<u64>,
-    /// `byte_hist[d - 1]`: the bytes those requests asked for (item 1 of the byte ratios:
-    /// the byte miss ratio of an LRU cache counted in objects).
+    /// `byte_hist[d - 1]`: the bytes those requests asked for (the byte miss ratio of an LRU
+    /// cache counted in objects); kept only once two sizes have been seen, as while every
+    /// request has one size s it is `hist` times s (a unit-size trace pays nothing for it).
     byte_hist: Vec<u64>,
+    sizes: SizeMix,
     cold: u64,
     requests: u64,
     bytes: u64,
@@ -163,6 +165,7 @@ impl StackDistances {
             min_positions,
             hist: Vec::new(),
             byte_hist: Vec::new(),
+            sizes: SizeMix::None,
             cold: 0,
             requests: 0,
             bytes: 0,
@@ -191,6 +194,23 @@ impl StackDistances {
     /// stack distance.
     #[inline]
     pub fn access_sized(&mut self, id: u64, size: u32) -> Option<u64> {
+        match self.sizes {
+            SizeMix::One(s) if s == size => {
+                self.bytes += u64::from(size);
+                return self.access(id);
+            }
+            SizeMix::None => {
+                self.sizes = SizeMix::One(size);
+                self.bytes += u64::from(size);
+                return self.access(id);
+            }
+            SizeMix::One(s) => {
+                // A second size: the bytes so far are the counts times the one size.
+                self.byte_hist = self.hist.iter().map(|&h| h * u64::from(s)).collect();
+                self.sizes = SizeMix::Many;
+            }
+            SizeMix::Many => {}
+        }
         let d = self.access(id);
         self.bytes += u64::from(size);
         if let Some(d) = d {
@@ -279,6 +299,9 @@ impl StackDistances {
 
     /// The bytes of those requests (recorded with [`StackDistances::access_sized`]).
     pub fn hit_bytes(&self, c: u64) -> u64 {
+        if let SizeMix::One(s) = self.sizes {
+            return self.hits(c) * u64::from(s);
+        }
         let c = (c as usize).min(self.byte_hist.len());
         self.byte_hist[..c].iter().sum()
     }
@@ -300,8 +323,20 @@ impl StackDistances {
     /// Byte miss ratios (missed bytes over bytes requested) at each capacity of `caps`, in
     /// objects, of the requests recorded with [`StackDistances::access_sized`].
     pub fn byte_curve(&self, caps: &[u64]) -> Vec<f64> {
-        cumulative_curve(&self.byte_hist, self.bytes, caps)
+        match self.sizes {
+            SizeMix::Many => cumulative_curve(&self.byte_hist, self.bytes, caps),
+            // One size: bytes are the counts scaled, and so is the ratio.
+            _ => self.curve(caps),
+        }
     }
+}
+
+/// The request sizes a [`StackDistances`] has seen: none, one, or several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SizeMix {
+    None,
+    One(u32),
+    Many,
 }
 
 /// 1 - (the weight of distances at most c) / `total`, at each c of `caps`.
@@ -1235,6 +1270,47 @@ mod tests {
         ids.iter().for_each(|&id| b.access(id));
         assert_eq!(b.sample().rate(), 1.0);
         assert!(SmallestHashes::new(0).is_err());
+    }
+
+    /// The byte histogram kept lazily: one size for the first 2,000 requests (bytes are the
+    /// counts times it), then sizes that vary; the hit bytes equal an LRU replay's at every
+    /// capacity, across the change and across compactions.
+    #[test]
+    fn byte_distances_across_the_first_size_change() {
+        let reqs: Vec<(u64, u32)> = (0..5000u64)
+            .map(|i| {
+                let id = (i * i + 3 * i) % 61;
+                (
+                    id,
+                    if i < 2000 {
+                        7
+                    } else {
+                        1 + (i % 13) as u32 * 11
+                    },
+                )
+            })
+            .collect();
+        let mut sd = StackDistances::with_min_positions(1);
+        let mut part = StackDistances::new();
+        for (i, &(id, size)) in reqs.iter().enumerate() {
+            sd.access_sized(id, size);
+            if i < 2000 {
+                part.access_sized(id, size);
+            }
+        }
+        let caps: Vec<u64> = (1..=62).collect();
+        // While one size has been seen, the byte curve is the request curve.
+        assert_eq!(part.byte_curve(&caps), part.curve(&caps));
+        assert_eq!(part.hit_bytes(10), 7 * part.hits(10));
+        for &c in &caps {
+            let mut lru = Lru::new(Capacity::objects(c).unwrap());
+            let hit_bytes: u64 = reqs
+                .iter()
+                .filter(|&&(id, _)| lru.access(id, 1))
+                .map(|&(_, s)| u64::from(s))
+                .sum();
+            assert_eq!(sd.hit_bytes(c), hit_bytes, "capacity {c}");
+        }
     }
 
     #[test]
