@@ -183,3 +183,26 @@ def test_fractional_instances_against_pot(seed):
     red = c - r.u[:, None] - r.v[None, :]
     assert red.min() > -1e-9
     assert abs(r.u @ a + r.v @ b - r.cost) < 1e-8
+
+
+def test_a_coarse_cost_grid_fails_the_pot_check(monkeypatch):
+    """The POT check can fail: the same pipeline with costs rounded to a grid of 2^8 (a
+    plausible shortcut) instead of 2^31 misses the 2.5e-9 bound on at least one of the 12
+    instances (5 of 12 when first run). Also prints the right scaling's largest difference."""
+    import ot
+
+    def errors():
+        out = []
+        for seed in range(12):
+            rng = np.random.default_rng(seed)
+            m, n = rng.integers(2, 40, 2)
+            a, b = rng.dirichlet(np.ones(m)), rng.dirichlet(np.ones(n))
+            c = rng.random((m, n))
+            out.append(abs(cdnlab.tp_solve(a, b, c).cost - ot.emd2(a, b, c)))
+        return out
+
+    right = errors()
+    print(f"largest |cdnlab - ot.emd2| over 12 instances: {max(right):.2e}")
+    monkeypatch.setattr(cdnlab, "_COST_UNITS", 2**8)
+    coarse = errors()
+    assert sum(e >= 2.5e-9 for e in coarse) >= 1, coarse

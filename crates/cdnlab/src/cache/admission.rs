@@ -804,6 +804,8 @@ mod tests {
         }
         let (r0, r1) = (m0 as f64 / reqs as f64, m1 as f64 / reqs as f64);
         let c = adapt.adapt.as_ref().unwrap().c();
+        // The figures docs/cache.md quotes (`-- --nocapture` shows them).
+        eprintln!("LRU misses {r0:.4}, behind AdaptSize {r1:.4} (c = {c:.0})");
         assert!(
             r1 < r0 - 0.1,
             "LRU {r0:.4}, behind AdaptSize {r1:.4}, c {c}"
