@@ -9,11 +9,11 @@
 //!   the two agree request for request; a production Bloom filter would add false positives.
 //! - `bloom[:N]`: second-hit as a production CDN keeps it, in fixed memory: the objects missed
 //!   once are remembered in Bloom filters (Bloom 1970) sized for N objects at 1% false
-//!   positives (about 9.6 N bits, 7 hashes), two of them rotating: the current one takes the
+//!   positives (blocked: 9.9 N bits, 7 bits an object in one cache line), two of them rotating: the current one takes the
 //!   misses, and once it holds N it becomes the previous one and a fresh one starts, so an object
 //!   is remembered for the last N to 2N objects missed once (Maggs and Sitaraman describe this
 //!   rotation for Akamai's cache-on-second-hit). A false positive admits a one-hit wonder; a
-//!   forgotten object waits for a third miss. N defaults to 10^6 (2.4 MB).
+//!   forgotten object waits for a third miss. N defaults to 10^6 (2.5 MB).
 //! - `size:N`: admits objects smaller than N bytes (libCacheSim's `size` admissioner: strictly
 //!   smaller); N takes byte units (`size:1MiB`). Sizes are the trace's, whatever the capacity's
 //!   unit.
@@ -31,7 +31,7 @@
 //! policies with ghost lists, ARC, 2Q, S3-FIFO, LIRS, can record the miss; see docs/cache.md).
 
 use super::{Cache, Occupancy};
-use crate::idmap::KeyTable;
+use crate::idmap::IdSet;
 use crate::rng::Rng;
 use crate::workload::Request;
 use rand::RngExt;
@@ -114,81 +114,99 @@ impl std::str::FromStr for Admission {
     }
 }
 
-/// Marks an id in the second-hit set (the table's values are flags).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Seen(u8);
+/// One filter block: a cache line of 512 bits, aligned so that it is one line.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
+struct Block([u64; 8]);
 
-impl crate::idmap::Vacancy for Seen {
-    const VACANT: Seen = Seen(0);
-    fn is_vacant(&self) -> bool {
-        self.0 == 0
-    }
-}
+/// Bits per object of a blocked filter at 1% false positives with k = 7: the root of
+/// sum_j Poisson(j; 512 / c) (1 - (1 - 1/512)^(7 j))^7 = 0.01 (Putze, Sanders and Singler,
+/// "Cache-, hash- and space-efficient Bloom filters", 2007); a test recomputes it. A classic
+/// filter needs 9.59 (ln 100 / ln(2)^2); blocking costs 3% more bits for one cache line a lookup.
+const BLOOM_BITS_PER_OBJECT: f64 = 9.9036;
 
-/// Two rotating Bloom filters of the objects missed once (`bloom:N`).
+/// Two rotating Bloom filters of the objects missed once (`bloom:N`), blocked: an object's k
+/// bits lie in one 512-bit block, so a lookup reads one cache line per filter instead of k
+/// (measured: see docs/cache.md, admission cost).
 #[derive(Debug, Clone)]
 pub struct BloomPair {
-    /// The current filter and the previous one, m bits each.
-    bits: [Vec<u64>; 2],
+    /// The current filter and the previous one.
+    blocks: [Vec<Block>; 2],
     current: usize,
-    m: u64,
-    k: u32,
     /// Objects a filter takes before it rotates, and how many the current one holds.
     n: u64,
     held: u64,
 }
 
 impl BloomPair {
-    /// Filters sized for `n` objects at 1% false positives: m = n ln(100) / ln(2)^2 bits and
-    /// k = 7 hashes (the optimum, m / n ln 2, rounded).
+    /// Filters sized for `n` objects at 1% false positives: [`BLOOM_BITS_PER_OBJECT`] bits an
+    /// object, in whole blocks, and k = 7 bits an object.
     pub fn new(n: u64) -> Self {
-        let m = ((n.max(1) as f64) * 100f64.ln() / 2f64.ln().powi(2)).ceil() as u64;
-        let words = m.div_ceil(64) as usize;
+        let blocks = ((n.max(1) as f64) * BLOOM_BITS_PER_OBJECT / 512.0).ceil() as usize;
         BloomPair {
-            bits: [vec![0; words], vec![0; words]],
+            blocks: [
+                vec![Block::default(); blocks],
+                vec![Block::default(); blocks],
+            ],
             current: 0,
-            m,
-            k: 7,
             n: n.max(1),
             held: 0,
         }
     }
 
-    /// The k bit positions of `id`, by double hashing (Kirsch and Mitzenmacher 2006).
+    /// `id`'s block (by multiply-shift of one hash, Lemire 2019) and its 7 bits in it: 9 bits
+    /// each of a second hash (63 of its 64).
     #[inline]
-    fn positions(&self, id: u64) -> impl Iterator<Item = u64> + use<> {
+    fn locate(&self, id: u64) -> (usize, u64) {
         let h1 = crate::idmap::mix64(id);
-        let h2 = crate::idmap::mix64(id ^ 0x9E37_79B9_7F4A_7C15) | 1;
-        let m = self.m;
-        (0..u64::from(self.k)).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % m)
+        let h2 = crate::idmap::mix64(id ^ 0x9E37_79B9_7F4A_7C15);
+        let b = ((u128::from(h1) * self.blocks[0].len() as u128) >> 64) as usize;
+        (b, h2)
     }
 
-    fn in_filter(&self, f: usize, id: u64) -> bool {
-        self.positions(id)
-            .all(|p| self.bits[f][(p / 64) as usize] & (1 << (p % 64)) != 0)
+    #[inline]
+    fn in_filter(&self, f: usize, b: usize, h2: u64) -> bool {
+        let block = &self.blocks[f][b].0;
+        (0..7).all(|i| {
+            let p = (h2 >> (9 * i)) & 511;
+            block[(p / 64) as usize] & (1 << (p % 64)) != 0
+        })
     }
 
     /// Whether either filter may hold `id` (never false for an id added within the last n).
+    #[inline]
     pub fn contains(&self, id: u64) -> bool {
-        self.in_filter(self.current, id) || self.in_filter(1 - self.current, id)
+        let (b, h2) = self.locate(id);
+        self.in_filter(self.current, b, h2) || self.in_filter(1 - self.current, b, h2)
     }
 
     /// Adds `id` to the current filter, rotating first when it holds n.
+    #[inline]
     pub fn insert(&mut self, id: u64) {
         if self.held == self.n {
             self.current = 1 - self.current;
-            self.bits[self.current].fill(0);
+            self.blocks[self.current].fill(Block::default());
             self.held = 0;
         }
-        let f = self.current;
-        for p in self.positions(id) {
-            self.bits[f][(p / 64) as usize] |= 1 << (p % 64);
+        let (b, h2) = self.locate(id);
+        let block = &mut self.blocks[self.current][b].0;
+        for i in 0..7 {
+            let p = (h2 >> (9 * i)) & 511;
+            block[(p / 64) as usize] |= 1 << (p % 64);
         }
         self.held += 1;
     }
 
+    /// Hints the CPU to fetch `id`'s block in both filters.
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        let (b, _) = self.locate(id);
+        crate::idmap::prefetch(&self.blocks[0][b]);
+        crate::idmap::prefetch(&self.blocks[1][b]);
+    }
+
     pub fn heap_bytes(&self) -> usize {
-        2 * self.bits[0].len() * 8
+        2 * self.blocks[0].len() * std::mem::size_of::<Block>()
     }
 }
 
@@ -409,9 +427,15 @@ impl AdaptSize {
 /// An eviction policy `C` behind an admission policy.
 pub struct Admitted<C> {
     inner: C,
+    gate: Gate,
+}
+
+/// The admission policy's state, apart from the cache it guards (so a decision can run inside
+/// the cache's own miss path, [`Cache::access_gated`]).
+struct Gate {
     rule: Admission,
     /// Objects missed once and not admitted yet (`second-hit`).
-    seen: KeyTable<Seen>,
+    seen: IdSet,
     /// Objects missed once, in Bloom filters (`bloom:N`).
     bloom: Option<BloomPair>,
     /// AdaptSize's state (`adaptsize`), and whether objects weigh their bytes.
@@ -426,40 +450,38 @@ impl<C: Cache> Admitted<C> {
     pub fn new(inner: C, rule: Admission, seed: u64, cap: super::Capacity) -> Self {
         Admitted {
             inner,
-            rule,
-            seen: KeyTable::with_capacity(if rule == Admission::SecondHit {
-                1 << 10
-            } else {
-                0
-            }),
-            bloom: match rule {
-                Admission::Bloom(n) => Some(BloomPair::new(n)),
-                _ => None,
+            gate: Gate {
+                rule,
+                seen: IdSet::with_capacity(if rule == Admission::SecondHit {
+                    1 << 10
+                } else {
+                    0
+                }),
+                bloom: match rule {
+                    Admission::Bloom(n) => Some(BloomPair::new(n)),
+                    _ => None,
+                },
+                adapt: (rule == Admission::AdaptSize).then(|| Box::new(AdaptSize::new(cap.amount))),
+                bytes: cap.unit == super::Unit::Bytes,
+                rng: crate::rng::from_seed(seed),
+                declined: 0,
             },
-            adapt: (rule == Admission::AdaptSize).then(|| Box::new(AdaptSize::new(cap.amount))),
-            bytes: cap.unit == super::Unit::Bytes,
-            rng: crate::rng::from_seed(seed),
-            declined: 0,
         }
     }
 
     /// Misses the admission policy kept out.
     pub fn declined(&self) -> u64 {
-        self.declined
+        self.gate.declined
     }
+}
 
+impl Gate {
     /// Whether a missed object of `size` bytes goes in.
-    #[inline]
+    #[inline(always)]
     fn admit(&mut self, id: u64, size: u32) -> bool {
         let yes = match self.rule {
             Admission::All => true,
-            Admission::SecondHit => match self.seen.find(id) {
-                Ok(_) => true,
-                Err(_) => {
-                    self.seen.insert(id, Seen(1));
-                    false
-                }
-            },
+            Admission::SecondHit => !self.seen.insert(id),
             Admission::Bloom(_) => {
                 let b = self.bloom.as_mut().expect("made for bloom");
                 if b.contains(id) {
@@ -500,45 +522,48 @@ impl<C: Cache> Admitted<C> {
 impl<C: Cache> Cache for Admitted<C> {
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
-        self.observe(id, size);
-        if self.inner.contains(id) {
-            return self.inner.access(id, size);
-        }
-        if self.admit(id, size) {
-            self.inner.access(id, size);
-        }
-        false
+        self.access_req(&Request::new(0, id, size))
     }
     #[inline]
     fn access_req(&mut self, r: &Request) -> bool {
-        self.observe(r.id, r.size);
-        if self.inner.contains(r.id) {
-            return self.inner.access_req(r);
-        }
-        if self.admit(r.id, r.size) {
-            self.inner.access_req(r);
-        }
-        false
+        self.access_gated(r, || true).hit
+    }
+    #[inline(always)]
+    fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> super::Access {
+        self.gate.observe(r.id, r.size);
+        let gate = &mut self.gate;
+        self.inner
+            .access_gated(r, || admit() && gate.admit(r.id, r.size))
+    }
+    fn stable_slots(&self) -> bool {
+        self.inner.stable_slots()
     }
     fn contains(&self, id: u64) -> bool {
         self.inner.contains(id)
     }
     fn occupancy(&self) -> Occupancy {
         let o = self.inner.occupancy();
+        let g = &self.gate;
         Occupancy {
             heap_bytes: o.heap_bytes
-                + self.seen.heap_bytes()
-                + self.bloom.as_ref().map_or(0, BloomPair::heap_bytes)
-                + self.adapt.as_ref().map_or(0, |a| a.heap_bytes()),
+                + g.seen.heap_bytes()
+                + g.bloom.as_ref().map_or(0, BloomPair::heap_bytes)
+                + g.adapt.as_ref().map_or(0, |a| a.heap_bytes()),
             ..o
         }
     }
     fn prefetch(&self, id: u64) {
         self.inner.prefetch(id);
-        // The set of objects missed once outgrows the caches' memory: its bucket is fetched
-        // ahead too.
-        if self.rule == Admission::SecondHit {
-            self.seen.prefetch(id);
+        // The set (or filters) of objects missed once outgrows the caches' memory: its bucket
+        // is fetched ahead too.
+        match self.gate.rule {
+            Admission::SecondHit => self.gate.seen.prefetch(id),
+            Admission::Bloom(_) => {
+                if let Some(b) = &self.gate.bloom {
+                    b.prefetch(id);
+                }
+            }
+            _ => {}
         }
     }
     fn replay_dyn(&mut self, reqs: &[Request]) -> super::Tally {
@@ -628,13 +653,30 @@ mod tests {
         }
     }
 
-    /// The filters: no false negatives among the last n objects; at n objects the false
-    /// positive rate is the design's 1% (1.00% in theory for m = 9.59 n bits and k = 7) within 5
-    /// standard errors (sqrt(0.01 x 0.99 / 10^5) = 0.0003, so 0.0085 to 0.0115); an object is
-    /// remembered while it is in the current or the previous filter (n to 2n later insertions)
-    /// and forgotten after, but for false positives.
+    /// The blocked filter's false positive rate at c bits an object, k = 7, 512-bit blocks
+    /// (Putze et al. 2007): a block holds Poisson(512 / c) objects.
+    fn blocked_fp(c: f64) -> f64 {
+        let lambda = 512.0 / c;
+        let mut p = (-lambda).exp();
+        let mut fp = 0.0;
+        for j in 0..1000 {
+            if j > 0 {
+                p *= lambda / f64::from(j);
+            }
+            fp += p * (1.0 - (1.0 - 1.0 / 512.0f64).powi(7 * j)).powi(7);
+        }
+        fp
+    }
+
+    /// The filters: the bits an object give 1% in theory; no false negatives among the last n
+    /// objects; at n objects the false positive rate is 1% within 5 standard errors
+    /// (sqrt(0.01 x 0.99 / 10^5) = 0.0003, so 0.0085 to 0.0115; a classic filter's 9.59 bits
+    /// blocked would give 1.16%); an object is remembered while it is in the current or the
+    /// previous filter (n to 2n later insertions) and forgotten after, but for false positives.
     #[test]
     fn bloom_filters_remember_and_forget_as_designed() {
+        assert!((blocked_fp(BLOOM_BITS_PER_OBJECT) - 0.01).abs() < 1e-5);
+        assert!((blocked_fp(9.59) - 0.0116).abs() < 1e-4);
         let n = 10_000u64;
         let mut b = BloomPair::new(n);
         (0..n).for_each(|id| b.insert(id));
@@ -652,7 +694,8 @@ mod tests {
         let kept = (0..n).filter(|&id| b.contains(id)).count() as f64 / n as f64;
         assert!(kept < 0.03, "{kept} of the forgotten objects still seen");
         assert!((n..3 * n).all(|id| b.contains(id)));
-        assert_eq!(b.heap_bytes(), 2 * 8 * (95_851usize.div_ceil(64)));
+        // 10^4 x 9.9036 / 512 = 193.4 blocks, so 194 of 64 bytes, two filters.
+        assert_eq!(b.heap_bytes(), 2 * 64 * 194);
         assert_eq!(
             "bloom".parse::<Admission>().unwrap(),
             Admission::Bloom(1_000_000)
@@ -726,6 +769,66 @@ mod tests {
         }
     }
 
+    /// A policy as [`Cache`]'s defaults see it: the two-lookup `access_gated`, no slots.
+    struct Defaults<C>(C);
+
+    impl<C: Cache> Cache for Defaults<C> {
+        fn access(&mut self, id: u64, size: u32) -> bool {
+            self.0.access(id, size)
+        }
+        fn contains(&self, id: u64) -> bool {
+            self.0.contains(id)
+        }
+        fn occupancy(&self) -> Occupancy {
+            self.0.occupancy()
+        }
+        fn replay_dyn(&mut self, reqs: &[Request]) -> crate::cache::Tally {
+            Cache::replay(self, reqs)
+        }
+        fn log_evictions(&mut self) {}
+        fn drain_evictions(&mut self, _out: &mut Vec<u64>) {}
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+
+        /// LRU's and FIFO's one-lookup admission path (and the slots it reports: the object's
+        /// own, NIL when not stored) equals the default's contains-then-access, for every rule.
+        #[test]
+        fn one_lookup_admission_equals_the_default(
+            reqs in proptest::collection::vec((0u64..40, 1u32..40), 1..600),
+            cap in 1u64..60,
+            bytes in any::<bool>(),
+            rule in 0usize..6,
+        ) {
+            let rule = [
+                Admission::All,
+                Admission::SecondHit,
+                Admission::Size(20),
+                Admission::Prob(0.3),
+                Admission::Bloom(1000),
+                Admission::AdaptSize,
+            ][rule];
+            let cap = Capacity::new(cap, if bytes { Unit::Bytes } else { Unit::Objects }).unwrap();
+            let reqs: Vec<Request> = reqs.iter().map(|&(id, size)| Request::new(0, id, size)).collect();
+            let mut lru = Admitted::new(Lru::new(cap), rule, 9, cap);
+            let mut lru0 = Admitted::new(Defaults(Lru::new(cap)), rule, 9, cap);
+            let mut fifo = Admitted::new(crate::cache::fifo::Fifo::new(cap), rule, 9, cap);
+            let mut fifo0 = Admitted::new(Defaults(crate::cache::fifo::Fifo::new(cap)), rule, 9, cap);
+            prop_assert!(lru.stable_slots() && !lru0.stable_slots());
+            for (i, r) in reqs.iter().enumerate() {
+                let (a, b) = (lru.access_gated(r, || true), lru0.access_gated(r, || true));
+                prop_assert_eq!(a.hit, b.hit, "lru, request {}", i);
+                prop_assert_eq!(a.slot != crate::cache::slots::NIL, lru.contains(r.id));
+                let (a, b) = (fifo.access_gated(r, || true), fifo0.access_gated(r, || true));
+                prop_assert_eq!(a.hit, b.hit, "fifo, request {}", i);
+                prop_assert_eq!(a.slot != crate::cache::slots::NIL, fifo.contains(r.id));
+            }
+            prop_assert_eq!(lru.declined(), lru0.declined());
+            prop_assert_eq!(fifo.declined(), fifo0.declined());
+        }
+    }
+
     /// Second-hit keeps one-hit wonders out: on a trace where half the requests are for objects
     /// never seen again, LRU behind it stores none of them, and hits more at a small size.
     #[test]
@@ -770,7 +873,7 @@ mod tests {
             c.access(id, 1);
         }
         assert!(c.declined() - before <= 5, "{}", c.declined() - before);
-        let a = c.adapt.as_ref().unwrap();
+        let a = c.gate.adapt.as_ref().unwrap();
         assert_eq!((a.c(), a.interval.len()), (f64::from(1u32 << 15), 40_000));
     }
 
@@ -803,7 +906,7 @@ mod tests {
             m1 += u64::from(!adapt.access(id as u64, size));
         }
         let (r0, r1) = (m0 as f64 / reqs as f64, m1 as f64 / reqs as f64);
-        let c = adapt.adapt.as_ref().unwrap().c();
+        let c = adapt.gate.adapt.as_ref().unwrap().c();
         // The figures docs/cache.md quotes (`-- --nocapture` shows them).
         eprintln!("LRU misses {r0:.4}, behind AdaptSize {r1:.4} (c = {c:.0})");
         assert!(

@@ -1,7 +1,8 @@
 //! FIFO: objects leave in the order they came; a hit changes nothing.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, slot_cache};
+use super::{Access, Cache, Capacity, slot_cache};
+use crate::workload::Request;
 
 /// First in, first out.
 #[derive(Debug, Clone)]
@@ -22,15 +23,34 @@ impl Fifo {
     }
 }
 
+impl Fifo {
+    /// The whole access, with a say over the miss ([`Cache::access_gated`]).
+    #[inline]
+    fn gated(&mut self, id: u64, size: u32, admit: impl FnOnce() -> bool) -> Access {
+        if let Some(s) = self.slots.find(id) {
+            return Access { hit: true, slot: s };
+        }
+        if !admit() {
+            return Access::DECLINED;
+        }
+        let slot = self
+            .slots
+            .miss_evicting_tail(&mut self.list, id, size, &self.cap);
+        Access { hit: false, slot }
+    }
+}
+
 impl Cache for Fifo {
     #[inline]
     fn access(&mut self, id: u64, size: u32) -> bool {
-        if self.slots.find(id).is_some() {
-            return true;
-        }
-        self.slots
-            .miss_evicting_tail(&mut self.list, id, size, &self.cap);
-        false
+        self.gated(id, size, || true).hit
+    }
+    #[inline]
+    fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> Access {
+        self.gated(r.id, r.size, admit)
+    }
+    fn stable_slots(&self) -> bool {
+        true
     }
     slot_cache!([list]);
 }

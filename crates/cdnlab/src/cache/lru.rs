@@ -1,7 +1,8 @@
 //! LRU: on a hit the object moves to the head; the tail is evicted.
 
 use super::slots::{List, Slots};
-use super::{Cache, Capacity, slot_cache};
+use super::{Access, Cache, Capacity, slot_cache};
+use crate::workload::Request;
 
 /// Least recently used.
 #[derive(Debug, Clone)]
@@ -22,19 +23,38 @@ impl Lru {
     }
 }
 
-impl Cache for Lru {
+impl Lru {
+    /// The whole access, with a say over the miss ([`Cache::access_gated`]).
     #[inline]
-    fn access(&mut self, id: u64, size: u32) -> bool {
+    fn gated(&mut self, id: u64, size: u32, admit: impl FnOnce() -> bool) -> Access {
         if let Some(s) = self.slots.find(id) {
             if self.list.head != s {
                 self.slots.unlink(&mut self.list, s);
                 self.slots.push_front(&mut self.list, s);
             }
-            return true;
+            return Access { hit: true, slot: s };
         }
-        self.slots
+        if !admit() {
+            return Access::DECLINED;
+        }
+        let slot = self
+            .slots
             .miss_evicting_tail(&mut self.list, id, size, &self.cap);
-        false
+        Access { hit: false, slot }
+    }
+}
+
+impl Cache for Lru {
+    #[inline]
+    fn access(&mut self, id: u64, size: u32) -> bool {
+        self.gated(id, size, || true).hit
+    }
+    #[inline]
+    fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> Access {
+        self.gated(r.id, r.size, admit)
+    }
+    fn stable_slots(&self) -> bool {
+        true
     }
     slot_cache!([list]);
 }

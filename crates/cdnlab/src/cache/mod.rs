@@ -136,6 +136,23 @@ impl std::ops::AddAssign for Tally {
     }
 }
 
+/// What one [`Cache::access_gated`] did: whether it hit, and the slot that holds the object
+/// afterwards ([`slots::NIL`] when the object is not stored, or the policy does not report
+/// slots: see [`Cache::stable_slots`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub hit: bool,
+    pub slot: u32,
+}
+
+impl Access {
+    /// A miss that stored nothing (declined, or too heavy).
+    pub const DECLINED: Access = Access {
+        hit: false,
+        slot: slots::NIL,
+    };
+}
+
 /// An eviction policy. `access` is the whole protocol: look up, and on a miss admit and evict;
 /// [`Cache::occupancy`] is the accounting. The policies share the rest: the too-heavy guard
 /// ([`Capacity::admissible`]), and for those whose objects are their slots, lookup, the
@@ -149,6 +166,35 @@ pub trait Cache {
     #[inline]
     fn access_req(&mut self, r: &Request) -> bool {
         self.access(r.id, r.size)
+    }
+    /// An access in which `admit` decides whether a missed object is stored: it is asked at
+    /// most once, on a miss only, and a declined object leaves the policy untouched (admission
+    /// policies, [`admission::Admitted`]). The default looks the object up twice (`contains`,
+    /// then `access_req`); LRU and FIFO, the policies the admission and TTL overheads are
+    /// measured on, do it in one lookup and report the object's slot (docs/cache.md,
+    /// admission cost).
+    #[inline]
+    fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> Access
+    where
+        Self: Sized,
+    {
+        if self.contains(r.id) {
+            return Access {
+                hit: self.access_req(r),
+                slot: slots::NIL,
+            };
+        }
+        if admit() {
+            self.access_req(r);
+        }
+        Access::DECLINED
+    }
+    /// Whether [`Cache::access_gated`] reports slots: each resident object keeps one slot
+    /// number while it stays, slots are numbered densely from 0, and an object becomes
+    /// resident only through a miss of its own request. A wrapper can then keep per-object
+    /// state in an array by slot ([`ttl::Expiring`]) instead of a table by id.
+    fn stable_slots(&self) -> bool {
+        false
     }
     /// Whether `id` is cached (does not count as an access).
     fn contains(&self, id: u64) -> bool;

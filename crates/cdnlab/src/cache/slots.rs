@@ -199,11 +199,18 @@ impl Slots {
     }
 
     /// The miss of LRU and FIFO: unless `size` is too heavy for `cap`, evicts from the tail of
-    /// `list` until it fits, then stores `id` at the head.
+    /// `list` until it fits, then stores `id` at the head. Returns its slot, or [`NIL`] when too
+    /// heavy.
     #[inline]
-    pub fn miss_evicting_tail(&mut self, list: &mut List, id: u64, size: u32, cap: &Capacity) {
+    pub fn miss_evicting_tail(
+        &mut self,
+        list: &mut List,
+        id: u64,
+        size: u32,
+        cap: &Capacity,
+    ) -> u32 {
         let Some(w) = cap.admissible(size) else {
-            return;
+            return NIL;
         };
         let cap = cap.amount;
         let evicted = list.used + u64::from(w) > cap;
@@ -223,6 +230,7 @@ impl Slots {
         }
         let s = self.alloc(id, w);
         self.push_front(list, s);
+        s
     }
 
     /// Heap bytes held by the arrays and the index (capacity, not length).

@@ -127,10 +127,14 @@ impl std::str::FromStr for Ttl {
 pub struct Expiring<C> {
     inner: C,
     ttl: Ttl,
-    /// When each cached object expires ([`NEVER`]: never). Entries leave with their objects
-    /// (the inner cache's eviction log), so the table stays the cache's size and in the CPU's
-    /// cache; an entry a policy forgets to log is harmless: storing the object again
-    /// overwrites it.
+    /// When each cached object expires ([`NEVER`]: never), by its slot, for a policy whose
+    /// slots are stable ([`Cache::stable_slots`], LRU and FIFO): one array read per request, and
+    /// nothing to do on eviction (the next object stored in the slot overwrites its entry).
+    /// Measured on the 10^7-request trace: see docs/cache.md, TTL cost.
+    by_slot: Option<Vec<u64>>,
+    /// The same by id, for the other policies. Entries leave with their objects (the inner
+    /// cache's eviction log), so the table stays the cache's size and in the CPU's cache; an
+    /// entry a policy forgets to log is harmless: storing the object again overwrites it.
     expiry: KeyTable<u64>,
     evicted: Vec<u64>,
     expired: u64,
@@ -138,12 +142,22 @@ pub struct Expiring<C> {
 }
 
 impl<C: Cache> Expiring<C> {
-    pub fn new(mut inner: C, ttl: Ttl) -> Self {
-        inner.log_evictions();
+    pub fn new(inner: C, ttl: Ttl) -> Self {
+        let slotted = inner.stable_slots();
+        Self::with_table(inner, ttl, !slotted)
+    }
+
+    /// With the table by id even where slots would do (`table`), so tests can hold the two
+    /// ways against each other.
+    fn with_table(mut inner: C, ttl: Ttl, table: bool) -> Self {
+        if table {
+            inner.log_evictions();
+        }
         Expiring {
             inner,
             ttl,
-            expiry: KeyTable::with_capacity(1024),
+            by_slot: (!table).then(Vec::new),
+            expiry: KeyTable::with_capacity(if table { 1024 } else { 0 }),
             evicted: Vec::new(),
             expired: 0,
             expired_bytes: 0,
@@ -155,7 +169,7 @@ impl<C: Cache> Expiring<C> {
     fn set(&mut self, id: u64, until: u64) {
         match self.expiry.find(id) {
             Ok(i) => *self.expiry.value_mut(i) = until,
-            Err(_) => self.expiry.insert(id, until),
+            Err(vacant) => self.expiry.insert_vacant(vacant, id, until),
         }
     }
 }
@@ -166,11 +180,35 @@ impl<C: Cache> Cache for Expiring<C> {
         self.access_req(&Request::new(0, id, size))
     }
 
+    #[inline]
     fn access_req(&mut self, r: &Request) -> bool {
         let until = self
             .ttl
             .of(r)
             .map_or(NEVER, |t| r.time.saturating_add(t).min(NEVER));
+        if let Some(by_slot) = self.by_slot.as_mut() {
+            let a = self.inner.access_gated(r, || true);
+            if a.slot == super::slots::NIL {
+                // Not stored: too heavy, or declined by admission.
+                return false;
+            }
+            let s = a.slot as usize;
+            if s >= by_slot.len() {
+                by_slot.resize(s + 1, NEVER);
+            }
+            if !a.hit {
+                by_slot[s] = until;
+                return false;
+            }
+            if r.time >= by_slot[s] {
+                // Stale: revalidated, refreshed in place.
+                by_slot[s] = until;
+                self.expired += 1;
+                self.expired_bytes += u64::from(r.size);
+                return false;
+            }
+            return true;
+        }
         let hit = self.inner.access_req(r);
         self.inner.drain_evictions(&mut self.evicted);
         for id in self.evicted.drain(..) {
@@ -210,13 +248,16 @@ impl<C: Cache> Cache for Expiring<C> {
 
     fn occupancy(&self) -> Occupancy {
         let mut o = self.inner.occupancy();
-        o.heap_bytes += self.expiry.heap_bytes();
+        o.heap_bytes +=
+            self.expiry.heap_bytes() + self.by_slot.as_ref().map_or(0, |v| v.capacity() * 8);
         o
     }
 
     fn prefetch(&self, id: u64) {
         self.inner.prefetch(id);
-        self.expiry.prefetch(id);
+        if self.by_slot.is_none() {
+            self.expiry.prefetch(id);
+        }
     }
 
     fn replay_dyn(&mut self, reqs: &[Request]) -> super::Tally {
@@ -341,20 +382,24 @@ mod tests {
             let c = Capacity::objects(cap as u64).unwrap();
             for lru in [true, false] {
                 let (want, expired) = naive(lru, cap, ttl, &reqs);
-                // The expiry table holds the cached objects only (evictions leave it).
-                let got: (Vec<bool>, (u64, u64)) = if lru {
-                    let mut e = Expiring::new(Lru::new(c), Ttl::Fixed(ttl));
-                    let v = reqs.iter().map(|r| e.access_req(r)).collect();
-                    prop_assert_eq!(e.expiry.len(), e.len());
-                    (v, e.expired())
-                } else {
-                    let mut e = Expiring::new(Fifo::new(c), Ttl::Fixed(ttl));
-                    let v = reqs.iter().map(|r| e.access_req(r)).collect();
-                    prop_assert_eq!(e.expiry.len(), e.len());
-                    (v, e.expired())
-                };
-                prop_assert_eq!(&got.0, &want, "lru {}", lru);
-                prop_assert_eq!(got.1, (expired, expired));
+                // Both ways of keeping expiries: by slot (what LRU and FIFO use) and by id
+                // (the other policies').
+                for table in [false, true] {
+                    let got: (Vec<bool>, (u64, u64)) = if lru {
+                        let mut e = Expiring::with_table(Lru::new(c), Ttl::Fixed(ttl), table);
+                        let v = reqs.iter().map(|r| e.access_req(r)).collect();
+                        // The expiry table holds the cached objects only (evictions leave it).
+                        prop_assert_eq!(e.expiry.len(), if table { e.len() } else { 0 });
+                        (v, e.expired())
+                    } else {
+                        let mut e = Expiring::with_table(Fifo::new(c), Ttl::Fixed(ttl), table);
+                        let v = reqs.iter().map(|r| e.access_req(r)).collect();
+                        prop_assert_eq!(e.expiry.len(), if table { e.len() } else { 0 });
+                        (v, e.expired())
+                    };
+                    prop_assert_eq!(&got.0, &want, "lru {} table {}", lru, table);
+                    prop_assert_eq!(got.1, (expired, expired));
+                }
             }
         }
     }
