@@ -7,6 +7,7 @@
 #   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
 #   ADMISSION=second-hit bench/compare.sh   # also: what an admission policy adds to each replay
 #   TTL=100000 bench/compare.sh             # also: what expiring objects add to each replay
+#   POLICIES=lru,fifo ADMISSION=bloom TTL=100000 PAIRS=15 bench/compare.sh   # more alternating pairs
 #
 # Creates its own Python virtual environment (bench/.venv) with PyPI libcachesim, generates the
 # trace with `cdnlab gen-trace` (unit sizes, oracleGeneral), replays it with both, prints both miss
