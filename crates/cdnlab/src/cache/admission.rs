@@ -614,6 +614,16 @@ mod tests {
         }
     }
 
+    /// One of each rule, for the random-trace tests (AdaptSize last).
+    const RULES: [Admission; 6] = [
+        Admission::All,
+        Admission::SecondHit,
+        Admission::Size(20),
+        Admission::Prob(0.3),
+        Admission::Bloom(1000),
+        Admission::AdaptSize,
+    ];
+
     /// The naive model: an LRU list of (id, size) and the admission rule written out again,
     /// with a `HashSet` of ids missed once and the same generator, drawn on the same misses.
     struct Naive {
@@ -746,13 +756,8 @@ mod tests {
             bytes in any::<bool>(),
             rule in 0usize..5,
         ) {
-            let rule = [
-                Admission::All,
-                Admission::SecondHit,
-                Admission::Size(20),
-                Admission::Prob(0.3),
-                Admission::Bloom(1000),
-            ][rule];
+            // Every rule but AdaptSize, which the naive model leaves out.
+            let rule = RULES[rule];
             let unit = if bytes { Unit::Bytes } else { Unit::Objects };
             let mut c = Admitted::new(Lru::new(Capacity::new(cap, unit).unwrap()), rule, 9, Capacity::new(cap, unit).unwrap());
             let mut n = Naive {
@@ -799,16 +804,9 @@ mod tests {
             reqs in proptest::collection::vec((0u64..40, 1u32..40), 1..600),
             cap in 1u64..60,
             bytes in any::<bool>(),
-            rule in 0usize..6,
+            rule in 0usize..RULES.len(),
         ) {
-            let rule = [
-                Admission::All,
-                Admission::SecondHit,
-                Admission::Size(20),
-                Admission::Prob(0.3),
-                Admission::Bloom(1000),
-                Admission::AdaptSize,
-            ][rule];
+            let rule = RULES[rule];
             let cap = Capacity::new(cap, if bytes { Unit::Bytes } else { Unit::Objects }).unwrap();
             let reqs: Vec<Request> = reqs.iter().map(|&(id, size)| Request::new(0, id, size)).collect();
             let mut lru = Admitted::new(Lru::new(cap), rule, 9, cap);

@@ -1,8 +1,7 @@
 //! FIFO: objects leave in the order they came; a hit changes nothing.
 
 use super::slots::{List, Slots};
-use super::{Access, Cache, Capacity, slot_cache};
-use crate::workload::Request;
+use super::{Access, Cache, Capacity, gated_access, slot_cache};
 
 /// First in, first out.
 #[derive(Debug, Clone)]
@@ -41,16 +40,6 @@ impl Fifo {
 }
 
 impl Cache for Fifo {
-    #[inline]
-    fn access(&mut self, id: u64, size: u32) -> bool {
-        self.gated(id, size, || true).hit
-    }
-    #[inline]
-    fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> Access {
-        self.gated(r.id, r.size, admit)
-    }
-    fn stable_slots(&self) -> bool {
-        true
-    }
+    gated_access!();
     slot_cache!([list]);
 }

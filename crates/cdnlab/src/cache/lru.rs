@@ -1,8 +1,7 @@
 //! LRU: on a hit the object moves to the head; the tail is evicted.
 
 use super::slots::{List, Slots};
-use super::{Access, Cache, Capacity, slot_cache};
-use crate::workload::Request;
+use super::{Access, Cache, Capacity, gated_access, slot_cache};
 
 /// Least recently used.
 #[derive(Debug, Clone)]
@@ -45,16 +44,6 @@ impl Lru {
 }
 
 impl Cache for Lru {
-    #[inline]
-    fn access(&mut self, id: u64, size: u32) -> bool {
-        self.gated(id, size, || true).hit
-    }
-    #[inline]
-    fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> Access {
-        self.gated(r.id, r.size, admit)
-    }
-    fn stable_slots(&self) -> bool {
-        true
-    }
+    gated_access!();
     slot_cache!([list]);
 }

@@ -297,6 +297,29 @@ macro_rules! slot_lookup {
 }
 pub(crate) use slot_lookup;
 
+/// Implements [`Cache::access`], [`Cache::access_gated`] and [`Cache::stable_slots`] by the
+/// policy's inherent `gated(id, size, admit) -> Access` (LRU, FIFO: one lookup, stable slots).
+macro_rules! gated_access {
+    () => {
+        #[inline]
+        fn access(&mut self, id: u64, size: u32) -> bool {
+            self.gated(id, size, || true).hit
+        }
+        #[inline]
+        fn access_gated(
+            &mut self,
+            r: &$crate::workload::Request,
+            admit: impl FnOnce() -> bool,
+        ) -> $crate::cache::Access {
+            self.gated(r.id, r.size, admit)
+        }
+        fn stable_slots(&self) -> bool {
+            true
+        }
+    };
+}
+pub(crate) use gated_access;
+
 /// A group of resident objects: a list of slots ([`slots::List`]) or SLRU's segments.
 pub(crate) trait Resident {
     fn objects(&self) -> usize;
