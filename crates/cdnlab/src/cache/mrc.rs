@@ -287,7 +287,7 @@ impl StackDistances {
     /// The histograms (`hist`, `byte_hist`) with the queued increments applied: readers take
     /// `&self`, so they copy when increments wait.
     fn settled(&self) -> Settled<'_> {
-        if self.pending.iter().all(|&(j, _)| j == NO_DISTANCE) {
+        if self.queued().next().is_none() {
             return Settled {
                 hist: Cow::Borrowed(&self.hist),
                 byte_hist: Cow::Borrowed(&self.byte_hist),
@@ -295,7 +295,7 @@ impl StackDistances {
         }
         let (mut hist, mut byte_hist) = (self.hist.clone(), self.byte_hist.clone());
         let many = self.sizes == SizeMix::Many;
-        for &(j, bytes) in self.pending.iter().filter(|&&(j, _)| j != NO_DISTANCE) {
+        for (j, bytes) in self.queued() {
             hist[j] += 1;
             if many {
                 byte_hist[j] += u64::from(bytes);
@@ -305,6 +305,14 @@ impl StackDistances {
             hist: Cow::Owned(hist),
             byte_hist: Cow::Owned(byte_hist),
         }
+    }
+
+    /// The increments waiting: (d - 1, bytes).
+    fn queued(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.pending
+            .iter()
+            .copied()
+            .filter(|&(j, _)| j != NO_DISTANCE)
     }
 
     /// Stops tracking `id` (fixed-size SHARDS drops objects from its sample): its next request
@@ -347,9 +355,11 @@ impl StackDistances {
 
     /// The requests whose distance is at most `c` (hits of an LRU cache of `c` objects).
     pub fn hits(&self, c: u64) -> u64 {
-        let s = self.settled();
-        let c = (c as usize).min(s.hist.len());
-        s.hist[..c].iter().sum()
+        // No copy of the histogram ([`StackDistances::settled`]): a SHARDS curve asks once per
+        // capacity. Every queued distance is inside `hist` ([`StackDistances::record`]).
+        let c = (c as usize).min(self.hist.len());
+        let queued = self.queued().filter(|&(j, _)| j < c).count() as u64;
+        self.hist[..c].iter().sum::<u64>() + queued
     }
 
     /// The bytes of those requests (recorded with [`StackDistances::access_sized`]).
@@ -357,9 +367,13 @@ impl StackDistances {
         if let SizeMix::One(s) = self.sizes {
             return self.hits(c) * u64::from(s);
         }
-        let s = self.settled();
-        let c = (c as usize).min(s.byte_hist.len());
-        s.byte_hist[..c].iter().sum()
+        let c = (c as usize).min(self.byte_hist.len());
+        let queued: u64 = self
+            .queued()
+            .filter(|&(j, _)| j < c)
+            .map(|(_, bytes)| u64::from(bytes))
+            .sum();
+        self.byte_hist[..c].iter().sum::<u64>() + queued
     }
 
     /// LRU miss ratio at capacity `c` objects.
