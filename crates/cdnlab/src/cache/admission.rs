@@ -477,7 +477,7 @@ impl<C: Cache> Admitted<C> {
 
 impl Gate {
     /// Whether a missed object of `size` bytes goes in.
-    #[inline(always)]
+    #[inline]
     fn admit(&mut self, id: u64, size: u32) -> bool {
         let yes = match self.rule {
             Admission::All => true,
@@ -528,7 +528,7 @@ impl<C: Cache> Cache for Admitted<C> {
     fn access_req(&mut self, r: &Request) -> bool {
         self.access_gated(r, || true).hit
     }
-    #[inline(always)]
+    #[inline]
     fn access_gated(&mut self, r: &Request, admit: impl FnOnce() -> bool) -> super::Access {
         self.gate.observe(r.id, r.size);
         let gate = &mut self.gate;
