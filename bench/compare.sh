@@ -4,6 +4,7 @@
 #   bench/compare.sh            # LRU and FIFO; 10^6 objects, 10^7 requests, Zipf 0.8, sizes 10^4, 10^5
 #   POLICIES=all MRC=1 REPEATS=1 bench/compare.sh   # every shared policy, and the 10-size LRU curve
 #   POLICIES=none MRC=1 bench/compare.sh             # the 10-size LRU curve only
+#   POLICIES=none MRC=1 MRC_PAIRS=5 bench/compare.sh # the curve in 5 alternating pairs (default 3)
 #   REQUESTS=1000000 bench/compare.sh   # smaller, for a quick check
 #   ADMISSION=second-hit bench/compare.sh   # also: what an admission policy adds to each replay
 #   TTL=100000 bench/compare.sh             # also: what expiring objects add to each replay
