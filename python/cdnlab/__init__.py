@@ -159,6 +159,7 @@ def replay(
     sample_size: Optional[int] = None,
     ttl: Optional[Union[int, str]] = None,
     csv_ttl: Optional[int] = None,
+    sample_seed: int = 0,
 ):
     """Replays a trace through every (policy, size), as ``cdnlab cache-replay`` does.
 
@@ -176,7 +177,8 @@ def replay(
     ``"prob:P"`` or ``"adaptsize"``. ``sample`` (a share of the objects) or
     ``sample_size`` (a number of them) makes it a miniature simulation: only the sampled
     objects' requests, each cache scaled by the rate (``sample_rate``, ``miniature_size``); the
-    counts are then the sample's and the ratios estimate the whole trace's. ``ttl`` makes
+    counts are then the sample's and the ratios estimate the whole trace's; ``sample_seed``
+    picks which objects the sample draws (0, the default, is one fixed sample). ``ttl`` makes
     objects expire: seconds (``3600``), a duration (``"1h"``), size classes
     (``"64KiB:1h,1GiB:6h,1d"``) or ``"trace"`` (each request's TTL: twr's field, or the CSV
     column ``csv_ttl``); a request that finds its object stale is a miss, counted in
@@ -188,7 +190,7 @@ def replay(
     out = _native.replay(
         os.fspath(trace), _listish(policies), _listish(sizes), size_unit, format, threads,
         csv_id, csv_size, csv_time, csv_header, csv_delimiter, csv_id_text, admission, sample,
-        sample_size, ttl, csv_ttl,
+        sample_size, ttl, csv_ttl, sample_seed,
     )
     return _table(out, REPLAY_COLUMNS)
 
@@ -246,6 +248,7 @@ def mrc(
     policy: str = "lru",
     replay: bool = False,
     threads: Optional[int] = None,
+    sample_seed: int = 0,
 ):
     """A miss-ratio curve, as ``cdnlab mrc`` computes it: LRU's in one pass, any policy's by
     replays.
@@ -259,14 +262,16 @@ def mrc(
     (or LRU with ``replay=True``) is replayed at every size: in full, or with ``sample`` or
     ``sample_size`` as a miniature simulation (the sampled objects' requests, each cache scaled
     by the rate), and ``exact_too`` adds the full replays, timed apart (``exact_seconds``).
-    Returns one row per size with the columns :data:`MRC_COLUMNS`.
+    ``sample_seed`` picks which objects a sample draws (0, the default, is one fixed sample):
+    curves from several seeds show how much the estimate moves with the sample. Returns one
+    row per size with the columns :data:`MRC_COLUMNS`.
 
     >>> df = cdnlab.mrc("cdn.oracleGeneral", ["64MiB", "1GiB", "16GiB"])
     >>> df = cdnlab.mrc("t.oracleGeneral", policy="s3fifo", sample=0.1, exact_too=True)
     """
     out = _native.mrc(
         os.fspath(trace), None if sizes is None else _listish(sizes), size_unit, sample,
-        sample_size, exact_too, format, policy, replay, threads,
+        sample_size, exact_too, format, policy, replay, threads, sample_seed,
     )
     return _table(out, MRC_COLUMNS)
 

@@ -191,6 +191,20 @@ def test_miniature_simulation_from_python(traces):
         cdnlab.mrc(t, policy="s3fifo", exact_too=True)
     with pytest.raises(cdnlab.CdnlabError, match=r"^sample_size 0: at least 1"):
         cdnlab.mrc(t, sample_size=0)
+    # A seed draws another sample; 0 is the default one; without a sample it is refused.
+    plain = cdnlab.mrc(t, sizes=[200, 1000], sample=0.5)
+    assert (plain["sample_seed"] == 0).all()
+    assert list(cdnlab.mrc(t, sizes=[200, 1000], sample=0.5, sample_seed=0)["miss_ratio"]) == \
+        list(plain["miss_ratio"])
+    other = cdnlab.mrc(t, sizes=[200, 1000], sample=0.5, sample_seed=4)
+    assert (other["sample_seed"] == 4).all()
+    assert list(other["miss_ratio"]) != list(plain["miss_ratio"])
+    seeded = cdnlab.replay(t, ["s3fifo"], [1000], sample=0.5, sample_seed=4)
+    assert seeded["sample_seed"][0] == 4 and seeded["requests"][0] != half["requests"][0]
+    with pytest.raises(cdnlab.CdnlabError, match=r"^sample_seed 2: .*give sample or sample_size"):
+        cdnlab.replay(t, ["lru"], [100], sample_seed=2)
+    with pytest.raises(cdnlab.CdnlabError, match=r"^sample_seed 2: .*give sample or sample_size"):
+        cdnlab.mrc(t, sample_seed=2)
 
 
 def test_ttls_from_python(traces):

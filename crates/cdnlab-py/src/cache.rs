@@ -9,7 +9,7 @@ use crate::*;
 #[pyo3(signature = (trace, policies, sizes, size_unit = None, format = "oracle-general",
     threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
     csv_delimiter = ",", csv_id_text = false, admission = "all", sample = None,
-    sample_size = None, ttl = None, csv_ttl = None))]
+    sample_size = None, ttl = None, csv_ttl = None, sample_seed = 0))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn replay<'py>(
     py: Python<'py>,
@@ -30,8 +30,10 @@ pub(crate) fn replay<'py>(
     sample_size: Option<usize>,
     ttl: Option<&Bound<'py, PyAny>>,
     csv_ttl: Option<usize>,
+    sample_seed: u64,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     check_threads(threads)?;
+    check_sample_seed(sample_seed, sample.is_some() || sample_size.is_some())?;
     let ttl = parse_ttl(ttl)?;
     // Checked in the command's order: policies, unit, sizes.
     let policies = lab_replay::parse_policies(&items(policies, "policies")?).map_err(to_py)?;
@@ -62,6 +64,7 @@ pub(crate) fn replay<'py>(
         threads,
         sample: lab_replay::Sampling::from_args(sample, sample_size, ("sample", "sample_size"))
             .map_err(to_py)?,
+        sample_seed,
         style: ArgStyle::Python,
         ttl,
     };
@@ -73,7 +76,7 @@ pub(crate) fn replay<'py>(
                 "trace" => &r.trace, "format" => r.format, "policy" => r.policy.name(),
                 "size" => r.size, "size_fraction" => r.size_fraction, "size_unit" => r.size_unit,
                 "admission" => &r.admission, "ttl" => &r.ttl, "sample_rate" => r.sample_rate,
-                "miniature_size" => r.miniature_size,
+                "sample_seed" => r.sample_seed, "miniature_size" => r.miniature_size,
                 "requests" => r.requests, "hits" => r.hits, "misses" => r.misses,
                 "expired" => r.expired, "expired_bytes" => r.expired_bytes,
                 "miss_ratio" => r.miss_ratio, "hit_ratio" => r.hit_ratio, "bytes" => r.bytes,
@@ -96,7 +99,7 @@ pub(crate) fn replay<'py>(
 #[pyfunction]
 #[pyo3(signature = (trace, sizes = None, size_unit = None, sample = None, sample_size = None,
     exact_too = false, format = "oracle-general", policy = "lru", replay = false,
-    threads = None))]
+    threads = None, sample_seed = 0))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn mrc<'py>(
     py: Python<'py>,
@@ -110,9 +113,12 @@ pub(crate) fn mrc<'py>(
     policy: &str,
     replay: bool,
     threads: Option<usize>,
+    sample_seed: u64,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     use cdnlab_lab::trace::mrc::{self as lab_mrc, MrcPlan};
     check_threads(threads)?;
+    let sampled = sample.is_some() || sample_size.is_some();
+    check_sample_seed(sample_seed, sampled)?;
     let policy: Policy = policy.parse().map_err(lib_err)?;
     let asked = size_unit
         .map(str::parse::<Unit>)
@@ -137,6 +143,7 @@ pub(crate) fn mrc<'py>(
         unit,
         sample,
         sample_size,
+        sample_seed,
         exact_too,
         policy,
         by_replay: replay,
@@ -153,13 +160,25 @@ pub(crate) fn mrc<'py>(
                 "miss_ratio" => m.miss_ratio[i],
                 "byte_miss_ratio" => m.byte_miss_ratio.as_ref().map(|b| b[i]),
                 "exact_miss_ratio" => m.exact.as_ref().map(|e| e[i]),
-                "sample" => sample, "sample_size" => sample_size, "final_rate" => m.final_rate,
+                "sample" => sample, "sample_size" => sample_size,
+                "sample_seed" => sampled.then_some(sample_seed), "final_rate" => m.final_rate,
                 "method" => &m.method, "requests" => m.requests, "objects" => m.objects,
                 "seconds" => m.seconds, "exact_seconds" => m.exact_seconds,
                 "warnings" => &m.warnings,
             )
         })
         .collect()
+}
+
+/// A sample seed other than 0 only with a sample to draw (as `--sample-seed` requires
+/// `--sample` or `--sample-size`).
+fn check_sample_seed(seed: u64, sampled: bool) -> PyResult<()> {
+    if seed != 0 && !sampled {
+        return Err(CdnlabError::new_err(format!(
+            "sample_seed {seed}: a seed draws a sample; give sample or sample_size"
+        )));
+    }
+    Ok(())
 }
 
 /// The keys of [`mrc`]'s rows, in order.

@@ -22,6 +22,7 @@ use std::path::PathBuf;
   cdnlab mrc --trace cdn.oracleGeneral --sizes 64MiB,1GiB,16GiB --sample 0.01 --exact-too
   cdnlab mrc --trace t.oracleGeneral --policy s3fifo --sample 0.1    miniature simulation
   cdnlab mrc --trace t.oracleGeneral --policy s3fifo --sample 0.1 --exact-too   and its error
+  cdnlab mrc --trace t.oracleGeneral --policy s3fifo --sample 0.1 --sample-seed 2   another sample
   cdnlab mrc --trace t.oracleGeneral --policy lru --replay --sample 0.1 --exact-too
 LRU's curve comes from one pass (stack distances, or SHARDS with a sample); any other policy's
 (or LRU's with --replay) from replaying it at every size: in full, or with a sample in miniature
@@ -50,14 +51,19 @@ pub struct MrcArgs {
     pub size_unit: Option<String>,
     /// Estimate by sampling this share of the objects (spatially, by a hash of the id), in
     /// (0, 1]: SHARDS for LRU, a miniature simulation for any other policy (or with --replay).
-    #[arg(long)]
+    #[arg(long, group = "sampling")]
     pub sample: Option<f64>,
     /// Estimate by a fixed-size sample: fixed-size SHARDS for LRU (track at most this many
     /// objects, lowering the rate as the trace shows more: memory bounded whatever the trace),
     /// or a miniature simulation of this many objects (those of smallest hash, found in a first
     /// pass).
-    #[arg(long, conflicts_with = "sample")]
+    #[arg(long, conflicts_with = "sample", group = "sampling")]
     pub sample_size: Option<usize>,
+    /// With --sample or --sample-size: which objects the sample draws (0, the default, and
+    /// any other number each give one fixed sample). The curves of several seeds show how
+    /// much an estimate moves with the sample.
+    #[arg(long, default_value_t = 0, requires = "sampling")]
+    pub sample_seed: u64,
     /// With --sample or --sample-size: compute the exact curve too (LRU: in the same pass; by
     /// replay: the full replays, timed on their own) and report the error.
     #[arg(long)]
@@ -96,6 +102,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         unit,
         sample: a.sample,
         sample_size: a.sample_size,
+        sample_seed: a.sample_seed,
         exact_too: a.exact_too,
         policy: a.policy,
         by_replay: a.replay,
@@ -117,6 +124,7 @@ pub fn run(a: &MrcArgs) -> Result<()> {
                     "byte_miss_ratio": bytes.map(|b| b[i]),
                     "exact_miss_ratio": m.exact.as_ref().map(|e| e[i]),
                     "sample": a.sample, "sample_size": a.sample_size,
+                    "sample_seed": sampled.then_some(a.sample_seed),
                     "final_rate": m.final_rate,
                     "method": m.method, "requests": m.requests, "objects": m.objects,
                     "seconds": m.seconds, "exact_seconds": m.exact_seconds,

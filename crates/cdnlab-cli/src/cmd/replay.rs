@@ -114,12 +114,17 @@ pub struct ReplayArgs {
     /// Miniature simulation: replay only this share of the objects (spatially, by a hash of
     /// the id, with all their requests), each cache scaled by it, in (0, 1]. The counts are
     /// then the sample's; the ratios estimate the whole trace's.
-    #[arg(long)]
+    #[arg(long, group = "sampling")]
     pub sample: Option<f64>,
     /// Miniature simulation with this many objects (those of smallest hash, found in a first
     /// pass): the rate is this over the trace's distinct objects.
-    #[arg(long, conflicts_with = "sample")]
+    #[arg(long, conflicts_with = "sample", group = "sampling")]
     pub sample_size: Option<usize>,
+    /// With --sample or --sample-size: which objects the sample draws (0, the default, and
+    /// any other number each give one fixed sample). The curves of several seeds show how
+    /// much an estimate moves with the sample.
+    #[arg(long, default_value_t = 0, requires = "sampling")]
+    pub sample_seed: u64,
     #[command(flatten)]
     pub threads: Threads,
     /// Print one JSON object per (policy, size), one a line, instead of text.
@@ -163,6 +168,7 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             .map_err(|e| cdnlab_lab::Error::Usage(format!("--admission: {e}")))?,
         threads: a.threads.count,
         sample: Sampling::from_args(a.sample, a.sample_size, ("--sample", "--sample-size"))?,
+        sample_seed: a.sample_seed,
         style: cdnlab_lab::error::ArgStyle::Cli,
         ttl: cdnlab_lab::trace::replay::parse_ttl(
             a.ttl.as_deref(),

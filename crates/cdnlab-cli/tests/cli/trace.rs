@@ -786,6 +786,105 @@ fn mrc_equals_lru_replay() {
     );
 }
 
+/// `--sample-seed`: seed 0 is the default sample (the same curve as without the flag), another
+/// seed another sample (another curve), for SHARDS, fixed-size SHARDS, the miniature of `mrc`
+/// and of `cache-replay`; the rows say the seed; without a sample the flag is refused.
+#[test]
+fn sample_seeds_draw_other_samples() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "5000",
+            "--requests",
+            "50000",
+            "--seed",
+            "3",
+        ],
+    );
+    let ratios = |args: &[&str]| -> (Vec<f64>, Vec<serde_json::Value>) {
+        let rows = json_lines(&ok(cdnlab(args, d.path())));
+        let r = rows
+            .iter()
+            .map(|v| v["miss_ratio"].as_f64().unwrap())
+            .collect();
+        let seeds = rows.iter().map(|v| v["sample_seed"].clone()).collect();
+        (r, seeds)
+    };
+    let mrc = [
+        "mrc",
+        "--trace",
+        "t.bin",
+        "--sizes",
+        "200,1000,3000",
+        "--json",
+        "--no-plot",
+    ];
+    for sampling in [
+        &["--sample", "0.25"][..],
+        &["--sample-size", "1000"],
+        &["--policy", "fifo", "--sample", "0.25"],
+        &["--policy", "fifo", "--sample-size", "1000"],
+    ] {
+        let with = |seed: Option<&str>| {
+            let mut a: Vec<&str> = mrc.iter().chain(sampling).copied().collect();
+            if let Some(s) = seed {
+                a.extend(["--sample-seed", s]);
+            }
+            ratios(&a)
+        };
+        let (plain, seeds) = with(None);
+        assert!(seeds.iter().all(|s| s == 0), "{seeds:?}");
+        assert_eq!(with(Some("0")).0, plain, "{sampling:?}");
+        let (other, seeds) = with(Some("5"));
+        assert_ne!(other, plain, "{sampling:?}");
+        assert!(seeds.iter().all(|s| s == 5), "{seeds:?}");
+    }
+    let (_, seeds) = ratios(&mrc);
+    assert!(seeds.iter().all(|s| s.is_null()), "{seeds:?}");
+    let replay = |seed: &str| {
+        ratios(&[
+            "cache-replay",
+            "--trace",
+            "t.bin",
+            "--policy",
+            "lru",
+            "--size",
+            "1000",
+            "--sample",
+            "0.25",
+            "--sample-seed",
+            seed,
+            "--json",
+            "--no-plot",
+        ])
+    };
+    let (five, seeds) = replay("5");
+    assert_eq!(seeds, [5]);
+    assert_ne!(replay("0").0, five);
+    refuses(
+        d.path(),
+        &[
+            (&[&mrc[..], &["--sample-seed", "3"]].concat(), &["--sample"]),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin",
+                    "--size",
+                    "100",
+                    "--sample-seed",
+                    "3",
+                ],
+                &["--sample"],
+            ),
+        ],
+    );
+}
+
 /// Miniature simulation (`mrc --policy P --sample R`, `cache-replay --sample R`): at rate 1 it
 /// is the full replay, request for request; at rate 1/4 (about 1,250 sampled objects, each
 /// miniature at least 125) LRU's curve by replay stays within 0.02 of the exact stack-distance

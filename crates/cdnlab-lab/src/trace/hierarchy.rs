@@ -229,7 +229,7 @@ pub fn hierarchy(a: &HierarchyPlan) -> Result<Vec<HierarchyRow>> {
         .chain(&a.parent_sizes)
         .any(|s| matches!(s, SizeSpec::Fraction(_)));
     let wss = if fractions {
-        first_pass(&a.input, sized, true, None)?.0
+        first_pass(&a.input, sized, true, None, 0)?.0
     } else {
         None
     };

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 /// The keys of a curve's row (`cdnlab mrc --json`, Python's `cdnlab.mrc`), in the order
 /// Python's table shows them.
-pub const MRC_COLUMNS: [&str; 15] = [
+pub const MRC_COLUMNS: [&str; 16] = [
     "policy",
     "size",
     "size_unit",
@@ -25,6 +25,7 @@ pub const MRC_COLUMNS: [&str; 15] = [
     "exact_miss_ratio",
     "sample",
     "sample_size",
+    "sample_seed",
     "final_rate",
     "method",
     "requests",
@@ -56,6 +57,9 @@ pub struct MrcPlan {
     pub sample: Option<f64>,
     /// Estimate by fixed-size SHARDS, tracking at most this many objects.
     pub sample_size: Option<usize>,
+    /// Which objects a sample draws ([`cdnlab::cache::mrc::seed_key`]; 0: the default
+    /// sample). Curves from several seeds show an estimate's spread.
+    pub sample_seed: u64,
     /// With a sample: compute the exact curve in the same pass too.
     pub exact_too: bool,
 }
@@ -148,23 +152,27 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
     let mut shards = a
         .sample
         .map(|r| {
-            Shards::new(r).map_err(|_| {
-                Error::Usage(format!(
-                    "{} {r}: the rate must be above 0, at most 1",
-                    a.style.arg("--sample")
-                ))
-            })
+            Shards::new(r)
+                .map(|s| s.seeded(a.sample_seed))
+                .map_err(|_| {
+                    Error::Usage(format!(
+                        "{} {r}: the rate must be above 0, at most 1",
+                        a.style.arg("--sample")
+                    ))
+                })
         })
         .transpose()?;
     let mut fixed = a
         .sample_size
         .map(|n| {
-            ShardsFixed::new(n).map_err(|_| {
-                Error::Usage(format!(
-                    "{} {n}: at least 1 object",
-                    a.style.arg("--sample-size")
-                ))
-            })
+            ShardsFixed::new(n)
+                .map(|s| s.seeded(a.sample_seed))
+                .map_err(|_| {
+                    Error::Usage(format!(
+                        "{} {n}: at least 1 object",
+                        a.style.arg("--sample-size")
+                    ))
+                })
         })
         .transpose()?;
     let t = Instant::now();
@@ -292,7 +300,13 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
         _ => None,
     };
     let first = if a.sizes.is_none() || k.is_some() {
-        Some(replay::first_pass(&a.input, sized, a.sizes.is_none(), k)?)
+        Some(replay::first_pass(
+            &a.input,
+            sized,
+            a.sizes.is_none(),
+            k,
+            a.sample_seed,
+        )?)
     } else {
         None
     };
@@ -367,6 +381,7 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
         admission: Admission::All,
         threads: a.threads,
         sample,
+        sample_seed: a.sample_seed,
         style: a.style,
         ttl: None,
     };
@@ -460,12 +475,14 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     let mut shards = a
         .sample
         .map(|r| {
-            ByteShards::new(r, &caps).map_err(|_| {
-                Error::Usage(format!(
-                    "{} {r}: the rate must be above 0, at most 1",
-                    a.style.arg("--sample")
-                ))
-            })
+            ByteShards::new(r, &caps)
+                .map(|s| s.seeded(a.sample_seed))
+                .map_err(|_| {
+                    Error::Usage(format!(
+                        "{} {r}: the rate must be above 0, at most 1",
+                        a.style.arg("--sample")
+                    ))
+                })
         })
         .transpose()?;
     let t = Instant::now();

@@ -43,6 +43,8 @@ pub struct ReplayPlan {
     /// Miniature simulation: replay only a spatial sample of the objects, each cache scaled by
     /// the sample's rate (None: the whole trace).
     pub sample: Option<Sampling>,
+    /// Which objects a sample draws ([`cdnlab::cache::mrc::seed_key`]; 0: the default sample).
+    pub sample_seed: u64,
     /// How errors name the arguments.
     pub style: ArgStyle,
     /// Objects expire by this rule ([`Ttl`]; None: never).
@@ -180,6 +182,7 @@ pub(crate) fn first_pass(
     sized: bool,
     wss: bool,
     k: Option<usize>,
+    seed: u64,
 ) -> Result<(Option<WorkingSet>, Option<SpatialSample>)> {
     let mut seen = HashSet::new();
     let mut bytes = 0u64;
@@ -187,7 +190,8 @@ pub(crate) fn first_pass(
     let mut smallest = k
         .map(SmallestHashes::new)
         .transpose()
-        .map_err(|e| Error::Usage(e.to_string()))?;
+        .map_err(|e| Error::Usage(e.to_string()))?
+        .map(|s| s.seeded(seed));
     stream(a, sized, false, spare_core(1), |reqs| {
         for r in reqs {
             if wss && seen.insert(r.id) {
@@ -386,6 +390,8 @@ pub struct ReplayRow {
     /// Miniature simulation: the share of the objects sampled, and the cache replayed for
     /// `size` (the counts below are then the sample's).
     pub sample_rate: Option<f64>,
+    /// The sample's seed ([`ReplayPlan::sample_seed`]), when sampling.
+    pub sample_seed: Option<u64>,
     pub miniature_size: Option<u64>,
     pub requests: u64,
     pub hits: u64,
@@ -417,7 +423,7 @@ pub struct ReplayRow {
 }
 
 /// The column names of [`ReplayRow`], in order.
-pub const REPLAY_COLUMNS: [&str; 32] = [
+pub const REPLAY_COLUMNS: [&str; 33] = [
     "trace",
     "format",
     "policy",
@@ -427,6 +433,7 @@ pub const REPLAY_COLUMNS: [&str; 32] = [
     "admission",
     "ttl",
     "sample_rate",
+    "sample_seed",
     "miniature_size",
     "requests",
     "hits",
@@ -486,15 +493,17 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         _ => None,
     };
     let (wss, bottom_k) = if need_wss || k.is_some() {
-        first_pass(&a.input, sized, need_wss, k)?
+        first_pass(&a.input, sized, need_wss, k, a.sample_seed)?
     } else {
         (None, None)
     };
     let wss = wss.map(|w| (w.objects, w.bytes));
     let sample = match a.sample {
-        Some(Sampling::Rate(r)) => {
-            Some(SpatialSample::at_rate(r).map_err(|e| Error::Usage(e.to_string()))?)
-        }
+        Some(Sampling::Rate(r)) => Some(
+            SpatialSample::at_rate(r)
+                .map_err(|e| Error::Usage(e.to_string()))?
+                .seeded(a.sample_seed),
+        ),
         Some(Sampling::Objects(_)) => bottom_k,
         Some(Sampling::Settled(s)) => Some(s),
         None => None,
@@ -598,6 +607,7 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 admission: a.admission.name(),
                 ttl: a.ttl.as_ref().map_or_else(|| "none".into(), Ttl::name),
                 sample_rate: sample.map(|s| s.rate()),
+                sample_seed: sample.map(|_| a.sample_seed),
                 miniature_size: sample.map(|_| o.capacity),
                 requests: n,
                 hits,
@@ -798,6 +808,7 @@ mod tests {
             admission: "all".into(),
             ttl: "none".into(),
             sample_rate: None,
+            sample_seed: None,
             miniature_size: None,
             requests: 1,
             hits: 0,

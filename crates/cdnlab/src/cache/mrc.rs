@@ -469,6 +469,7 @@ fn cumulative_curve(hist: &[u64], total: u64, caps: &[u64]) -> Vec<f64> {
 pub struct Shards {
     rate: f64,
     threshold: u64,
+    key: u64,
     inner: StackDistances,
     /// Every request, sampled or not, and its bytes (for SHARDS_adj).
     seen: u64,
@@ -488,6 +489,15 @@ pub fn spatial_hash(id: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The key a sample seed XORs into every id before [`spatial_hash`]: seed 0 (the default) gives
+/// key 0, the unseeded hash, so a seed changes only which objects fall in a sample. XOR with a
+/// constant permutes the ids, so each seed's sample is still a share R of them; different seeds
+/// draw different samples, which is how the spread of an estimate is measured (SHARDS'
+/// authors average errors over seeds; libCacheSim's mrcProfiler calls it a salt).
+pub fn seed_key(seed: u64) -> u64 {
+    if seed == 0 { 0 } else { spatial_hash(seed) }
+}
+
 /// The objects a miniature simulation keeps (Waldspurger, Saemundsson, Ahmad and Park,
 /// "Cache Modeling and Optimization using Miniature Simulations", USENIX ATC 2017): those whose
 /// [`spatial_hash`] is below a threshold T, a share R = T / 2^64 of the objects with every
@@ -497,6 +507,8 @@ pub fn spatial_hash(id: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpatialSample {
     threshold: u64,
+    /// [`seed_key`] of the sample's seed.
+    key: u64,
 }
 
 impl SpatialSample {
@@ -517,20 +529,30 @@ impl SpatialSample {
         };
         Ok(SpatialSample {
             threshold: threshold.max(1),
+            key: 0,
         })
+    }
+
+    /// The same share, drawn with `seed` (0: the default sample).
+    pub fn seeded(self, seed: u64) -> Self {
+        SpatialSample {
+            key: seed_key(seed),
+            ..self
+        }
     }
 
     /// Every object with a hash at most `largest` (the bottom-k sample of [`SmallestHashes`]).
     pub fn up_to(largest: u64) -> Self {
         SpatialSample {
             threshold: largest.saturating_add(1).max(1),
+            key: 0,
         }
     }
 
     /// Whether requests to `id` are in the sample.
     #[inline]
     pub fn keeps(&self, id: u64) -> bool {
-        self.threshold == u64::MAX || spatial_hash(id) < self.threshold
+        self.threshold == u64::MAX || spatial_hash(id ^ self.key) < self.threshold
     }
 
     /// The share of the objects sampled, R.
@@ -555,6 +577,7 @@ impl SpatialSample {
 #[derive(Debug, Clone)]
 pub struct SmallestHashes {
     k: usize,
+    key: u64,
     heap: std::collections::BinaryHeap<u64>,
     held: std::collections::HashSet<u64>,
 }
@@ -567,15 +590,24 @@ impl SmallestHashes {
         }
         Ok(SmallestHashes {
             k,
+            key: 0,
             heap: std::collections::BinaryHeap::with_capacity(k + 1),
             held: std::collections::HashSet::with_capacity(k + 1),
         })
     }
 
+    /// The same, with the hashes drawn by `seed` (0: the default).
+    pub fn seeded(self, seed: u64) -> Self {
+        SmallestHashes {
+            key: seed_key(seed),
+            ..self
+        }
+    }
+
     /// Records a request to `id`.
     #[inline]
     pub fn access(&mut self, id: u64) {
-        let h = spatial_hash(id);
+        let h = spatial_hash(id ^ self.key);
         if self.heap.len() == self.k && self.heap.peek().is_some_and(|&top| h >= top) {
             return;
         }
@@ -591,10 +623,11 @@ impl SmallestHashes {
     /// The sample of the `k` objects seen with the smallest hashes (every object when fewer
     /// were seen).
     pub fn sample(&self) -> SpatialSample {
-        match self.heap.peek() {
+        let s = match self.heap.peek() {
             Some(&top) if self.heap.len() == self.k => SpatialSample::up_to(top),
             _ => SpatialSample::up_to(u64::MAX),
-        }
+        };
+        SpatialSample { key: self.key, ..s }
     }
 }
 
@@ -611,17 +644,26 @@ impl Shards {
         Ok(Shards {
             rate,
             threshold: (rate * MODULUS as f64).round().max(1.0) as u64,
+            key: 0,
             inner: StackDistances::new(),
             seen: 0,
             seen_bytes: 0,
         })
     }
 
+    /// The same rate, the sample drawn with `seed` (0: the default).
+    pub fn seeded(self, seed: u64) -> Self {
+        Shards {
+            key: seed_key(seed),
+            ..self
+        }
+    }
+
     /// Records a request for `size` bytes of `id` (sampled or not).
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        if spatial_hash(id) % MODULUS < self.threshold {
+        if spatial_hash(id ^ self.key) % MODULUS < self.threshold {
             self.inner.access_sized(id, size);
         }
     }
@@ -688,6 +730,7 @@ impl Shards {
 pub struct ShardsFixed {
     max: usize,
     threshold: u64,
+    key: u64,
     /// Tracked objects by hash, largest on top.
     heap: std::collections::BinaryHeap<(u64, u64)>,
     inner: StackDistances,
@@ -739,6 +782,7 @@ impl ShardsFixed {
         Ok(ShardsFixed {
             max,
             threshold: u64::MAX,
+            key: 0,
             heap: std::collections::BinaryHeap::new(),
             inner: StackDistances::new(),
             bins: Vec::new(),
@@ -750,6 +794,14 @@ impl ShardsFixed {
             seen: 0,
             seen_bytes: 0,
         })
+    }
+
+    /// The same bound, the sample drawn with `seed` (0: the default).
+    pub fn seeded(self, seed: u64) -> Self {
+        ShardsFixed {
+            key: seed_key(seed),
+            ..self
+        }
     }
 
     /// The current sampling rate.
@@ -770,7 +822,7 @@ impl ShardsFixed {
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        let h = spatial_hash(id);
+        let h = spatial_hash(id ^ self.key);
         if h >= self.threshold {
             // Not (or no longer) sampled.
             return;
@@ -1088,6 +1140,7 @@ impl ByteStackDistances {
 pub struct ByteShards {
     rate: f64,
     threshold: u64,
+    key: u64,
     caps: Vec<u64>,
     inner: ByteStackDistances,
     /// Every request and its bytes, sampled or not (for SHARDS_adj).
@@ -1119,6 +1172,7 @@ impl ByteShards {
         Ok(ByteShards {
             rate,
             threshold: (rate * MODULUS as f64).round().max(1.0) as u64,
+            key: 0,
             inner,
             caps,
             seen: 0,
@@ -1126,11 +1180,19 @@ impl ByteShards {
         })
     }
 
+    /// The same rate, the sample drawn with `seed` (0: the default).
+    pub fn seeded(self, seed: u64) -> Self {
+        ByteShards {
+            key: seed_key(seed),
+            ..self
+        }
+    }
+
     /// Records a request (sampled or not).
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        if spatial_hash(id) % MODULUS < self.threshold {
+        if spatial_hash(id ^ self.key) % MODULUS < self.threshold {
             self.inner.access(id, size);
         }
     }
@@ -1352,6 +1414,80 @@ mod tests {
         for bad in [0.0, -0.1, 1.5, f64::NAN] {
             assert!(SpatialSample::at_rate(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Sample seeds. Seed 0 is the unseeded sample. Another seed keeps its share R of 10^5 ids
+    /// within 5 standard errors (sqrt(n R (1 - R)) = 95 at R = 0.1), and two seeds' samples
+    /// share ids as independent draws would: n R^2 = 1,000, within 5 standard errors
+    /// (sqrt(n R^2 (1 - R^2)) = 31.5). A seed that changed nothing would share all 10,000 ids;
+    /// one that moved the threshold would miss the share. Every sampler (SHARDS at a rate, at a
+    /// size, in bytes; the bottom-k sample) gives its unseeded result at seed 0 and another at
+    /// seed 1, and the bottom-k sample under a seed keeps the k ids of smallest seeded hash
+    /// (against a sort).
+    #[test]
+    fn sample_seeds_draw_other_samples_of_the_same_share() {
+        let base = SpatialSample::at_rate(0.1).unwrap();
+        let zero = base.seeded(0);
+        assert!((0..100_000u64).all(|id| zero.keeps(id) == base.keeps(id)));
+        let (one, two) = (base.seeded(1), base.seeded(2));
+        for s in [one, two] {
+            let kept = (0..100_000u64).filter(|&id| s.keeps(id)).count() as f64;
+            assert!((kept - 10_000.0).abs() < 5.0 * 95.0, "{kept}");
+        }
+        let both = (0..100_000u64)
+            .filter(|&id| one.keeps(id) && two.keeps(id))
+            .count() as f64;
+        assert!((both - 1000.0).abs() < 5.0 * 31.5, "{both}");
+
+        let ids = zipf_ids(3);
+        let caps = [100, 1000, 10_000];
+        let shards = |seed: Option<u64>| {
+            let mut s = Shards::new(0.1).unwrap();
+            if let Some(k) = seed {
+                s = s.seeded(k);
+            }
+            ids.iter().for_each(|&id| s.access(id, kb_size(id)));
+            s.curve(&caps)
+        };
+        assert_eq!(shards(Some(0)), shards(None));
+        assert_ne!(shards(Some(1)), shards(None));
+        let fixed = |seed: Option<u64>| {
+            let mut s = ShardsFixed::new(2000).unwrap();
+            if let Some(k) = seed {
+                s = s.seeded(k);
+            }
+            ids.iter().for_each(|&id| s.access(id, kb_size(id)));
+            s.curve(&caps)
+        };
+        assert_eq!(fixed(Some(0)), fixed(None));
+        assert_ne!(fixed(Some(1)), fixed(None));
+        let bytes = |seed: Option<u64>| {
+            let mut s = ByteShards::new(0.1, &[100_000, 1_000_000, 10_000_000]).unwrap();
+            if let Some(k) = seed {
+                s = s.seeded(k);
+            }
+            ids.iter().for_each(|&id| s.access(id, kb_size(id)));
+            s.curve()
+        };
+        assert_eq!(bytes(Some(0)), bytes(None));
+        assert_ne!(bytes(Some(1)), bytes(None));
+
+        let mut distinct = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let key = seed_key(7);
+        let mut b = SmallestHashes::new(500).unwrap().seeded(7);
+        ids.iter().for_each(|&id| b.access(id));
+        let s = b.sample();
+        let mut want = distinct.clone();
+        want.sort_by_key(|&id| spatial_hash(id ^ key));
+        want.truncate(500);
+        let mut got: Vec<u64> = distinct.iter().copied().filter(|&id| s.keeps(id)).collect();
+        got.sort_by_key(|&id| spatial_hash(id ^ key));
+        assert_eq!(got, want);
+        let mut unseeded = SmallestHashes::new(500).unwrap();
+        ids.iter().for_each(|&id| unseeded.access(id));
+        assert_ne!(unseeded.sample(), s);
     }
 
     /// The bottom-k sample keeps exactly the k ids of smallest hash (against a sort), however
