@@ -15,14 +15,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 venv "$here/.venv" libcachesim "libcachesim==${LIBCACHESIM_VERSION:-0.3.5}"
-OBJECTS="${OBJECTS:-20000}"
-REQUESTS="${REQUESTS:-500000}"
-ALPHA="${ALPHA:-0.9}"
 SIZES="${SIZES:-100,1000,5000}"
-unit="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}.oracleGeneral"
-sized="$here/data/zipf${ALPHA}_${OBJECTS}_${REQUESTS}_sized.oracleGeneral"
-[ -f "$unit" ] || "$cdnlab" gen-trace --out "$unit" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7
-[ -f "$sized" ] || "$cdnlab" gen-trace --out "$sized" --objects "$OBJECTS" --requests "$REQUESTS" --alpha "$ALPHA" --seed 7 --size 1 --max-size 4096
+agreement_traces
 # The real sample's folder, where the project keeps it (outside the checkout; REAL= to change).
 REAL="${REAL:-$root/../shared/traces}"
 rc=0

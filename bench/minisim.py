@@ -1,9 +1,6 @@
 """Miniature simulation against full replays and libCacheSim; see minisim.sh."""
 import csv
-import json
-import math
 import os
-import subprocess
 import sys
 import time
 
@@ -11,40 +8,22 @@ import libcachesim as lcs
 from libcachesim import libcachesim_python as native
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import curves  # noqa: E402
 from lcs_policies import POLICIES  # noqa: E402
 
 cdnlab, unit, sized, real, big = sys.argv[1:6]
 RATES = [float(r) for r in os.environ.get("RATES", "0.1,0.25").split(",")]
 WANT = os.environ.get("POLICIES", "lru,fifo,s3fifo,sieve,arc").split(",")
-# The fewest objects a miniature should hold (cdnlab's MIN_MINIATURE).
-MIN_MINIATURE = 100
 # libCacheSim's spatial sampler keeps hash % (1/R) == 0: rates whose inverse is whole.
-traces = [("zipf0.9 unit", unit, "objects"), ("zipf0.9 sized", sized, "bytes")]
-og = os.path.join(real, "cloudPhysicsIO.oracleGeneral.bin")
-if os.path.exists(og):
-    traces += [("cloudPhysics", og, "objects"), ("cloudPhysics", og, "bytes")]
-if big:
-    traces += [("zipf0.8 10^7", big, "objects")]
+traces = curves.traces(unit, sized, real, big)
 
 
 def run(*args):
-    out = subprocess.run([cdnlab, *args], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"cdnlab {' '.join(args)} failed: {out.stderr}")
-    return [json.loads(line) for line in out.stdout.splitlines()]
-
-
-def working_set(trace, unit):
-    row = run("cache-replay", "--trace", trace, "--size", "0.5", "--size-unit", unit, "--json",
-              "--no-plot")[0]
-    return row["working_set_objects"], row["working_set_bytes"]
+    return curves.run(cdnlab, *args)
 
 
 def sizes_for(trace, unit, rate):
-    objects, nbytes = working_set(trace, unit)
-    mean = nbytes / objects if unit == "bytes" else 1
-    lo, hi = MIN_MINIATURE * mean / rate, (nbytes if unit == "bytes" else objects) * 0.8
-    return sorted({round(lo * (hi / lo) ** (i / 9)) for i in range(10)})
+    return curves.sizes_for(cdnlab, trace, unit, rate)
 
 
 def libcachesim_minisim(policy, trace, unit, sizes, rate):

@@ -15,15 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 venv "$here/.venv" libcachesim "libcachesim==${LIBCACHESIM_VERSION:-0.3.5}"
-unit="$here/data/zipf0.9_20000_500000.oracleGeneral"
-sized="$here/data/zipf0.9_20000_500000_sized.oracleGeneral"
-[ -f "$unit" ] || "$cdnlab" gen-trace --out "$unit" --objects 20000 --requests 500000 --alpha 0.9 --seed 7
-[ -f "$sized" ] || "$cdnlab" gen-trace --out "$sized" --objects 20000 --requests 500000 --alpha 0.9 --seed 7 --size 1 --max-size 4096
-big=""
-if [ "${BIG:-0}" = 1 ]; then
-  big="$here/data/zipf0.8_1000000_10000000.oracleGeneral"
-  [ -f "$big" ] || "$cdnlab" gen-trace --out "$big" --objects 1000000 --requests 10000000 --alpha 0.8 --seed 1
-fi
+agreement_traces
 REAL="${REAL:-$root/../shared/traces}"
 # libCacheSim prints a line per sampler it makes; left out.
 "$here/.venv/bin/python" "$here/minisim.py" "$cdnlab" "$unit" "$sized" "$REAL" "$big" |
