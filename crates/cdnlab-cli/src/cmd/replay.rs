@@ -248,9 +248,13 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
         );
     }
     if let Some(rate) = outs.first().and_then(|o| o.sample_rate) {
+        let seed = match outs.first().and_then(|o| o.sample_seed) {
+            Some(k) if k != 0 => format!(" (seed {k})"),
+            _ => String::new(),
+        };
         outln!(
-            "miniature    {rate:.6} of the objects sampled, {n} of their requests; each cache \
-             scaled by it"
+            "miniature    {rate:.6} of the objects sampled{seed}, {n} of their requests; each \
+             cache scaled by it"
         );
     }
     if let [o] = outs.as_slice() {
