@@ -57,7 +57,7 @@ pub struct MrcPlan {
     pub sample: Option<f64>,
     /// Estimate by fixed-size SHARDS, tracking at most this many objects.
     pub sample_size: Option<usize>,
-    /// Which objects a sample draws ([`cdnlab::cache::mrc::seed_key`]; 0: the default
+    /// Which objects a sample draws ([`cdnlab::cache::mrc::SampleKey`]; 0: the default
     /// sample). Curves from several seeds show an estimate's spread.
     pub sample_seed: u64,
     /// With a sample: compute the exact curve in the same pass too.

@@ -43,7 +43,7 @@ pub struct ReplayPlan {
     /// Miniature simulation: replay only a spatial sample of the objects, each cache scaled by
     /// the sample's rate (None: the whole trace).
     pub sample: Option<Sampling>,
-    /// Which objects a sample draws ([`cdnlab::cache::mrc::seed_key`]; 0: the default sample).
+    /// Which objects a sample draws ([`cdnlab::cache::mrc::SampleKey`]; 0: the default sample).
     pub sample_seed: u64,
     /// How errors name the arguments.
     pub style: ArgStyle,

@@ -469,7 +469,7 @@ fn cumulative_curve(hist: &[u64], total: u64, caps: &[u64]) -> Vec<f64> {
 pub struct Shards {
     rate: f64,
     threshold: u64,
-    key: u64,
+    key: SampleKey,
     inner: StackDistances,
     /// Every request, sampled or not, and its bytes (for SHARDS_adj).
     seen: u64,
@@ -489,13 +489,26 @@ pub fn spatial_hash(id: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The key a sample seed XORs into every id before [`spatial_hash`]: seed 0 (the default) gives
-/// key 0, the unseeded hash, so a seed changes only which objects fall in a sample. XOR with a
-/// constant permutes the ids, so each seed's sample is still a share R of them; different seeds
-/// draw different samples, which is how the spread of an estimate is measured (SHARDS'
+/// Which objects a spatial sample draws: every sampler tests [`SampleKey::hash`] of the id.
+/// A sample seed gives a key XORed into the id before [`spatial_hash`]; seed 0 (the default)
+/// gives key 0, the unseeded hash, so a seed changes only which objects fall in a sample. XOR
+/// with a constant permutes the ids, so each seed's sample is still a share R of them; different
+/// seeds draw different samples, which is how the spread of an estimate is measured (SHARDS'
 /// authors average errors over seeds; libCacheSim's mrcProfiler calls it a salt).
-pub fn seed_key(seed: u64) -> u64 {
-    if seed == 0 { 0 } else { spatial_hash(seed) }
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SampleKey(u64);
+
+impl SampleKey {
+    /// The key of `seed`.
+    pub fn new(seed: u64) -> Self {
+        SampleKey(if seed == 0 { 0 } else { spatial_hash(seed) })
+    }
+
+    /// The hash a sampler tests for `id`.
+    #[inline]
+    pub fn hash(self, id: u64) -> u64 {
+        spatial_hash(id ^ self.0)
+    }
 }
 
 /// The objects a miniature simulation keeps (Waldspurger, Saemundsson, Ahmad and Park,
@@ -507,8 +520,7 @@ pub fn seed_key(seed: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpatialSample {
     threshold: u64,
-    /// [`seed_key`] of the sample's seed.
-    key: u64,
+    key: SampleKey,
 }
 
 impl SpatialSample {
@@ -529,14 +541,14 @@ impl SpatialSample {
         };
         Ok(SpatialSample {
             threshold: threshold.max(1),
-            key: 0,
+            key: SampleKey::default(),
         })
     }
 
     /// The same share, drawn with `seed` (0: the default sample).
     pub fn seeded(self, seed: u64) -> Self {
         SpatialSample {
-            key: seed_key(seed),
+            key: SampleKey::new(seed),
             ..self
         }
     }
@@ -545,14 +557,14 @@ impl SpatialSample {
     pub fn up_to(largest: u64) -> Self {
         SpatialSample {
             threshold: largest.saturating_add(1).max(1),
-            key: 0,
+            key: SampleKey::default(),
         }
     }
 
     /// Whether requests to `id` are in the sample.
     #[inline]
     pub fn keeps(&self, id: u64) -> bool {
-        self.threshold == u64::MAX || spatial_hash(id ^ self.key) < self.threshold
+        self.threshold == u64::MAX || self.key.hash(id) < self.threshold
     }
 
     /// The share of the objects sampled, R.
@@ -577,7 +589,7 @@ impl SpatialSample {
 #[derive(Debug, Clone)]
 pub struct SmallestHashes {
     k: usize,
-    key: u64,
+    key: SampleKey,
     heap: std::collections::BinaryHeap<u64>,
     held: std::collections::HashSet<u64>,
 }
@@ -590,7 +602,7 @@ impl SmallestHashes {
         }
         Ok(SmallestHashes {
             k,
-            key: 0,
+            key: SampleKey::default(),
             heap: std::collections::BinaryHeap::with_capacity(k + 1),
             held: std::collections::HashSet::with_capacity(k + 1),
         })
@@ -599,7 +611,7 @@ impl SmallestHashes {
     /// The same, with the hashes drawn by `seed` (0: the default).
     pub fn seeded(self, seed: u64) -> Self {
         SmallestHashes {
-            key: seed_key(seed),
+            key: SampleKey::new(seed),
             ..self
         }
     }
@@ -607,7 +619,7 @@ impl SmallestHashes {
     /// Records a request to `id`.
     #[inline]
     pub fn access(&mut self, id: u64) {
-        let h = spatial_hash(id ^ self.key);
+        let h = self.key.hash(id);
         if self.heap.len() == self.k && self.heap.peek().is_some_and(|&top| h >= top) {
             return;
         }
@@ -644,7 +656,7 @@ impl Shards {
         Ok(Shards {
             rate,
             threshold: (rate * MODULUS as f64).round().max(1.0) as u64,
-            key: 0,
+            key: SampleKey::default(),
             inner: StackDistances::new(),
             seen: 0,
             seen_bytes: 0,
@@ -654,7 +666,7 @@ impl Shards {
     /// The same rate, the sample drawn with `seed` (0: the default).
     pub fn seeded(self, seed: u64) -> Self {
         Shards {
-            key: seed_key(seed),
+            key: SampleKey::new(seed),
             ..self
         }
     }
@@ -663,7 +675,7 @@ impl Shards {
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        if spatial_hash(id ^ self.key) % MODULUS < self.threshold {
+        if self.key.hash(id) % MODULUS < self.threshold {
             self.inner.access_sized(id, size);
         }
     }
@@ -730,7 +742,7 @@ impl Shards {
 pub struct ShardsFixed {
     max: usize,
     threshold: u64,
-    key: u64,
+    key: SampleKey,
     /// Tracked objects by hash, largest on top.
     heap: std::collections::BinaryHeap<(u64, u64)>,
     inner: StackDistances,
@@ -782,7 +794,7 @@ impl ShardsFixed {
         Ok(ShardsFixed {
             max,
             threshold: u64::MAX,
-            key: 0,
+            key: SampleKey::default(),
             heap: std::collections::BinaryHeap::new(),
             inner: StackDistances::new(),
             bins: Vec::new(),
@@ -799,7 +811,7 @@ impl ShardsFixed {
     /// The same bound, the sample drawn with `seed` (0: the default).
     pub fn seeded(self, seed: u64) -> Self {
         ShardsFixed {
-            key: seed_key(seed),
+            key: SampleKey::new(seed),
             ..self
         }
     }
@@ -822,7 +834,7 @@ impl ShardsFixed {
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        let h = spatial_hash(id ^ self.key);
+        let h = self.key.hash(id);
         if h >= self.threshold {
             // Not (or no longer) sampled.
             return;
@@ -1140,7 +1152,7 @@ impl ByteStackDistances {
 pub struct ByteShards {
     rate: f64,
     threshold: u64,
-    key: u64,
+    key: SampleKey,
     caps: Vec<u64>,
     inner: ByteStackDistances,
     /// Every request and its bytes, sampled or not (for SHARDS_adj).
@@ -1172,7 +1184,7 @@ impl ByteShards {
         Ok(ByteShards {
             rate,
             threshold: (rate * MODULUS as f64).round().max(1.0) as u64,
-            key: 0,
+            key: SampleKey::default(),
             inner,
             caps,
             seen: 0,
@@ -1183,7 +1195,7 @@ impl ByteShards {
     /// The same rate, the sample drawn with `seed` (0: the default).
     pub fn seeded(self, seed: u64) -> Self {
         ByteShards {
-            key: seed_key(seed),
+            key: SampleKey::new(seed),
             ..self
         }
     }
@@ -1192,7 +1204,7 @@ impl ByteShards {
     pub fn access(&mut self, id: u64, size: u32) {
         self.seen += 1;
         self.seen_bytes += u64::from(size);
-        if spatial_hash(id ^ self.key) % MODULUS < self.threshold {
+        if self.key.hash(id) % MODULUS < self.threshold {
             self.inner.access(id, size);
         }
     }
@@ -1475,7 +1487,7 @@ mod tests {
         let mut distinct = ids.clone();
         distinct.sort_unstable();
         distinct.dedup();
-        let key = seed_key(7);
+        let key = spatial_hash(7);
         let mut b = SmallestHashes::new(500).unwrap().seeded(7);
         ids.iter().for_each(|&id| b.access(id));
         let s = b.sample();
@@ -1485,9 +1497,15 @@ mod tests {
         let mut got: Vec<u64> = distinct.iter().copied().filter(|&id| s.keeps(id)).collect();
         got.sort_by_key(|&id| spatial_hash(id ^ key));
         assert_eq!(got, want);
+        // The unseeded bottom-k keeps other ids (comparing the samples themselves could not
+        // fail: their keys differ whatever they keep).
         let mut unseeded = SmallestHashes::new(500).unwrap();
         ids.iter().for_each(|&id| unseeded.access(id));
-        assert_ne!(unseeded.sample(), s);
+        let u = unseeded.sample();
+        let other: Vec<u64> = distinct.iter().copied().filter(|&id| u.keeps(id)).collect();
+        assert_eq!(other.len(), 500);
+        let shared = other.iter().filter(|&&id| s.keeps(id)).count();
+        assert!(shared < 500, "{shared}");
     }
 
     /// The bottom-k sample keeps exactly the k ids of smallest hash (against a sort), however
