@@ -1,7 +1,8 @@
 //! Lower bounds for an exact LRU/FIFO replay on this machine, with the trace already in memory
-//! (no reading, no decoding, unit sizes, nothing but the cache): a lookup-only pass, and LRU and
-//! FIFO built three ways. It backs the analysis of the 10x target in docs/cache.md; it is not
-//! part of cdnlab and is not built by CI.
+//! (no reading, no decoding, unit sizes, nothing but the cache): a lookup-only pass, LRU and FIFO
+//! built three ways, and both without evictions (evicted objects' entries left stale in the
+//! table and purged in bulk). It backs the analysis of the speed targets in docs/cache.md; it is
+//! not part of cdnlab and is not built by CI.
 //!
 //!     cargo run --release --manifest-path bench/floor/Cargo.toml -- bench/data/zipf0.8_1000000_10000000.oracleGeneral
 #![allow(clippy::all)]
@@ -243,6 +244,95 @@ fn hb_list(ids: &[u64], cap: usize, lru: bool, inline_key: bool) -> u64 {
     hits
 }
 
+
+/// A table whose entries are never removed on eviction: (id, value), value u64::MAX vacant.
+/// Evicted objects' entries stay, recognised as stale by their value, until the table reaches
+/// 1/2 load and is rebuilt with the live ones (`purge`). `factor` buckets per cached object.
+struct Lazy { t: Vec<(u64, u64)>, mask: usize, len: usize }
+impl Lazy {
+    fn new(buckets: usize) -> Self { let n = buckets.next_power_of_two(); Lazy { t: vec![(0, u64::MAX); n], mask: n - 1, len: 0 } }
+    #[inline] fn home(&self, k: u64) -> usize { fmix(k) as usize & self.mask }
+    #[inline] fn prefetch(&self, k: u64) { prefetch(&self.t[self.home(k)]); }
+    #[inline] fn find(&self, k: u64) -> Result<usize, usize> {
+        let mut i = self.home(k);
+        loop {
+            let e = &self.t[i];
+            if e.1 == u64::MAX { return Err(i); }
+            if e.0 == k { return Ok(i); }
+            i = (i + 1) & self.mask;
+        }
+    }
+    #[cold] #[inline(never)]
+    fn purge(&mut self, keep: impl Fn(u64) -> bool) {
+        let old = std::mem::replace(&mut self.t, vec![(0, u64::MAX); self.mask + 1]);
+        self.len = 0;
+        for (k, v) in old { if v != u64::MAX && keep(v) { let Err(i) = self.find(k) else { unreachable!() }; self.t[i] = (k, v); self.len += 1; } }
+    }
+}
+
+/// FIFO without evictions: an object's value is the number of misses before its insertion; it
+/// is cached while fewer than `cap` insertions came after it.
+fn fifo_lazy(ids: &[u64], cap: usize, factor: usize) -> u64 {
+    let mut tb = Lazy::new(cap * factor);
+    let limit = (tb.mask + 1) / 2;
+    let c = cap as u64;
+    let mut misses = 0u64;
+    for (i, &id) in ids.iter().enumerate() {
+        if let Some(&n) = ids.get(i + 8) { tb.prefetch(n); }
+        match tb.find(id) {
+            Ok(b) => {
+                let v = tb.t[b].1;
+                if v + c < misses { tb.t[b].1 = misses; misses += 1; }
+            }
+            Err(b) => {
+                tb.t[b] = (id, misses); misses += 1; tb.len += 1;
+                if tb.len >= limit { let m = misses; tb.purge(|v| v + c >= m); }
+            }
+        }
+    }
+    ids.len() as u64 - misses
+}
+
+/// LRU without evictions: an object's value is its latest request's position; a bitmap marks
+/// every object's latest position, and `boundary` is the oldest cached one's: an object is
+/// cached when its position is at or above it; a miss moves it past the next mark.
+fn lru_lazy(ids: &[u64], cap: usize, factor: usize) -> u64 {
+    let mut tb = Lazy::new(cap * factor);
+    let limit = (tb.mask + 1) / 2;
+    let mut bits = vec![0u64; ids.len() / 64 + 2];
+    let mut boundary = 0u64;
+    let mut live = 0usize;
+    let mut hits = 0u64;
+    for (t, &id) in ids.iter().enumerate() {
+        let t = t as u64;
+        if let Some(&n) = ids.get(t as usize + 8) { tb.prefetch(n); }
+        let r = tb.find(id);
+        let b = match r { Ok(b) | Err(b) => b };
+        let v = if r.is_ok() { tb.t[b].1 } else { 0 };
+        if r.is_ok() && v >= boundary {
+            hits += 1;
+            bits[(v >> 6) as usize] &= !(1u64 << (v & 63));
+        } else {
+            live += 1;
+            if live > cap {
+                let mut w = (boundary >> 6) as usize;
+                let mut word = bits[w] & (!0u64 << (boundary & 63));
+                while word == 0 { w += 1; word = bits[w]; }
+                let e = (w as u64) * 64 + word.trailing_zeros() as u64;
+                bits[w] &= !(1u64 << (e & 63));
+                boundary = e + 1;
+                live -= 1;
+            }
+        }
+        bits[(t >> 6) as usize] |= 1u64 << (t & 63);
+        if r.is_ok() { tb.t[b].1 = t; } else {
+            tb.t[b] = (id, t); tb.len += 1;
+            if tb.len >= limit { let bd = boundary; tb.purge(|v| v >= bd); }
+        }
+    }
+    hits
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let bytes = std::fs::read(&args[1]).expect("usage: floor TRACE.oracleGeneral");
@@ -269,6 +359,12 @@ fn main() {
             row(&format!("LRU links in buckets, {tag}"), time(&|| lru(&ids, cap)));
         }
         row("lookups only, hashbrown", time(&|| hb_lookups(&ids, cap)));
+        for f in [4usize, 8] {
+            // 16-byte buckets: 16 x f bytes per cached object (the LRU's bitmap is one bit per
+            // request here, a ring in a real replay).
+            row(&format!("FIFO, no evictions, {f} buckets/object"), time(&|| fifo_lazy(&ids, cap, f)));
+            row(&format!("LRU, no evictions, {f} buckets/object"), time(&|| lru_lazy(&ids, cap, f)));
+        }
         row("FIFO, hashbrown + slot array", time(&|| hb_list(&ids, cap, false, false)));
         row("LRU, hashbrown + slot array", time(&|| hb_list(&ids, cap, true, false)));
     }
