@@ -244,10 +244,10 @@ fn hb_list(ids: &[u64], cap: usize, lru: bool, inline_key: bool) -> u64 {
     hits
 }
 
-
 /// A table whose entries are never removed on eviction: (id, value), value u64::MAX vacant.
 /// Evicted objects' entries stay, recognised as stale by their value, until the table reaches
-/// 1/2 load and is rebuilt with the live ones (`purge`). `factor` buckets per cached object.
+/// 1/2 load and is rebuilt with the live ones (`purge`). At least `factor` buckets per cached
+/// object (a power of two in all).
 struct Lazy { t: Vec<(u64, u64)>, mask: usize, len: usize }
 impl Lazy {
     fn new(buckets: usize) -> Self { let n = buckets.next_power_of_two(); Lazy { t: vec![(0, u64::MAX); n], mask: n - 1, len: 0 } }
@@ -360,8 +360,9 @@ fn main() {
         }
         row("lookups only, hashbrown", time(&|| hb_lookups(&ids, cap)));
         for f in [4usize, 8] {
-            // 16-byte buckets: 16 x f bytes per cached object (the LRU's bitmap is one bit per
-            // request here, a ring in a real replay).
+            // 16-byte buckets, f per cached object rounded up to a power of two: 16 x f bytes
+            // per object or more (the LRU's bitmap is one bit per request here, a ring in a real
+            // replay).
             row(&format!("FIFO, no evictions, {f} buckets/object"), time(&|| fifo_lazy(&ids, cap, f)));
             row(&format!("LRU, no evictions, {f} buckets/object"), time(&|| lru_lazy(&ids, cap, f)));
         }
