@@ -183,18 +183,40 @@ impl BloomPair {
     /// Adds `id` to the current filter, rotating first when it holds n.
     #[inline]
     pub fn insert(&mut self, id: u64) {
-        if self.held == self.n {
-            self.current = 1 - self.current;
-            self.blocks[self.current].fill(Block::default());
-            self.held = 0;
-        }
         let (b, h2) = self.locate(id);
+        self.insert_at(b, h2);
+    }
+
+    /// The rule `bloom` applies to a miss: whether either filter may hold `id`, adding it to the
+    /// current one if not ([`Self::contains`], then [`Self::insert`], hashing once).
+    #[inline]
+    pub fn test_and_insert(&mut self, id: u64) -> bool {
+        let (b, h2) = self.locate(id);
+        let held = self.in_filter(self.current, b, h2) || self.in_filter(1 - self.current, b, h2);
+        if !held {
+            self.insert_at(b, h2);
+        }
+        held
+    }
+
+    #[inline]
+    fn insert_at(&mut self, b: usize, h2: u64) {
+        if self.held == self.n {
+            self.rotate();
+        }
         let block = &mut self.blocks[self.current][b].0;
         for i in 0..7 {
             let p = (h2 >> (9 * i)) & 511;
             block[(p / 64) as usize] |= 1 << (p % 64);
         }
         self.held += 1;
+    }
+
+    #[cold]
+    fn rotate(&mut self) {
+        self.current = 1 - self.current;
+        self.blocks[self.current].fill(Block::default());
+        self.held = 0;
     }
 
     /// Hints the CPU to fetch `id`'s block in both filters.
@@ -477,30 +499,32 @@ impl<C: Cache> Admitted<C> {
 
 impl Gate {
     /// Whether a missed object of `size` bytes goes in.
-    #[inline]
+    #[inline(always)]
     fn admit(&mut self, id: u64, size: u32) -> bool {
         let yes = match self.rule {
             Admission::All => true,
             Admission::SecondHit => !self.seen.insert(id),
-            Admission::Bloom(_) => {
-                let b = self.bloom.as_mut().expect("made for bloom");
-                if b.contains(id) {
-                    true
-                } else {
-                    b.insert(id);
-                    false
-                }
-            }
+            Admission::Bloom(_) => self
+                .bloom
+                .as_mut()
+                .expect("made for bloom")
+                .test_and_insert(id),
             Admission::Size(n) => u64::from(size) < n,
-            Admission::Prob(p) => self.rng.random::<f64>() < p,
-            Admission::AdaptSize => {
-                let w = self.weight(size);
-                let a = self.adapt.as_ref().expect("made for adaptsize");
-                a.admit(w, &mut self.rng)
-            }
+            Admission::Prob(_) | Admission::AdaptSize => self.admit_drawn(size),
         };
         self.declined += u64::from(!yes);
         yes
+    }
+
+    /// The rules that draw from the generator, out of the miss path's line.
+    #[inline(never)]
+    fn admit_drawn(&mut self, size: u32) -> bool {
+        if let Admission::Prob(p) = self.rule {
+            return self.rng.random::<f64>() < p;
+        }
+        let w = self.weight(size);
+        let a = self.adapt.as_ref().expect("made for adaptsize");
+        a.admit(w, &mut self.rng)
     }
 
     /// An object's weight in AdaptSize's model: its bytes, or 1 in a cache counting objects.
