@@ -12,7 +12,7 @@ import sys
 import libcachesim as lcs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcs_policies import EXACT, POLICIES  # noqa: E402
+from lcs_policies import EXACT, POLICIES, reader as lcs_reader  # noqa: E402
 
 cdnlab, sized_trace, real = sys.argv[1:4]
 traces = [(sized_trace, [50_000, 500_000, 2_500_000])]
@@ -34,8 +34,7 @@ for trace, caps in traces:
         print(f"# {adm}: {trace}", flush=True)
         for p in pols:
             for c in caps:
-                reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE,
-                                         lcs.ReaderInitParam(ignore_obj_size=False))
+                reader = lcs_reader(trace, "bytes")
                 mr, bmr = getattr(lcs, POLICIES[p])(c, admissioner=make()).process_trace(reader)
                 o = ours[(p, c)]
                 same = (round(mr * o["requests"]) == o["misses"]
@@ -57,8 +56,7 @@ for trace, caps in traces:
     print(f"# adaptsize: {trace}", flush=True)
     for p in ["lru", "fifo", "sieve"]:
         for c in caps:
-            reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE,
-                                     lcs.ReaderInitParam(ignore_obj_size=False))
+            reader = lcs_reader(trace, "bytes")
             mr, bmr = getattr(lcs, POLICIES[p])(
                 c, admissioner=lcs.AdaptSizeAdmissioner()).process_trace(reader)
             o = ours[(p, c)]

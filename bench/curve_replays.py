@@ -18,6 +18,7 @@ import libcachesim as lcs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import curves  # noqa: E402
+import lcs_policies  # noqa: E402
 
 cdnlab, unit, sized, real, big = sys.argv[1:6]
 PAIRS = int(os.environ.get("PAIRS", "5"))
@@ -35,8 +36,7 @@ def ours(trace, u, sizes):
 def theirs(trace, u, sizes):
     curve, secs = [], 0.0
     for c in sizes:
-        param = lcs.ReaderInitParam(ignore_obj_size=u == "objects")
-        reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE, param)
+        reader = lcs_policies.reader(trace, u)
         cache = lcs.LRU(c)
         t = time.perf_counter()
         mr, _ = cache.process_trace(reader)

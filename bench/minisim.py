@@ -9,7 +9,7 @@ from libcachesim import libcachesim_python as native
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import curves  # noqa: E402
-from lcs_policies import POLICIES  # noqa: E402
+from lcs_policies import POLICIES, reader as lcs_reader  # noqa: E402
 
 cdnlab, unit, sized, real, big = sys.argv[1:6]
 RATES = [float(r) for r in os.environ.get("RATES", "0.1,0.25").split(",")]
@@ -32,8 +32,7 @@ def libcachesim_minisim(policy, trace, unit, sizes, rate):
     out = []
     for c in sizes:
         sampler = native.Sampler(rate, native.SamplerType.SPATIAL_SAMPLER)
-        param = lcs.ReaderInitParam(ignore_obj_size=unit == "objects", sampler=sampler)
-        reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE, param)
+        reader = lcs_reader(trace, unit, sampler)
         mr, bmr = getattr(lcs, POLICIES[policy])(max(1, round(c * rate))).process_trace(reader)
         out.append(mr)
     return out, time.perf_counter() - t
@@ -43,8 +42,7 @@ def libcachesim_lru_bytes(trace, sizes):
     t = time.perf_counter()
     out = []
     for c in sizes:
-        reader = lcs.TraceReader(trace, lcs.TraceType.ORACLE_GENERAL_TRACE)
-        out.append(lcs.LRU(c).process_trace(reader)[1])
+        out.append(lcs.LRU(c).process_trace(lcs_reader(trace, "bytes"))[1])
     return out, time.perf_counter() - t
 
 
