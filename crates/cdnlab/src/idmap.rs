@@ -50,16 +50,32 @@ pub fn prefetch_all<T: ?Sized>(x: &T) {
 /// Only whole 2 MiB pages inside the allocation are marked, and only in tables of 4 MiB or
 /// more; no effect on results.
 pub fn huge_vec<T: Clone>(n: usize, fill: T) -> Vec<T> {
-    const HUGE: usize = 2 << 20;
     let mut v = Vec::with_capacity(n);
-    let bytes = n * std::mem::size_of::<T>();
+    advise_huge_pages(&v);
+    v.resize(n, fill);
+    v
+}
+
+/// [`huge_vec`] of zeros, left for the allocator to zero: a large one comes straight from the
+/// kernel, whose pages are zero until written, so it is not written twice.
+pub fn huge_zeroed(n: usize) -> Vec<u64> {
+    let v = vec![0; n];
+    advise_huge_pages(&v);
+    v
+}
+
+/// Asks for 2 MiB pages under `v`'s allocation (see [`huge_vec`]); pages already written keep
+/// theirs.
+fn advise_huge_pages<T>(v: &Vec<T>) {
+    const HUGE: usize = 2 << 20;
+    let bytes = v.capacity() * std::mem::size_of::<T>();
     if bytes >= 2 * HUGE {
         let start = (v.as_ptr() as usize).next_multiple_of(HUGE);
         let end = (v.as_ptr() as usize + bytes) & !(HUGE - 1);
         #[cfg(target_os = "linux")]
-        // SAFETY: the range lies inside `v`'s own allocation, not written yet, and
-        // `MADV_HUGEPAGE` changes only how its pages are backed. A refusal (the kernel has no
-        // huge pages) is harmless and ignored.
+        // SAFETY: the range lies inside `v`'s own allocation, and `MADV_HUGEPAGE` changes only
+        // how its pages are backed, never their contents. A refusal (the kernel has no huge
+        // pages) is harmless and ignored.
         #[allow(unsafe_code)]
         unsafe {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
@@ -67,8 +83,6 @@ pub fn huge_vec<T: Clone>(n: usize, fill: T) -> Vec<T> {
         #[cfg(not(target_os = "linux"))]
         let _ = (start, end);
     }
-    v.resize(n, fill);
-    v
 }
 
 #[inline]
@@ -433,7 +447,7 @@ impl IdSet {
     /// A set sized so that `expected` ids stay at or under 1/2 load.
     pub fn with_capacity(expected: usize) -> Self {
         IdSet {
-            buckets: huge_vec(expected.saturating_mul(2).next_power_of_two().max(8), 0),
+            buckets: huge_zeroed(expected.saturating_mul(2).next_power_of_two().max(8)),
             len: 0,
             has_zero: false,
         }
@@ -495,7 +509,7 @@ impl IdSet {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let doubled = huge_vec(self.buckets.len() * 2, 0);
+        let doubled = huge_zeroed(self.buckets.len() * 2);
         let old = std::mem::replace(&mut self.buckets, doubled);
         let mask = self.buckets.len() - 1;
         for k in old.into_iter().filter(|&k| k != 0) {
@@ -524,6 +538,8 @@ mod tests {
         }
         let v = huge_vec(3 << 20, (7u64, 9u32));
         assert!(v.iter().all(|&x| x == (7, 9)));
+        let v = huge_zeroed((5 << 20) / 8 + 3);
+        assert!(v.len() == (5 << 20) / 8 + 3 && v.iter().all(|&x| x == 0));
     }
 
     proptest! {

@@ -156,7 +156,7 @@ impl BloomPair {
 
     /// `id`'s block (by multiply-shift of one hash, Lemire 2019) and its 7 bits in it: 9 bits
     /// each of a second hash (63 of its 64).
-    #[inline]
+    #[inline(always)]
     fn locate(&self, id: u64) -> (usize, u64) {
         let h1 = crate::idmap::mix64(id);
         let h2 = crate::idmap::mix64(id ^ 0x9E37_79B9_7F4A_7C15);
@@ -164,7 +164,7 @@ impl BloomPair {
         (b, h2)
     }
 
-    #[inline]
+    #[inline(always)]
     fn in_filter(&self, f: usize, b: usize, h2: u64) -> bool {
         let block = &self.blocks[f][b].0;
         (0..7).all(|i| {
@@ -189,7 +189,7 @@ impl BloomPair {
 
     /// The rule `bloom` applies to a miss: whether either filter may hold `id`, adding it to the
     /// current one if not ([`Self::contains`], then [`Self::insert`], hashing once).
-    #[inline]
+    #[inline(always)]
     pub fn test_and_insert(&mut self, id: u64) -> bool {
         let (b, h2) = self.locate(id);
         let held = self.in_filter(self.current, b, h2) || self.in_filter(1 - self.current, b, h2);
