@@ -700,6 +700,26 @@ fn mrc_equals_lru_replay() {
         assert_eq!(c["size"], r["size"]);
         assert_eq!(c["miss_ratio"], r["miss_ratio"], "{c} {r}");
     }
+    // Up to 12 sizes take one window per size, more take every stack distance: the same
+    // values where they meet.
+    let many = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "t.bin",
+            "--sizes",
+            "1,2,3,5,7,10,20,50,100,333,1000,2000,2500",
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    assert_eq!(many.len(), 13);
+    for c in &curve {
+        let m = many.iter().find(|m| m["size"] == c["size"]).unwrap();
+        assert_eq!(c["miss_ratio"], m["miss_ratio"], "{c} {m}");
+        assert_eq!(c["byte_miss_ratio"], m["byte_miss_ratio"], "{c} {m}");
+    }
     let full = json_lines(&cdnlab(
         &[
             "mrc", "--trace", "t.bin", "--sizes", sizes, "--json", "--sample", "1", "--plot",
