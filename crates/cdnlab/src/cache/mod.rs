@@ -40,6 +40,31 @@ pub mod wtinylfu;
 use crate::Error;
 use crate::workload::Request;
 
+/// Requests ahead of the one replayed whose id is prefetched: its bucket's cache miss then
+/// overlaps the requests in between. Measured for each pass that uses it (a cache's replay,
+/// exact LRU curves by stack distances, byte stack distances and windows); prefetching 16 ahead
+/// was no faster, and a second stage that also looked the id up early was slower (the extra
+/// lookups cost more than the misses they hide; docs/cache.md).
+pub(crate) const AHEAD: usize = 8;
+
+/// Visits each request of `reqs` in order with `visit`, first calling `prefetch` with the id
+/// [`AHEAD`] requests on. The one replay loop of every pass over a trace chunk (`t` is handed
+/// to both, so that neither holds it). Inlined, so each pass compiles to its own loop.
+#[inline(always)]
+pub(crate) fn replay_ahead<T: ?Sized>(
+    t: &mut T,
+    reqs: &[Request],
+    prefetch: impl Fn(&T, u64),
+    mut visit: impl FnMut(&mut T, &Request),
+) {
+    for (i, r) in reqs.iter().enumerate() {
+        if let Some(next) = reqs.get(i + AHEAD) {
+            prefetch(t, next.id);
+        }
+        visit(t, r);
+    }
+}
+
 crate::registry! {
     /// What a capacity counts.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,20 +251,13 @@ pub trait Cache {
     where
         Self: Sized,
     {
-        // Prefetch distance in requests. Prefetching the object's record too (a second stage that
-        // looks the id up early) was measured slower: the extra lookups cost more than the
-        // misses they hide.
-        const AHEAD: usize = 8;
         let mut t = Tally::default();
-        for (i, r) in reqs.iter().enumerate() {
-            if let Some(next) = reqs.get(i + AHEAD) {
-                self.prefetch(next.id);
-            }
+        replay_ahead(self, reqs, Self::prefetch, |c, r| {
             // Branch-free: the hit's bytes are added as 0 on a miss.
-            let hit = u64::from(self.access_req(r));
+            let hit = u64::from(c.access_req(r));
             t.hits += hit;
             t.hit_bytes += hit * u64::from(r.size);
-        }
+        });
         t
     }
     /// [`Cache::replay`] through a trait object.
