@@ -439,10 +439,16 @@ impl StackDistances {
     }
 }
 
-/// Requests a window's `sure` holds for ([`Window`]): a longer lead skips more marks when it is
-/// found, a shorter one finds it more often (64, 128, 256, 512 and 1024 gave 0.31, 0.30, 0.30,
-/// 0.30 and 0.31 s on the 10^7-request trace, 16 gave 0.37 s).
-const LEAD: u64 = 256;
+/// Requests a window's `sure` holds for ([`Window`]): a 16th of its capacity, at least 64 and at
+/// most 1,024. A longer lead leaves fewer requests between a window's bounds (about lead / C of
+/// those that reach it) but skips more marks each time the start is found. A fixed 64, 128, 256,
+/// 512 and 1,024 gave 0.31, 0.30, 0.30, 0.30 and 0.31 s on the 10^7-request trace (16: 0.37 s);
+/// a 16th of the capacity within 64 and 1,024 took 0.95 to 0.99 of a fixed 256's time on that
+/// trace and agree.sh's Zipf 0.9 trace (a 12th, an 8th, a 32nd, or a ceiling of 512 or 2,048:
+/// 0.94 to 1.10; docs/cache.md).
+fn lead_for(cap: u64) -> u64 {
+    (cap / 16).clamp(64, 1024)
+}
 
 /// Positions per object after a compaction (4, 8 and 16 gave 0.31, 0.30 and 0.30 s).
 const ROOM: usize = 8;
@@ -488,7 +494,6 @@ pub struct LruWindows {
     /// smaller one; `hit_bytes[i]` their bytes.
     hits: Vec<u64>,
     hit_bytes: Vec<u64>,
-    lead: u64,
     distinct: u64,
     requests: u64,
     bytes: u64,
@@ -514,16 +519,19 @@ struct Window {
     /// requests inside a large window land far after its start.
     sure: usize,
     sure_until: u64,
+    /// Requests a `sure` holds for ([`lead_for`]).
+    lead: u64,
 }
 
 impl LruWindows {
     /// Nothing seen yet; hits are counted at each capacity of `caps` (any order, repeats and
     /// 0 allowed: a cache of 0 objects never hits).
     pub fn new(caps: &[u64]) -> Self {
-        Self::with_lead(caps, MIN_POSITIONS, LEAD)
+        Self::with_lead(caps, MIN_POSITIONS, None)
     }
 
-    fn with_lead(caps: &[u64], min_positions: usize, lead: u64) -> Self {
+    /// `lead`: every window's (else [`lead_for`] its capacity).
+    fn with_lead(caps: &[u64], min_positions: usize, lead: Option<u64>) -> Self {
         let mut caps: Vec<u64> = caps.iter().copied().filter(|&c| c > 0).collect();
         caps.sort_unstable();
         caps.dedup();
@@ -541,12 +549,12 @@ impl LruWindows {
                     base: 0,
                     sure: usize::MAX,
                     sure_until: 0,
+                    lead: lead.unwrap_or_else(|| lead_for(cap)),
                 })
                 .collect(),
             added: 0,
             hits: vec![0; k],
             hit_bytes: vec![0; k],
-            lead,
             distinct: 0,
             requests: 0,
             bytes: 0,
@@ -623,15 +631,16 @@ impl LruWindows {
         let w = self.windows[i];
         let start = self.nth_mark(w.from, self.added - w.base - h - w.cap);
         // The window's last mark is `cap` - 1 marks after its first.
-        let sure = match self.lead < w.cap {
-            true => self.nth_mark(start, self.lead),
+        let lead = w.lead;
+        let sure = match lead < w.cap {
+            true => self.nth_mark(start, lead),
             false => usize::MAX,
         };
         self.windows[i] = Window {
             from: start,
             base: self.added - w.cap - h,
             sure,
-            sure_until: self.added + self.lead,
+            sure_until: self.added + lead,
             ..w
         };
         let mut hj = h;
@@ -1595,12 +1604,12 @@ mod tests {
         /// Windows per capacity give the same hits, and hit bytes, as stack distances at those
         /// capacities (checked against LRU replays above), across compactions (every 64
         /// requests or so here), with capacities in any order, repeated, zero, or beyond the
-        /// objects, and leads below and above them.
+        /// objects, and leads below and above them (and the default, [`lead_for`]).
         #[test]
         fn lru_windows_equal_stack_distances(
             reqs in proptest::collection::vec((0u64..80, 1u32..1000), 1..3000),
             caps in proptest::collection::vec(0u64..100, 1..12),
-            lead in 1u64..80,
+            lead in proptest::option::of(1u64..80),
         ) {
             let mut win = LruWindows::with_lead(&caps, 1, lead);
             let mut sd = StackDistances::new();
