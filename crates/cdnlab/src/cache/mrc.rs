@@ -14,6 +14,10 @@
 //! tree take 530 kB and stay in cache, and a request costs one bucket (fetched a few requests
 //! ahead) instead of a map lookup and four walks over a tree of 2x10^6 counters (measured 4.3x
 //! faster on a 10^7-request trace).
+//!
+//! At a few capacities given in advance, [`LruWindows`] gives the same hits without distances:
+//! each capacity's window of latest positions, bounded on both sides (0.74 of the time at 10
+//! capacities on that trace).
 
 use super::replay_ahead;
 use crate::idmap::KeyTable;
