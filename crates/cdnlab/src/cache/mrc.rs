@@ -27,6 +27,51 @@ use std::borrow::Cow;
 /// Positions per block of [`Marks`]: 8 words of 64 bits, one cache line.
 const BLOCK_BITS: usize = 512;
 
+/// A bitmap of `n` words with the first `k` positions marked (`k` at most 64 `n`).
+fn first_marked(n: usize, k: usize) -> Vec<u64> {
+    let mut words = vec![0u64; n];
+    for (w, word) in words.iter_mut().enumerate() {
+        let lo = w * 64;
+        if lo + 64 <= k {
+            *word = u64::MAX;
+        } else if lo < k {
+            *word = (1u64 << (k - lo)) - 1;
+        }
+    }
+    words
+}
+
+/// How a compaction renumbers a bitmap's positions: each becomes the number of marks before it.
+struct Ranks<'a> {
+    words: &'a [u64],
+    /// For each word, the marks before it.
+    before: Vec<u64>,
+}
+
+impl<'a> Ranks<'a> {
+    /// `inline(always)`: counted in the caller's copy ([`compact_windows`]'s has `popcnt`).
+    #[inline(always)]
+    fn of(words: &'a [u64]) -> Self {
+        let mut acc = 0u64;
+        let before = words
+            .iter()
+            .map(|w| {
+                let r = acc;
+                acc += u64::from(w.count_ones());
+                r
+            })
+            .collect();
+        Ranks { words, before }
+    }
+
+    /// Marks before position `x` (`x` below 64 times the words).
+    #[inline(always)]
+    fn at(&self, x: usize) -> u64 {
+        self.before[x / 64]
+            + u64::from((self.words[x / 64] & ((1u64 << (x % 64)) - 1)).count_ones())
+    }
+}
+
 /// A set of positions 0..len, marked in increasing order (each mark above every earlier one):
 /// a bitmap, and a Fenwick tree counting the marks of each block before the `tail` block.
 #[derive(Debug, Clone, Default)]
@@ -43,15 +88,7 @@ impl Marks {
     /// Room for at least `n` positions, the first `k` marked (built in O(n)).
     fn first(n: usize, k: usize) -> Self {
         let nblocks = n.div_ceil(BLOCK_BITS).max(1);
-        let mut words = vec![0u64; nblocks * BLOCK_BITS / 64];
-        for (w, word) in words.iter_mut().enumerate() {
-            let lo = w * 64;
-            if lo + 64 <= k {
-                *word = u64::MAX;
-            } else if lo < k {
-                *word = (1u64 << (k - lo)) - 1;
-            }
-        }
+        let words = first_marked(nblocks * BLOCK_BITS / 64, k);
         let tail = k / BLOCK_BITS;
         let mut blocks: Vec<u32> = words
             .chunks(BLOCK_BITS / 64)
@@ -140,19 +177,6 @@ impl Marks {
             s += u64::from(w.count_ones());
         }
         s + u64::from((self.words[x / 64] & ((1u64 << (x % 64)) - 1)).count_ones())
-    }
-
-    /// For each word, the marks before it: what compaction renumbers by.
-    fn word_ranks(&self) -> Vec<u64> {
-        let mut acc = 0u64;
-        self.words
-            .iter()
-            .map(|w| {
-                let r = acc;
-                acc += u64::from(w.count_ones());
-                r
-            })
-            .collect()
     }
 }
 
@@ -369,11 +393,9 @@ impl StackDistances {
     /// at twice as many they were 4% of a pass (`perf`); at four the pass took 0.88 of the time
     /// (9 alternating pairs).
     fn compact(&mut self) {
-        let ranks = self.marks.word_ranks();
+        let ranks = Ranks::of(&self.marks.words);
         for (_, p) in self.last.values_mut() {
-            let x = *p as usize;
-            *p = ranks[x / 64]
-                + u64::from((self.marks.words[x / 64] & ((1u64 << (x % 64)) - 1)).count_ones());
+            *p = ranks.at(*p as usize);
         }
         let m = self.last.len();
         self.marks = Marks::first((4 * m).max(self.min_positions), m);
@@ -684,35 +706,19 @@ impl LruWindows {
     /// with room for [`ROOM`] times as many.
     #[inline(always)]
     fn compact(&mut self) {
-        let mut ranks = Vec::with_capacity(self.words.len() + 1);
-        let mut acc = 0u64;
-        for w in &self.words {
-            ranks.push(acc);
-            acc += u64::from(w.count_ones());
-        }
-        let words = &self.words;
-        let rank = |x: usize| match words.get(x / 64) {
-            Some(w) => ranks[x / 64] + u64::from((w & ((1u64 << (x % 64)) - 1)).count_ones()),
-            None => acc,
-        };
+        let ranks = Ranks::of(&self.words);
         for (_, p) in self.last.values_mut() {
-            *p = rank(*p as usize);
+            *p = ranks.at(*p as usize);
         }
         for w in &mut self.windows {
-            w.from = rank(w.from) as usize;
+            // Each is below `now`, at or before a mark (or 0 before the first).
+            w.from = ranks.at(w.from) as usize;
             if w.sure != usize::MAX {
-                w.sure = rank(w.sure) as usize;
+                w.sure = ranks.at(w.sure) as usize;
             }
         }
         let m = self.last.len();
-        let n = (ROOM * m).max(self.min_positions).div_ceil(64).max(1);
-        self.words = vec![0; n];
-        for w in 0..m / 64 {
-            self.words[w] = u64::MAX;
-        }
-        if !m.is_multiple_of(64) {
-            self.words[m / 64] = (1u64 << (m % 64)) - 1;
-        }
+        self.words = first_marked((ROOM * m).max(self.min_positions).div_ceil(64).max(1), m);
         self.now = m;
     }
 
