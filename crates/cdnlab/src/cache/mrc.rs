@@ -514,8 +514,6 @@ pub struct LruWindows {
     min_positions: usize,
     /// One per capacity, ascending.
     windows: Vec<Window>,
-    /// Marks made (requests).
-    added: u64,
     /// `hits[i]`: requests that hit at `windows[i]` (and so at every larger capacity) but at no
     /// smaller one; `hit_bytes[i]` their bytes.
     hits: Vec<u64>,
@@ -534,12 +532,12 @@ struct Window {
     /// while fewer than `cap` marks are at or after it; not increasing across the windows, as
     /// their starts.
     from: usize,
-    /// The marks at or after `from` are `added - base - H`, H the requests that hit this
-    /// window (the sum of `hits` up to it): a request outside the window adds a mark to them,
-    /// one inside moves its mark to the end. The window starts at the (marks - `cap`)-th of
-    /// them (0 the first).
+    /// The marks at or after `from` are `requests - base - H` (a request makes a mark), H the
+    /// requests that hit this window (the sum of `hits` up to it): a request outside the window
+    /// adds a mark to them, one inside moves its mark to the end. The window starts at the
+    /// (marks - `cap`)-th of them (0 the first).
     base: u64,
-    /// A position from which every mark is in the window while `added` is at most
+    /// A position from which every mark is in the window while `requests` is at most
     /// `sure_until`: `lead` marks after the start when it was found, as the start moves by at
     /// most a mark per request (a request that removes a mark inside does not move it). Most
     /// requests inside a large window land far after its start.
@@ -578,7 +576,6 @@ impl LruWindows {
                     lead: lead.unwrap_or_else(|| lead_for(cap)),
                 })
                 .collect(),
-            added: 0,
             hits: vec![0; k],
             hit_bytes: vec![0; k],
             distinct: 0,
@@ -604,8 +601,6 @@ impl LruWindows {
         if self.now == self.words.len() * 64 {
             compact_windows(self);
         }
-        self.requests += 1;
-        self.bytes += u64::from(size);
         let now = self.now;
         self.now += 1;
         match self.last.find(id) {
@@ -617,7 +612,7 @@ impl LruWindows {
                 while missed > 0 {
                     let i = missed - 1;
                     let w = self.windows[i];
-                    if p >= w.sure && self.added <= w.sure_until {
+                    if p >= w.sure && self.requests <= w.sure_until {
                         missed = i;
                         continue;
                     }
@@ -626,7 +621,7 @@ impl LruWindows {
                         break;
                     }
                     let h: u64 = self.hits[..=i].iter().sum();
-                    if self.added - w.base - h > w.cap {
+                    if self.requests - w.base - h > w.cap {
                         self.settle(i, h);
                         if p < self.windows[i].from {
                             break;
@@ -646,7 +641,9 @@ impl LruWindows {
             }
         }
         self.words[now / 64] |= 1 << (now % 64);
-        self.added += 1;
+        // Counted last: while a request is looked at, `requests` is the marks made before it.
+        self.requests += 1;
+        self.bytes += u64::from(size);
     }
 
     /// Moves window i's `from` to its start (`h`: the requests that hit it), and `sure` `lead`
@@ -655,7 +652,7 @@ impl LruWindows {
     #[inline(always)]
     fn settle(&mut self, i: usize, h: u64) {
         let w = self.windows[i];
-        let start = self.nth_mark(w.from, self.added - w.base - h - w.cap);
+        let start = self.nth_mark(w.from, self.requests - w.base - h - w.cap);
         // The window's last mark is `cap` - 1 marks after its first.
         let lead = w.lead;
         let sure = match lead < w.cap {
@@ -664,9 +661,9 @@ impl LruWindows {
         };
         self.windows[i] = Window {
             from: start,
-            base: self.added - w.cap - h,
+            base: self.requests - w.cap - h,
             sure,
-            sure_until: self.added + lead,
+            sure_until: self.requests + lead,
             ..w
         };
         let mut hj = h;
@@ -677,7 +674,7 @@ impl LruWindows {
             }
             // The marks from `start` on are window i's `cap`.
             self.windows[j].from = start;
-            self.windows[j].base = self.added - w.cap - hj;
+            self.windows[j].base = self.requests - w.cap - hj;
         }
     }
 
