@@ -1198,10 +1198,14 @@ async fn session_control_answers_429_then_410() {
     assert_eq!(r.status().as_u16(), 429);
     assert_eq!(r.headers()["retry-after"], "7");
     assert_eq!(r.headers()["access-control-expose-headers"], "Retry-After");
+    assert_eq!(r.headers()["cache-control"], "no-store");
     assert_eq!(steering().await.unwrap().status().as_u16(), 200, "once");
     assert_eq!(post(format!("id={id}&end=true"), true).await, 204);
     for _ in 0..2 {
-        assert_eq!(steering().await.unwrap().status().as_u16(), 410);
+        let r = steering().await.unwrap();
+        assert_eq!(r.status().as_u16(), 410);
+        // Else a browser keeps the 410 and answers a player's later reloads itself.
+        assert_eq!(r.headers()["cache-control"], "no-store");
     }
     assert_eq!(s.reloads(&id), Some(5));
     s.server.stop().await;

@@ -482,13 +482,15 @@ pub(super) async fn play(
 }
 
 /// A refused `/play` or steering manifest: `code` with Retry-After in whole seconds (at least
-/// 1), which a page's script may read across origins (Access-Control-Expose-Headers).
+/// 1), which a page's script may read across origins (Access-Control-Expose-Headers); not
+/// stored (a refusal holds for this request only).
 fn refuse(code: StatusCode, retry: Duration, why: &'static str) -> Response {
     let secs = retry.as_secs_f64().ceil().max(1.0) as u64;
     (
         code,
         [
             (header::RETRY_AFTER, secs.to_string()),
+            (header::CACHE_CONTROL, "no-store".to_string()),
             (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".to_string()),
             (
                 header::ACCESS_CONTROL_EXPOSE_HEADERS,
@@ -501,11 +503,17 @@ fn refuse(code: StatusCode, retry: Duration, why: &'static str) -> Response {
 }
 
 /// 410 Gone: the session's steering has ended (HLS 4.4.6.6: the client must not reload the
-/// steering manifest for the rest of the session; it plays on with the order it has).
+/// steering manifest for the rest of the session; it plays on with the order it has). Not
+/// stored: a 410 is cacheable by default (RFC 9110 15.1) and Chromium keeps one fresh forever,
+/// so a player that asks again (Shaka does, a TTL later, with its own retry in between) would
+/// be answered by its browser's cache and the server would never see it ask.
 fn gone() -> Response {
     (
         StatusCode::GONE,
-        [(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")],
+        [
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
         "this session's steering has ended\n",
     )
         .into_response()
