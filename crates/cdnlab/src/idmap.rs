@@ -423,6 +423,14 @@ impl<V: Vacancy> KeyTable<V> {
         self.len -= 1;
     }
 
+    /// The occupied entries.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, V)> + '_ {
+        self.buckets
+            .iter()
+            .filter(|(_, v)| !v.is_vacant())
+            .map(|&(k, v)| (k, v))
+    }
+
     /// The occupied entries, to change their values (never to [`Vacancy::VACANT`]).
     pub fn values_mut(&mut self) -> impl Iterator<Item = (u64, &mut V)> {
         self.buckets

@@ -592,6 +592,29 @@ fn byte_ratios_and_the_byte_curve() {
         let close = |k: &str| (c[k].as_f64().unwrap() - r[k].as_f64().unwrap()).abs() < 1e-12;
         assert!(close("miss_ratio") && close("byte_miss_ratio"), "{c} {r}");
     }
+    // Up to 24 sizes take one window per size, more take byte stack distances: the same
+    // values where they meet.
+    let many: Vec<String> = (0..25)
+        .map(|i| (40_000 + 100_000 * i).to_string())
+        .collect();
+    let many = json_lines(&cdnlab(
+        &[
+            "mrc",
+            "--trace",
+            "s.bin",
+            "--sizes",
+            &format!("{sizes},{}", many.join(",")),
+            "--json",
+            "--no-plot",
+        ],
+        d.path(),
+    ));
+    assert_eq!(many.len(), 28);
+    for c in &curve {
+        let m = many.iter().find(|m| m["size"] == c["size"]).unwrap();
+        assert_eq!(c["miss_ratio"], m["miss_ratio"], "{c} {m}");
+        assert_eq!(c["byte_miss_ratio"], m["byte_miss_ratio"], "{c} {m}");
+    }
     // In objects too, the curve's byte miss ratio is the replay's.
     let args = |cmd: &'static str, flag: &'static str| {
         [

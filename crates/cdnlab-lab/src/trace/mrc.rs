@@ -8,7 +8,7 @@ use crate::error::{ArgStyle, Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
 use cdnlab::cache::mrc::{
-    ByteShards, ByteStackDistances, LruWindows, Shards, ShardsFixed, SpatialSample, StackDistances,
+    ByteHits, ByteShards, LruWindows, Shards, ShardsFixed, SpatialSample, StackDistances,
 };
 use cdnlab::cache::{Policy, Unit};
 use std::path::{Path, PathBuf};
@@ -500,8 +500,8 @@ fn thin(grid: &[u64], lo: u64, hi: u64, n: usize) -> Vec<u64> {
     v
 }
 
-/// The byte-weighted curve: exact by [`ByteStackDistances`], or by [`ByteShards`] at a fixed
-/// rate (fixed-size SHARDS counts objects only).
+/// The byte-weighted curve: exact by [`ByteHits`] (windows at a few sizes, else stack
+/// distances), or by [`ByteShards`] at a fixed rate (fixed-size SHARDS counts objects only).
 fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     if a.sample_size.is_some() {
         return Err(Error::Usage(format!(
@@ -513,7 +513,7 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     // Without sizes, the candidates are a fine log grid, thinned to 40 after the pass.
     let asked = a.sizes.clone();
     let caps = asked.clone().unwrap_or_else(byte_grid);
-    let mut exact = (a.sample.is_none() || a.exact_too).then(|| ByteStackDistances::new(&caps));
+    let mut exact = (a.sample.is_none() || a.exact_too).then(|| ByteHits::new(&caps));
     let mut shards = a
         .sample
         .map(|r| {

@@ -1417,9 +1417,15 @@ impl ByteStackDistances {
         for (_, p) in self.last.values_mut() {
             *p = rank[*p as usize];
         }
+        self.load(&kept);
+    }
+
+    /// Sets the weights at positions 0..M to `kept` (M its length), with room for twice as
+    /// many, the next request at M.
+    fn load(&mut self, kept: &[u64]) {
         let m = kept.len();
         self.tree = vec![0; (2 * m).max(self.min_positions) + 1];
-        self.tree[1..=m].copy_from_slice(&kept);
+        self.tree[1..=m].copy_from_slice(kept);
         // Built in O(n): each node passes its sum to its parent.
         for i in 1..self.tree.len() {
             let j = i + (i & i.wrapping_neg());
@@ -1469,16 +1475,468 @@ impl ByteStackDistances {
     /// At each capacity of [`ByteStackDistances::capacities`]: the hits and the bytes they
     /// served of an LRU cache of that many bytes.
     pub fn hits(&self) -> Vec<(u64, u64)> {
-        let (mut h, mut b) = (0u64, 0u64);
-        self.hits
-            .iter()
-            .zip(&self.hit_bytes)
-            .map(|(x, y)| {
-                h += x;
-                b += y;
-                (h, b)
-            })
-            .collect()
+        cumulative_hits(&self.hits, &self.hit_bytes)
+    }
+}
+
+/// Running sums of hits and hit bytes kept per band (the requests that hit a capacity and no
+/// smaller one): the hits at each capacity.
+fn cumulative_hits(hits: &[u64], hit_bytes: &[u64]) -> Vec<(u64, u64)> {
+    let (mut h, mut b) = (0u64, 0u64);
+    hits.iter()
+        .zip(hit_bytes)
+        .map(|(x, y)| {
+            h += x;
+            b += y;
+            (h, b)
+        })
+        .collect()
+}
+
+/// Marks a byte window's `sure` lies after its start, at least ([`ByteWindow`]).
+const BYTE_LEAD: u32 = 256;
+
+/// Most capacities for which [`ByteHits`] takes [`ByteWindows`]: their cost grows with the
+/// capacities a request hits, the distances' does not. On agree.sh's sized Zipf 0.9 trace
+/// (close sizes, 5% to 80% of the working set, where most requests hit) the windows took 0.73
+/// of the distances' time at 16 sizes, 0.79 at 24 and 1.18 at 40 (docs/cache.md).
+pub const MAX_BYTE_WINDOWS: usize = 24;
+
+/// [`ByteWindows::replay`], compiled twice like [`StackDistances::replay`]; returns how many
+/// requests of `reqs` it took (all, or those before the first it refuses).
+#[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
+fn replay_byte_windows(w: &mut ByteWindows, reqs: &[Request]) -> usize {
+    let mut taken = 0;
+    let mut refused = false;
+    replay_ahead(w, reqs, ByteWindows::prefetch, |w, r| {
+        if !refused {
+            refused = !w.access(r.id, r.size);
+            taken += usize::from(!refused);
+        }
+    });
+    taken
+}
+
+/// [`ByteWindows::compact`], compiled twice as well.
+#[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
+#[inline(never)]
+fn compact_byte_windows(w: &mut ByteWindows) -> bool {
+    w.compact()
+}
+
+/// Exact LRU hits at a fixed list of capacities in bytes, by windows as [`LruWindows`] finds
+/// them in objects. A request for s bytes of an object whose previous request was s bytes too
+/// hits an LRU cache of C bytes exactly when the bytes of the latest positions from its
+/// previous one on (its own included) are at most C ([`ByteStackDistances`]' rule): when that
+/// position lies in C's window, the latest positions from the first whose bytes from there on
+/// fit in C. While sizes stay, a window's start only moves forward (a request adds its bytes
+/// at the end and, inside a window, takes as many out), so each keeps bounds on its start as
+/// [`LruWindows`] does and finds it, when needed, skipping whole words of marks by their
+/// bytes. A request that changes its object's size can move starts back, and positions beyond
+/// 2^32 do not fit its table: [`ByteWindows::access`] refuses them, and [`ByteHits`] goes on by
+/// [`ByteStackDistances`] from there.
+#[derive(Debug, Clone)]
+pub struct ByteWindows {
+    /// Each object's latest position (high 32 bits) and size (low 32 bits).
+    last: KeyTable<u64>,
+    /// Bitmap of the latest positions.
+    words: Vec<u64>,
+    /// The size at each marked position.
+    weights: Vec<u32>,
+    /// The bytes of each word's marks.
+    word_bytes: Vec<u64>,
+    now: usize,
+    min_positions: usize,
+    /// One per capacity, ascending.
+    windows: Vec<ByteWindow>,
+    /// `hits[i]`: requests that hit `windows[i]` but no smaller one; `hit_bytes[i]` their
+    /// bytes, which are also the bytes they took out of window i (and put back at the end).
+    hits: Vec<u64>,
+    hit_bytes: Vec<u64>,
+    distinct: u64,
+    requests: u64,
+    bytes: u64,
+    /// The bytes of the latest positions (the working set, each object at its latest size).
+    live: u64,
+    largest: u32,
+    /// Marks between a window's start and its `sure`, at least ([`BYTE_LEAD`]).
+    lead: u32,
+}
+
+/// A capacity's window of latest positions ([`ByteWindows`]).
+#[derive(Debug, Clone, Copy)]
+struct ByteWindow {
+    /// Distinct and ascending across the windows (0 allowed).
+    cap: u64,
+    /// A position at or before the window's start (its first mark from which the bytes fit in
+    /// `cap`, or `now` when none does), every mark before it outside the window; not
+    /// increasing across the windows.
+    from: usize,
+    /// The bytes of the marks at or after `from` are `bytes - base - H`, H the bytes of the
+    /// requests that hit this window (the sum of `hit_bytes` up to it).
+    base: u64,
+    /// Every position from `sure` on is in the window while `bytes` is at most `sure_until`:
+    /// when the start was found, with A bytes from it on and W bytes of marks between it and
+    /// `sure`, the bytes from `sure` on could grow by at most the bytes requested since (a
+    /// request inside takes out what it adds), so the first `cap` - A + W bytes requested
+    /// leave them within `cap`.
+    sure: usize,
+    sure_until: u64,
+}
+
+impl ByteWindows {
+    /// Nothing seen yet; hits are counted at each capacity of `caps` (bytes; any order,
+    /// repeats allowed).
+    pub fn new(caps: &[u64]) -> Self {
+        Self::with_min_positions(caps, MIN_POSITIONS)
+    }
+
+    fn with_min_positions(caps: &[u64], min_positions: usize) -> Self {
+        Self::with_lead(caps, min_positions, BYTE_LEAD)
+    }
+
+    fn with_lead(caps: &[u64], min_positions: usize, lead: u32) -> Self {
+        let mut caps = caps.to_vec();
+        caps.sort_unstable();
+        caps.dedup();
+        let k = caps.len();
+        let n = min_positions.div_ceil(64).max(1);
+        ByteWindows {
+            last: KeyTable::with_capacity(1 << 10),
+            words: vec![0; n],
+            weights: vec![0; n * 64],
+            word_bytes: vec![0; n],
+            now: 0,
+            min_positions,
+            windows: caps
+                .iter()
+                .map(|&cap| ByteWindow {
+                    cap,
+                    from: 0,
+                    base: 0,
+                    sure: usize::MAX,
+                    sure_until: 0,
+                })
+                .collect(),
+            hits: vec![0; k],
+            hit_bytes: vec![0; k],
+            distinct: 0,
+            requests: 0,
+            bytes: 0,
+            live: 0,
+            largest: 0,
+            lead,
+        }
+    }
+
+    /// Hints that `id` is requested soon (no effect on results).
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        self.last.prefetch(id);
+    }
+
+    /// Records the requests of `reqs` in order up to the first it refuses
+    /// ([`ByteWindows::access`]); returns how many it took.
+    pub fn replay(&mut self, reqs: &[Request]) -> usize {
+        replay_byte_windows(self, reqs)
+    }
+
+    /// Records a request for `size` bytes of `id`, or refuses it (false, nothing recorded):
+    /// one that changes its object's size, or that would need positions beyond 2^32.
+    #[inline(always)]
+    pub fn access(&mut self, id: u64, size: u32) -> bool {
+        if self.now == self.words.len() * 64 && !compact_byte_windows(self) {
+            return false;
+        }
+        let now = self.now;
+        let latest = (now as u64) << 32 | u64::from(size);
+        match self.last.find(id) {
+            Ok(b) => {
+                let was = self.last.value(b);
+                if was as u32 != size {
+                    return false;
+                }
+                *self.last.value_mut(b) = latest;
+                let p = (was >> 32) as usize;
+                // From the largest window down, as LruWindows::access.
+                let mut missed = self.windows.len();
+                while missed > 0 {
+                    let i = missed - 1;
+                    let w = self.windows[i];
+                    if p >= w.sure && self.bytes <= w.sure_until {
+                        missed = i;
+                        continue;
+                    }
+                    if p < w.from {
+                        break;
+                    }
+                    let h: u64 = self.hit_bytes[..=i].iter().sum();
+                    if self.bytes - w.base - h > w.cap {
+                        self.settle(i, h);
+                        if p < self.windows[i].from {
+                            break;
+                        }
+                    }
+                    missed = i;
+                }
+                if let Some(h) = self.hits.get_mut(missed) {
+                    *h += 1;
+                    self.hit_bytes[missed] += u64::from(size);
+                }
+                self.words[p / 64] &= !(1 << (p % 64));
+                self.word_bytes[p / 64] -= u64::from(size);
+            }
+            Err(_) => {
+                self.last.insert(id, latest);
+                self.distinct += 1;
+                self.live += u64::from(size);
+            }
+        }
+        self.words[now / 64] |= 1 << (now % 64);
+        self.word_bytes[now / 64] += u64::from(size);
+        self.weights[now] = size;
+        self.now += 1;
+        // Counted last: while a request is looked at, `bytes` is what the marks before it
+        // added.
+        self.requests += 1;
+        self.bytes += u64::from(size);
+        self.largest = self.largest.max(size);
+        true
+    }
+
+    /// Moves window i's `from` to its start (`h`: the bytes of the requests that hit it),
+    /// skipping whole words whose marks all lie before it, and `sure` past at least `lead`
+    /// marks after it; raises the smaller windows' `from` to it where they lag.
+    #[inline(always)]
+    fn settle(&mut self, i: usize, h: u64) {
+        let w = self.windows[i];
+        // The bytes from the mark looked at on.
+        let mut a = self.bytes - w.base - h;
+        let mut wd = w.from / 64;
+        let mut bits = self.words[wd] & (u64::MAX << (w.from % 64));
+        let start = loop {
+            if bits == 0 {
+                wd += 1;
+                if wd * 64 >= self.now {
+                    // No mark left: none fits (a is 0).
+                    break self.now;
+                }
+                bits = self.words[wd];
+                continue;
+            }
+            if a <= w.cap {
+                break wd * 64 + bits.trailing_zeros() as usize;
+            }
+            if bits == self.words[wd] && a - self.word_bytes[wd] > w.cap {
+                a -= self.word_bytes[wd];
+                bits = 0;
+                continue;
+            }
+            a -= u64::from(self.weights[wd * 64 + bits.trailing_zeros() as usize]);
+            bits &= bits - 1;
+        };
+        // `sure`: the end of the whole words (below `now`) after the start's that hold `lead`
+        // marks; their bytes are at most those between the start and it.
+        let (mut sure, mut between, mut marks) = (usize::MAX, 0u64, 0u32);
+        let mut x = start / 64 + 1;
+        while (x + 1) * 64 <= self.now {
+            marks += self.words[x].count_ones();
+            between += self.word_bytes[x];
+            x += 1;
+            if marks >= self.lead {
+                sure = x * 64;
+                break;
+            }
+        }
+        self.windows[i] = ByteWindow {
+            from: start,
+            base: self.bytes - a - h,
+            sure,
+            sure_until: self.bytes.saturating_add(w.cap - a).saturating_add(between),
+            ..w
+        };
+        let mut hj = h;
+        for j in (0..i).rev() {
+            hj -= self.hit_bytes[j + 1];
+            if self.windows[j].from >= start {
+                break;
+            }
+            // The bytes from `start` on are a, as for window i.
+            self.windows[j].from = start;
+            self.windows[j].base = self.bytes - a - hj;
+        }
+    }
+
+    /// Renumbers the latest positions 0..M in order, and the windows' with them, with room
+    /// for [`ROOM`] times as many; false (nothing changed) when they would pass 2^32.
+    #[inline(always)]
+    fn compact(&mut self) -> bool {
+        let m = self.last.len();
+        let n = (ROOM * m).max(self.min_positions).div_ceil(64).max(1);
+        if n * 64 > u32::MAX as usize {
+            return false;
+        }
+        let ranks = Ranks::of(&self.words);
+        let now = self.now;
+        let at = |x: usize| if x >= now { m } else { ranks.at(x) as usize };
+        let mut weights = vec![0u32; n * 64];
+        let mut word_bytes = vec![0u64; n];
+        for (_, v) in self.last.values_mut() {
+            let q = at((*v >> 32) as usize);
+            let size = *v as u32;
+            weights[q] = size;
+            word_bytes[q / 64] += u64::from(size);
+            *v = (q as u64) << 32 | u64::from(size);
+        }
+        for w in &mut self.windows {
+            w.from = at(w.from);
+            if w.sure != usize::MAX {
+                w.sure = at(w.sure);
+            }
+        }
+        self.words = first_marked(n, m);
+        self.weights = weights;
+        self.word_bytes = word_bytes;
+        self.now = m;
+        true
+    }
+
+    /// The same state as [`ByteStackDistances`] at the same capacities, to go on with.
+    pub fn to_distances(&self) -> ByteStackDistances {
+        let caps: Vec<u64> = self.windows.iter().map(|w| w.cap).collect();
+        let mut sd = ByteStackDistances::with_min_positions(&caps, self.min_positions);
+        let ranks = Ranks::of(&self.words);
+        let mut kept = vec![0u64; self.last.len()];
+        let mut last = KeyTable::with_capacity(self.last.len());
+        for (id, v) in self.last.iter() {
+            let q = ranks.at((v >> 32) as usize) as usize;
+            kept[q] = u64::from(v as u32);
+            last.insert(id, q as u64);
+        }
+        sd.load(&kept);
+        sd.last = last;
+        sd.total = self.live;
+        sd.hits.clone_from(&self.hits);
+        sd.hit_bytes.clone_from(&self.hit_bytes);
+        sd.requests = self.requests;
+        sd.bytes = self.bytes;
+        sd.cold = self.distinct;
+        sd.largest = self.largest;
+        sd
+    }
+}
+
+/// Exact byte-weighted LRU hits at capacities given up front, by the faster pass that
+/// applies: [`ByteWindows`] for at most [`MAX_BYTE_WINDOWS`] capacities while objects keep
+/// their sizes, else [`ByteStackDistances`] (from the first request that changes a size on).
+/// The same hits either way.
+#[derive(Debug, Clone)]
+pub enum ByteHits {
+    Windows(Box<ByteWindows>),
+    Distances(Box<ByteStackDistances>),
+}
+
+impl ByteHits {
+    /// Hits counted at each capacity of `caps` (bytes; any order, repeats allowed).
+    pub fn new(caps: &[u64]) -> Self {
+        Self::with_min_positions(caps, MIN_POSITIONS)
+    }
+
+    fn with_min_positions(caps: &[u64], min_positions: usize) -> Self {
+        match caps.len() <= MAX_BYTE_WINDOWS {
+            true => ByteHits::Windows(Box::new(ByteWindows::with_min_positions(
+                caps,
+                min_positions,
+            ))),
+            false => ByteHits::Distances(Box::new(ByteStackDistances::with_min_positions(
+                caps,
+                min_positions,
+            ))),
+        }
+    }
+
+    /// Records every request of `reqs` in order.
+    pub fn replay(&mut self, reqs: &[Request]) {
+        match self {
+            ByteHits::Windows(w) => {
+                let taken = w.replay(reqs);
+                if taken < reqs.len() {
+                    *self = ByteHits::Distances(Box::new(w.to_distances()));
+                    self.replay(&reqs[taken..]);
+                }
+            }
+            ByteHits::Distances(d) => d.replay(reqs),
+        }
+    }
+
+    /// Records one request.
+    pub fn access(&mut self, id: u64, size: u32) {
+        self.replay(&[Request::new(0, id, size)]);
+    }
+
+    /// Which pass it is on: "windows" or "stack distances".
+    pub fn pass(&self) -> &'static str {
+        match self {
+            ByteHits::Windows(_) => "windows",
+            ByteHits::Distances(_) => "stack distances",
+        }
+    }
+
+    /// Requests seen.
+    pub fn requests(&self) -> u64 {
+        match self {
+            ByteHits::Windows(w) => w.requests,
+            ByteHits::Distances(d) => d.requests(),
+        }
+    }
+
+    /// Bytes requested.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            ByteHits::Windows(w) => w.bytes,
+            ByteHits::Distances(d) => d.bytes(),
+        }
+    }
+
+    /// Distinct objects seen.
+    pub fn distinct(&self) -> u64 {
+        match self {
+            ByteHits::Windows(w) => w.distinct,
+            ByteHits::Distances(d) => d.distinct(),
+        }
+    }
+
+    /// The bytes of the distinct objects, each at its latest size.
+    pub fn distinct_bytes(&self) -> u64 {
+        match self {
+            ByteHits::Windows(w) => w.live,
+            ByteHits::Distances(d) => d.distinct_bytes(),
+        }
+    }
+
+    /// The largest object requested, in bytes.
+    pub fn largest(&self) -> u32 {
+        match self {
+            ByteHits::Windows(w) => w.largest,
+            ByteHits::Distances(d) => d.largest(),
+        }
+    }
+
+    /// The capacities, ascending, without repeats.
+    pub fn capacities(&self) -> Vec<u64> {
+        match self {
+            ByteHits::Windows(w) => w.windows.iter().map(|w| w.cap).collect(),
+            ByteHits::Distances(d) => d.capacities().to_vec(),
+        }
+    }
+
+    /// At each capacity of [`ByteHits::capacities`]: the hits and the bytes they served of an
+    /// LRU cache of that many bytes.
+    pub fn hits(&self) -> Vec<(u64, u64)> {
+        match self {
+            ByteHits::Windows(w) => cumulative_hits(&w.hits, &w.hit_bytes),
+            ByteHits::Distances(d) => d.hits(),
+        }
     }
 }
 
@@ -1731,6 +2189,108 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Byte windows give the same hits and hit bytes as byte stack distances (checked
+        /// against LRU replays above) at the same capacities, across compactions (every 64
+        /// requests or so here), with capacities in any order, repeated, zero, below the
+        /// largest object or beyond the working set, sizes of 0 bytes, and, when some
+        /// requests change their object's size, across the switch to stack distances.
+        #[test]
+        fn byte_windows_equal_byte_stack_distances(
+            reqs in proptest::collection::vec(
+                (0u64..80, prop_oneof![1 => Just(0u32), 7 => 1u32..300]),
+                1..3000,
+            ),
+            caps in proptest::collection::vec(0u64..12_000, 1..=MAX_BYTE_WINDOWS),
+            changes in any::<bool>(),
+            lead in proptest::option::of(1u32..60),
+        ) {
+            let mut size_of = std::collections::HashMap::new();
+            let reqs: Vec<(u64, u32)> = reqs
+                .iter()
+                .map(|&(id, s)| (id, if changes { s } else { *size_of.entry(id).or_insert(s) }))
+                .collect();
+            let mut win = ByteHits::Windows(Box::new(ByteWindows::with_lead(
+                &caps,
+                1,
+                lead.unwrap_or(BYTE_LEAD),
+            )));
+            let mut sd = ByteStackDistances::with_min_positions(&caps, 1);
+            for &(id, s) in &reqs {
+                win.access(id, s);
+                sd.access(id, s);
+            }
+            if !changes {
+                prop_assert_eq!(win.pass(), "windows");
+            }
+            prop_assert_eq!(win.requests(), sd.requests());
+            prop_assert_eq!(win.bytes(), sd.bytes());
+            prop_assert_eq!(win.distinct(), sd.distinct());
+            prop_assert_eq!(win.distinct_bytes(), sd.distinct_bytes());
+            prop_assert_eq!(win.largest(), sd.largest());
+            prop_assert_eq!(win.capacities(), sd.capacities().to_vec());
+            prop_assert_eq!(win.hits(), sd.hits());
+        }
+    }
+
+    /// On a Zipf trace long enough for windows to move far between the requests that find
+    /// their starts, with short and default leads: the hits of byte stack distances.
+    #[test]
+    fn byte_windows_on_a_long_zipf_trace() {
+        let ids = zipf_ids(5);
+        let size = |id: u64| (spatial_hash(id ^ 3) % 2000) as u32 * u32::from(!id.is_multiple_of(16));
+        let caps = [
+            0, 1_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 9_000_000,
+        ];
+        let mut sd = ByteStackDistances::new(&caps);
+        for &id in &ids {
+            sd.access(id, size(id));
+        }
+        for lead in [4, 32, BYTE_LEAD] {
+            let mut win = ByteWindows::with_lead(&caps, 1 << 12, lead);
+            for &id in &ids {
+                assert!(win.access(id, size(id)));
+            }
+            assert_eq!(
+                ByteHits::Windows(Box::new(win)).hits(),
+                sd.hits(),
+                "lead {lead}"
+            );
+        }
+    }
+
+    /// A replay in chunks gives what one access at a time gives, and a size change part way
+    /// through a chunk switches to stack distances with the hits so far kept.
+    #[test]
+    fn byte_windows_replay_and_switch() {
+        let reqs: Vec<Request> = (0..20_000u64)
+            .map(|i| {
+                let id = (i * 7919) % 1013 % (1 + i % 300);
+                let size = 1 + (id % 7) as u32 * 100 + u32::from(i >= 15_000 && id == 5);
+                Request::new(i, id, size)
+            })
+            .collect();
+        let caps = [300, 3_000, 30_000, 300_000];
+        let mut a = ByteHits::new(&caps);
+        a.replay(&reqs[..14_000]);
+        assert_eq!(a.pass(), "windows");
+        for chunk in reqs[14_000..].chunks(777) {
+            a.replay(chunk);
+        }
+        assert_eq!(a.pass(), "stack distances");
+        let mut b = ByteStackDistances::new(&caps);
+        for r in &reqs {
+            b.access(r.id, r.size);
+        }
+        assert_eq!(a.hits(), b.hits());
+        assert!(a.hits()[3].0 > a.hits()[0].0);
+        // More capacities than the windows take: stack distances from the start.
+        let many: Vec<u64> = (1..=MAX_BYTE_WINDOWS as u64 + 1).collect();
+        assert_eq!(ByteHits::new(&many).pass(), "stack distances");
     }
 
     /// Byte SHARDS at rate 1 is the exact byte curve; at rate 0.1 on a Zipf trace with sizes
