@@ -56,24 +56,27 @@ pub const NETNS: Tool = Tool {
     install: "run the tests as root, with apt-get install iproute2 ethtool util-linux",
 };
 
-/// `Some(())` when this process can build a testbed: root's CAP_NET_ADMIN and CAP_SYS_ADMIN
-/// (capability(7) bits 12 and 21 of CapEff), and `ip`, `tc`, `ethtool` and `chrt` installed.
-pub fn netns() -> Option<()> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let caps = status
+/// Whether this process has root's CAP_NET_ADMIN and CAP_SYS_ADMIN (capability(7) bits 12 and
+/// 21 of CapEff), whatever tools are installed.
+pub fn net_caps() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
         .lines()
         .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())?;
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << 12) != 0 && caps & (1 << 21) != 0)
+}
+
+/// `Some(())` when this process can build a testbed: [`net_caps`], and `ip`, `tc`, `ethtool`
+/// and `chrt` installed.
+pub fn netns() -> Option<()> {
     let sbin = |t: &str| {
         on_path(t).is_some()
             || ["/usr/sbin", "/sbin"]
                 .iter()
                 .any(|d| std::path::Path::new(d).join(t).is_file())
     };
-    (caps & (1 << 12) != 0
-        && caps & (1 << 21) != 0
-        && ["ip", "tc", "ethtool", "chrt"].into_iter().all(sbin))
-    .then_some(())
+    (net_caps() && ["ip", "tc", "ethtool", "chrt"].into_iter().all(sbin)).then_some(())
 }
 
 /// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.

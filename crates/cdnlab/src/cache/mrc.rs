@@ -2242,7 +2242,8 @@ mod tests {
     #[test]
     fn byte_windows_on_a_long_zipf_trace() {
         let ids = zipf_ids(5);
-        let size = |id: u64| (spatial_hash(id ^ 3) % 2000) as u32 * u32::from(!id.is_multiple_of(16));
+        let size =
+            |id: u64| (spatial_hash(id ^ 3) % 2000) as u32 * u32::from(!id.is_multiple_of(16));
         let caps = [
             0, 1_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 9_000_000,
         ];
