@@ -523,28 +523,150 @@ pub struct LruWindows {
     bytes: u64,
 }
 
-/// A capacity's window: the latest positions of the `cap` objects requested most recently.
+impl Nested for LruWindows {
+    #[inline(always)]
+    fn windows(&self) -> &[Window] {
+        &self.windows
+    }
+
+    #[inline(always)]
+    fn added(&self) -> u64 {
+        self.requests
+    }
+
+    #[inline(always)]
+    fn taken(&self) -> &[u64] {
+        &self.hits
+    }
+
+    #[inline(always)]
+    fn settle(&mut self, i: usize, h: u64) {
+        self.find_start(i, h);
+    }
+}
+
+impl Nested for ByteWindows {
+    #[inline(always)]
+    fn windows(&self) -> &[Window] {
+        &self.windows
+    }
+
+    #[inline(always)]
+    fn added(&self) -> u64 {
+        self.bytes
+    }
+
+    #[inline(always)]
+    fn taken(&self) -> &[u64] {
+        &self.hit_bytes
+    }
+
+    #[inline(always)]
+    fn settle(&mut self, i: usize, h: u64) {
+        self.find_start(i, h);
+    }
+}
+
+/// A capacity's window of latest positions, for [`LruWindows`] (the unit is a mark: the window
+/// is the latest positions of the `cap` objects requested most recently) and [`ByteWindows`]
+/// (the unit is a byte: the latest positions from the first whose bytes from there on fit in
+/// `cap`). Its bounds hold whatever the unit, through [`Nested`].
 #[derive(Debug, Clone, Copy)]
 struct Window {
-    /// At least 1; distinct and ascending across the windows.
+    /// Distinct and ascending across the windows.
     cap: u64,
-    /// A position at or before the window's start (its oldest mark), with no mark before it
-    /// while fewer than `cap` marks are at or after it; not increasing across the windows, as
-    /// their starts.
+    /// A position at or before the window's start (its first mark), every mark before it
+    /// outside the window; not increasing across the windows, as their starts.
     from: usize,
-    /// The marks at or after `from` are `requests - base - H` (a request makes a mark), H the
-    /// requests that hit this window (the sum of `hits` up to it): a request outside the window
-    /// adds a mark to them, one inside moves its mark to the end. The window starts at the
-    /// (marks - `cap`)-th of them (0 the first).
+    /// The amount at or after `from` (marks, or their bytes) is `added - base - H`, H what the
+    /// requests that hit this window took out (the sum of [`Nested::taken`] up to it): a
+    /// request outside the window adds its amount at the end, one inside moves its own there.
     base: u64,
-    /// A position from which every mark is in the window while `requests` is at most
-    /// `sure_until`: `lead` marks after the start when it was found, as the start moves by at
-    /// most a mark per request (a request that removes a mark inside does not move it). Most
-    /// requests inside a large window land far after its start.
+    /// A position from which every mark is in the window while `added` is at most
+    /// `sure_until` (set when the start is found, by [`LruWindows::settle`] and
+    /// [`ByteWindows::settle`]). Most requests inside a large window land far after its start.
     sure: usize,
     sure_until: u64,
-    /// Requests a `sure` holds for ([`lead_for`]).
+    /// Marks between the start and `sure` when it is set ([`lead_for`], [`BYTE_LEAD`]).
     lead: u64,
+}
+
+/// Nested windows of latest positions (a smaller capacity's inside a larger one's), each with
+/// its bounds ([`Window`]): what [`LruWindows`] and [`ByteWindows`] share.
+trait Nested {
+    /// One per capacity, ascending.
+    fn windows(&self) -> &[Window];
+    /// The amount the requests so far added (requests, or bytes).
+    fn added(&self) -> u64;
+    /// `taken()[i]`: what the requests that hit window i and no smaller one took out of it.
+    fn taken(&self) -> &[u64];
+    /// Moves window i's `from` to its start and sets its `sure` (`h`: the sum of `taken` up to
+    /// i), raising the smaller windows' `from` ([`raise`]).
+    fn settle(&mut self, i: usize, h: u64);
+}
+
+/// The smallest window a request whose object's previous position is `p` hits (the number of
+/// windows when it hits none). From the largest window down: the first one p is not in, and
+/// every smaller one, miss. A window's bounds decide most requests; one that lands between
+/// them finds the window's start.
+#[inline(always)]
+fn first_hit<N: Nested>(n: &mut N, p: usize) -> usize {
+    let mut missed = n.windows().len();
+    while missed > 0 {
+        let i = missed - 1;
+        let w = n.windows()[i];
+        if p >= w.sure && n.added() <= w.sure_until {
+            missed = i;
+            continue;
+        }
+        // Before `from`, p is before the window.
+        if p < w.from {
+            break;
+        }
+        let h: u64 = n.taken()[..=i].iter().sum();
+        if n.added() - w.base - h > w.cap {
+            n.settle(i, h);
+            if p < n.windows()[i].from {
+                break;
+            }
+        }
+        missed = i;
+    }
+    missed
+}
+
+/// After window i's start was found at `start`, with `at_start` (marks, or bytes) from there
+/// on: raises the smaller windows' `from` to it where they lag (their windows lie inside), so
+/// that a request before it decides them all at once. `h`: the sum of `taken` up to i.
+#[inline(always)]
+fn raise(
+    windows: &mut [Window],
+    taken: &[u64],
+    i: usize,
+    h: u64,
+    start: usize,
+    at_start: u64,
+    added: u64,
+) {
+    let mut hj = h;
+    for j in (0..i).rev() {
+        hj -= taken[j + 1];
+        if windows[j].from >= start {
+            break;
+        }
+        windows[j].from = start;
+        windows[j].base = added - at_start - hj;
+    }
+}
+
+/// Renumbers the windows' positions by a compaction's `at` (the amount at or after each stays).
+fn renumber(windows: &mut [Window], at: impl Fn(usize) -> usize) {
+    for w in windows {
+        w.from = at(w.from);
+        if w.sure != usize::MAX {
+            w.sure = at(w.sure);
+        }
+    }
 }
 
 impl LruWindows {
@@ -606,29 +728,7 @@ impl LruWindows {
         match self.last.find(id) {
             Ok(b) => {
                 let p = std::mem::replace(self.last.value_mut(b), now as u64) as usize;
-                // From the largest window down: the first one p is not in, and every smaller
-                // one, miss.
-                let mut missed = self.windows.len();
-                while missed > 0 {
-                    let i = missed - 1;
-                    let w = self.windows[i];
-                    if p >= w.sure && self.requests <= w.sure_until {
-                        missed = i;
-                        continue;
-                    }
-                    // Before `from`, p is before the window.
-                    if p < w.from {
-                        break;
-                    }
-                    let h: u64 = self.hits[..=i].iter().sum();
-                    if self.requests - w.base - h > w.cap {
-                        self.settle(i, h);
-                        if p < self.windows[i].from {
-                            break;
-                        }
-                    }
-                    missed = i;
-                }
+                let missed = first_hit(self, p);
                 if let Some(h) = self.hits.get_mut(missed) {
                     *h += 1;
                     self.hit_bytes[missed] += u64::from(size);
@@ -646,11 +746,10 @@ impl LruWindows {
         self.bytes += u64::from(size);
     }
 
-    /// Moves window i's `from` to its start (`h`: the requests that hit it), and `sure` `lead`
-    /// marks further; raises the smaller windows' `from` to it where they lag (their windows
-    /// lie inside), so that a request before it decides them all at once.
+    /// [`Nested::settle`]: moves window i's `from` to its start (`h`: the requests that hit
+    /// it), found by skipping whole words by their marks, and `sure` `lead` marks further.
     #[inline(always)]
-    fn settle(&mut self, i: usize, h: u64) {
+    fn find_start(&mut self, i: usize, h: u64) {
         let w = self.windows[i];
         let start = self.nth_mark(w.from, self.requests - w.base - h - w.cap);
         // The window's last mark is `cap` - 1 marks after its first.
@@ -666,16 +765,16 @@ impl LruWindows {
             sure_until: self.requests + lead,
             ..w
         };
-        let mut hj = h;
-        for j in (0..i).rev() {
-            hj -= self.hits[j + 1];
-            if self.windows[j].from >= start {
-                break;
-            }
-            // The marks from `start` on are window i's `cap`.
-            self.windows[j].from = start;
-            self.windows[j].base = self.requests - w.cap - hj;
-        }
+        // The marks from `start` on are window i's `cap`.
+        raise(
+            &mut self.windows,
+            &self.hits,
+            i,
+            h,
+            start,
+            w.cap,
+            self.requests,
+        );
     }
 
     /// The `n`-th mark (0 the first) at or after position `p`; it exists.
@@ -707,13 +806,8 @@ impl LruWindows {
         for (_, p) in self.last.values_mut() {
             *p = ranks.at(*p as usize);
         }
-        for w in &mut self.windows {
-            // Each is below `now`, at or before a mark (or 0 before the first).
-            w.from = ranks.at(w.from) as usize;
-            if w.sure != usize::MAX {
-                w.sure = ranks.at(w.sure) as usize;
-            }
-        }
+        // Each is below `now`, at or before a mark (or 0 before the first).
+        renumber(&mut self.windows, |x| ranks.at(x) as usize);
         let m = self.last.len();
         self.words = first_marked((ROOM * m).max(self.min_positions).div_ceil(64).max(1), m);
         self.now = m;
@@ -1493,8 +1587,8 @@ fn cumulative_hits(hits: &[u64], hit_bytes: &[u64]) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// Marks a byte window's `sure` lies after its start, at least ([`ByteWindow`]).
-const BYTE_LEAD: u32 = 256;
+/// Marks a byte window's `sure` lies after its start, at least ([`Window`]).
+const BYTE_LEAD: u64 = 256;
 
 /// Most capacities for which [`ByteHits`] takes [`ByteWindows`]: their cost grows with the
 /// capacities a request hits, the distances' does not. On agree.sh's sized Zipf 0.9 trace
@@ -1548,7 +1642,7 @@ pub struct ByteWindows {
     now: usize,
     min_positions: usize,
     /// One per capacity, ascending.
-    windows: Vec<ByteWindow>,
+    windows: Vec<Window>,
     /// `hits[i]`: requests that hit `windows[i]` but no smaller one; `hit_bytes[i]` their
     /// bytes, which are also the bytes they took out of window i (and put back at the end).
     hits: Vec<u64>,
@@ -1559,29 +1653,6 @@ pub struct ByteWindows {
     /// The bytes of the latest positions (the working set, each object at its latest size).
     live: u64,
     largest: u32,
-    /// Marks between a window's start and its `sure`, at least ([`BYTE_LEAD`]).
-    lead: u32,
-}
-
-/// A capacity's window of latest positions ([`ByteWindows`]).
-#[derive(Debug, Clone, Copy)]
-struct ByteWindow {
-    /// Distinct and ascending across the windows (0 allowed).
-    cap: u64,
-    /// A position at or before the window's start (its first mark from which the bytes fit in
-    /// `cap`, or `now` when none does), every mark before it outside the window; not
-    /// increasing across the windows.
-    from: usize,
-    /// The bytes of the marks at or after `from` are `bytes - base - H`, H the bytes of the
-    /// requests that hit this window (the sum of `hit_bytes` up to it).
-    base: u64,
-    /// Every position from `sure` on is in the window while `bytes` is at most `sure_until`:
-    /// when the start was found, with A bytes from it on and W bytes of marks between it and
-    /// `sure`, the bytes from `sure` on could grow by at most the bytes requested since (a
-    /// request inside takes out what it adds), so the first `cap` - A + W bytes requested
-    /// leave them within `cap`.
-    sure: usize,
-    sure_until: u64,
 }
 
 impl ByteWindows {
@@ -1595,7 +1666,7 @@ impl ByteWindows {
         Self::with_lead(caps, min_positions, BYTE_LEAD)
     }
 
-    fn with_lead(caps: &[u64], min_positions: usize, lead: u32) -> Self {
+    fn with_lead(caps: &[u64], min_positions: usize, lead: u64) -> Self {
         let mut caps = caps.to_vec();
         caps.sort_unstable();
         caps.dedup();
@@ -1610,12 +1681,13 @@ impl ByteWindows {
             min_positions,
             windows: caps
                 .iter()
-                .map(|&cap| ByteWindow {
+                .map(|&cap| Window {
                     cap,
                     from: 0,
                     base: 0,
                     sure: usize::MAX,
                     sure_until: 0,
+                    lead,
                 })
                 .collect(),
             hits: vec![0; k],
@@ -1625,7 +1697,6 @@ impl ByteWindows {
             bytes: 0,
             live: 0,
             largest: 0,
-            lead,
         }
     }
 
@@ -1658,27 +1729,7 @@ impl ByteWindows {
                 }
                 *self.last.value_mut(b) = latest;
                 let p = (was >> 32) as usize;
-                // From the largest window down, as LruWindows::access.
-                let mut missed = self.windows.len();
-                while missed > 0 {
-                    let i = missed - 1;
-                    let w = self.windows[i];
-                    if p >= w.sure && self.bytes <= w.sure_until {
-                        missed = i;
-                        continue;
-                    }
-                    if p < w.from {
-                        break;
-                    }
-                    let h: u64 = self.hit_bytes[..=i].iter().sum();
-                    if self.bytes - w.base - h > w.cap {
-                        self.settle(i, h);
-                        if p < self.windows[i].from {
-                            break;
-                        }
-                    }
-                    missed = i;
-                }
+                let missed = first_hit(self, p);
                 if let Some(h) = self.hits.get_mut(missed) {
                     *h += 1;
                     self.hit_bytes[missed] += u64::from(size);
@@ -1704,11 +1755,15 @@ impl ByteWindows {
         true
     }
 
-    /// Moves window i's `from` to its start (`h`: the bytes of the requests that hit it),
-    /// skipping whole words whose marks all lie before it, and `sure` past at least `lead`
-    /// marks after it; raises the smaller windows' `from` to it where they lag.
+    /// [`Nested::settle`]: moves window i's `from` to its start (`h`: the bytes of the
+    /// requests that hit it), skipping whole words whose marks all lie before it, and `sure`
+    /// past at least `lead` marks after it. While the bytes requested since stay within `cap`,
+    /// less the bytes from the start on (A), plus the bytes of the whole words between the
+    /// start and `sure` (W), every position from `sure` on stays inside: the bytes from `sure`
+    /// on were at most A - W, and grow by at most the bytes requested (a request inside takes
+    /// out what it adds).
     #[inline(always)]
-    fn settle(&mut self, i: usize, h: u64) {
+    fn find_start(&mut self, i: usize, h: u64) {
         let w = self.windows[i];
         // The bytes from the mark looked at on.
         let mut a = self.bytes - w.base - h;
@@ -1743,28 +1798,27 @@ impl ByteWindows {
             marks += self.words[x].count_ones();
             between += self.word_bytes[x];
             x += 1;
-            if marks >= self.lead {
+            if u64::from(marks) >= w.lead {
                 sure = x * 64;
                 break;
             }
         }
-        self.windows[i] = ByteWindow {
+        self.windows[i] = Window {
             from: start,
             base: self.bytes - a - h,
             sure,
             sure_until: self.bytes.saturating_add(w.cap - a).saturating_add(between),
             ..w
         };
-        let mut hj = h;
-        for j in (0..i).rev() {
-            hj -= self.hit_bytes[j + 1];
-            if self.windows[j].from >= start {
-                break;
-            }
-            // The bytes from `start` on are a, as for window i.
-            self.windows[j].from = start;
-            self.windows[j].base = self.bytes - a - hj;
-        }
+        raise(
+            &mut self.windows,
+            &self.hit_bytes,
+            i,
+            h,
+            start,
+            a,
+            self.bytes,
+        );
     }
 
     /// Renumbers the latest positions 0..M in order, and the windows' with them, with room
@@ -1788,12 +1842,7 @@ impl ByteWindows {
             word_bytes[q / 64] += u64::from(size);
             *v = (q as u64) << 32 | u64::from(size);
         }
-        for w in &mut self.windows {
-            w.from = at(w.from);
-            if w.sure != usize::MAX {
-                w.sure = at(w.sure);
-            }
-        }
+        renumber(&mut self.windows, at);
         self.words = first_marked(n, m);
         self.weights = weights;
         self.word_bytes = word_bytes;
@@ -2207,7 +2256,7 @@ mod tests {
             ),
             caps in proptest::collection::vec(0u64..12_000, 1..=MAX_BYTE_WINDOWS),
             changes in any::<bool>(),
-            lead in proptest::option::of(1u32..60),
+            lead in proptest::option::of(1u64..60),
         ) {
             let mut size_of = std::collections::HashMap::new();
             let reqs: Vec<(u64, u32)> = reqs
