@@ -529,20 +529,22 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
         .transpose()?;
     let t = Instant::now();
     let mut requests = 0u64;
+    // The largest object: the exact pass keeps it; without one, the sampling loop does.
     let mut largest = 0u32;
     stream(&a.input, true, false, spare_core(1), |reqs| {
         requests += reqs.len() as u64;
         if let Some(e) = exact.as_mut() {
             e.replay(reqs);
         }
-        for r in reqs {
-            largest = largest.max(r.size);
-            if let Some(s) = shards.as_mut() {
+        if let Some(s) = shards.as_mut() {
+            for r in reqs {
+                largest = largest.max(r.size);
                 s.access(r.id, r.size);
             }
         }
     })?;
     let seconds = t.elapsed().as_secs_f64();
+    let largest = exact.as_ref().map_or(largest, |e| e.largest());
     let (objects, wss_bytes) = match (&exact, &shards) {
         (Some(e), _) => (e.distinct(), e.distinct_bytes()),
         (None, Some(s)) => {

@@ -583,8 +583,8 @@ struct Window {
     /// request outside the window adds its amount at the end, one inside moves its own there.
     base: u64,
     /// A position from which every mark is in the window while `added` is at most
-    /// `sure_until` (set when the start is found, by [`LruWindows::settle`] and
-    /// [`ByteWindows::settle`]). Most requests inside a large window land far after its start.
+    /// `sure_until` (set when the start is found, by [`Nested::settle`]: `find_start` of
+    /// [`LruWindows`] and of [`ByteWindows`]). Most requests inside a large window land far after its start.
     sure: usize,
     sure_until: u64,
     /// Marks between the start and `sure` when it is set ([`lead_for`], [`BYTE_LEAD`]).
