@@ -79,6 +79,40 @@ pub fn netns() -> Option<()> {
     (net_caps() && ["ip", "tc", "ethtool", "chrt"].into_iter().all(sbin)).then_some(())
 }
 
+/// The testbed's traces in the host's own namespace: its namespaces (`cdnlab-*`), guard routes
+/// (`unreachable 198.18.*`) and records (/run/cdnlab-testbed), as the testbed's tests check
+/// that nothing is left behind.
+pub fn testbed_leftovers() -> Vec<String> {
+    let names = |dir: &str| -> Vec<std::fs::DirEntry> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .collect()
+    };
+    let mut found: Vec<String> = names("/run/netns")
+        .into_iter()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("cdnlab-"))
+        .collect();
+    let routes = std::process::Command::new("ip")
+        .args(["route", "show", "table", "all"])
+        .output()
+        .expect("ip route show");
+    found.extend(
+        String::from_utf8_lossy(&routes.stdout)
+            .lines()
+            .filter(|l| l.starts_with("unreachable 198.18."))
+            .map(String::from),
+    );
+    found.extend(
+        names("/run/cdnlab-testbed")
+            .into_iter()
+            .map(|e| e.path().display().to_string()),
+    );
+    found
+}
+
 /// Whether this run is CI's: `CI` set to anything but empty, `false` or `0`.
 pub fn under_ci() -> bool {
     ci_value(std::env::var("CI").ok().as_deref())
