@@ -8,8 +8,8 @@
 //! scenario's p99 came 1.9-2.2 ms over in 3 of 11 runs (1,000 probes a link), though the element
 //! and the probes run at real-time priority: `probes.csv` shows the whole path stalled for 6-60
 //! ms at a time (this kernel does not preempt work inside it, and the virtual CPUs are the
-//! host's to deschedule). Alone, one of 8 runs still met one such stall (13 probes late, p99
-//! 1.4 ms over), hence 2,500 probes a link (scenarios/testbed-ci.toml): one stall of up to
+//! host's to deschedule). Alone, 2 of 11 runs still met such a stall (p99 0.94 and 1.39 ms
+//! over; 13 probes late within 50 ms in the second), hence 2,500 probes a link (scenarios/testbed-ci.toml): one stall of up to
 //! 50 ms then moves fewer than 1% of them, so it no longer decides the p99.
 #![cfg(all(target_os = "linux", feature = "live"))]
 
