@@ -11,6 +11,12 @@
 //! host's to deschedule). Alone, 2 of 11 runs still met such a stall (p99 0.94 and 1.39 ms
 //! over; 13 probes late within 50 ms in the second), hence 2,500 probes a link (scenarios/testbed-ci.toml): one stall of up to
 //! 50 ms then moves fewer than 1% of them, so it no longer decides the p99.
+//!
+//! Up to three runs: the next CI run of this binary, alone, met a slow machine for one link's
+//! 10 s (the element's CPU time 134 µs a frame, four times its usual; the median 0.94 ms over;
+//! p99 13.1 ms over), and the next link, and the three runs after, were as usual (0.14-0.28 ms
+//! over). A machine its host slows says nothing about the emulator, and a wrong one misses every
+//! run: with 2.5 ms added to the element's delay, all three runs missed (p99 2.6-3.5 ms over).
 #![cfg(all(target_os = "linux", feature = "live"))]
 
 use std::path::{Path, PathBuf};
@@ -44,13 +50,35 @@ fn host_sockets_to_testbed() -> Vec<String> {
     found
 }
 
+/// Up to this many runs of the scenario, the timing goals judged on each: see the module's
+/// doc for why more than one.
+const RUNS: usize = 3;
+
 /// CI's scenario end to end: every link within the fidelity goals, no host socket toward the
-/// testbed at any time, nothing left after.
+/// testbed at any time, nothing left after. What does not depend on the machine's speed (the
+/// guard, sockets, leftovers, a median never below the configured delay, the seeded losses) is
+/// asserted in every run; the timing goals (p99 and goodput) must all hold in one run of
+/// [`RUNS`], and every run that misses one prints what it missed.
 #[test]
 fn ci_scenario_meets_the_link_fidelity_goals_and_leaves_nothing() {
     if cdnlab_testkit::need(cdnlab_testkit::NETNS, cdnlab_testkit::netns()).is_none() {
         return;
     }
+    let mut missed = Vec::new();
+    for run in 1..=RUNS {
+        let this = run_once();
+        if this.is_empty() {
+            return;
+        }
+        eprintln!("run {run} of {RUNS} missed a timing goal: {this:?}");
+        missed.push(this);
+    }
+    panic!("every run missed a timing goal: {missed:?}");
+}
+
+/// One run of the scenario: asserts what does not depend on the machine's speed and returns
+/// the timing goals it missed.
+fn run_once() -> Vec<String> {
     let d = tempfile::tempdir().unwrap();
     let out_dir = d.path().join("out");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
@@ -114,7 +142,7 @@ fn ci_scenario_meets_the_link_fidelity_goals_and_leaves_nothing() {
     );
     let mut rows = csv::Reader::from_path(out_dir.join("fidelity.csv")).unwrap();
     let heads = rows.headers().unwrap().clone();
-    let mut n = 0;
+    let (mut n, mut missed) = (0, Vec::new());
     for r in rows.records() {
         let r = r.unwrap();
         let f = |k: &str| -> f64 {
@@ -126,23 +154,17 @@ fn ci_scenario_meets_the_link_fidelity_goals_and_leaves_nothing() {
         // The goals of docs/testbed.md, written before the first run: one-way delay p99
         // within 2 ms of the configured delay's own 99th percentile (and the median above
         // it: a link is never faster than configured); ...
-        assert!(
-            f("err_p99_ms").abs() < 2.0,
-            "{link}: p99 error {} ms",
-            f("err_p99_ms")
-        );
+        if f("err_p99_ms").abs() >= 2.0 {
+            missed.push(format!("{link}: p99 error {} ms", f("err_p99_ms")));
+        }
         assert!(
             f("err_p50_ms") > -0.05,
             "{link}: median {} ms below the configured delay",
             f("err_p50_ms")
         );
         // ... goodput within 5% of the rate less headers on a loss-free link; ...
-        if f("loss") == 0.0 {
-            assert!(
-                (f("goodput_ratio") - 1.0).abs() < 0.05,
-                "{link}: goodput ratio {}",
-                f("goodput_ratio")
-            );
+        if f("loss") == 0.0 && (f("goodput_ratio") - 1.0).abs() >= 0.05 {
+            missed.push(format!("{link}: goodput ratio {}", f("goodput_ratio")));
         }
         // ... and lost probes within the central 95% of Binomial(sent, loss). The element's
         // draws are seeded and the probes are the first frames of the direction, so the
@@ -158,4 +180,5 @@ fn ci_scenario_meets_the_link_fidelity_goals_and_leaves_nothing() {
         n += 1;
     }
     assert_eq!(n, 2);
+    missed
 }
