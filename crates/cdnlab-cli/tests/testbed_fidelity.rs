@@ -9,8 +9,9 @@
 //! and the probes run at real-time priority: `probes.csv` shows the whole path stalled for 6-60
 //! ms at a time (this kernel does not preempt work inside it, and the virtual CPUs are the
 //! host's to deschedule). Alone, 2 of 11 runs still met such a stall (p99 0.94 and 1.39 ms
-//! over; 13 probes late within 50 ms in the second), hence 2,500 probes a link (scenarios/testbed-ci.toml): one stall of up to
-//! 50 ms then moves fewer than 1% of them, so it no longer decides the p99.
+//! over; 13 probes late within 50 ms in the second), hence 2,500 probes a link
+//! (scenarios/testbed-ci.toml): one stall of up to 50 ms then moves fewer than 1% of them, so it
+//! no longer decides the p99.
 //!
 //! Up to three runs: the next CI run of this binary, alone, met a slow machine for one link's
 //! 10 s (the element's CPU time 134 µs a frame, four times its usual; the median 0.94 ms over;
@@ -20,7 +21,7 @@
 #![cfg(all(target_os = "linux", feature = "live"))]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 fn repo() -> PathBuf {
@@ -48,6 +49,19 @@ fn host_sockets_to_testbed() -> Vec<String> {
         }
     }
     found
+}
+
+/// The run's process, killed if a check fails while it runs (SIGKILL: its watchdog then tears
+/// the testbed down at once), instead of left to finish on its own.
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 /// Up to this many runs of the scenario, the timing goals judged on each: see the module's
@@ -81,14 +95,17 @@ fn ci_scenario_meets_the_link_fidelity_goals_and_leaves_nothing() {
 fn run_once() -> Vec<String> {
     let d = tempfile::tempdir().unwrap();
     let out_dir = d.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cdnlab"))
-        .args(["testbed", "run", "scenarios/testbed-ci.toml", "--out"])
-        .arg(&out_dir)
-        .current_dir(repo())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = Running(Some(
+        Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+            .args(["testbed", "run", "scenarios/testbed-ci.toml", "--out"])
+            .arg(&out_dir)
+            .current_dir(repo())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let child = run.0.as_mut().unwrap();
     // While it runs: the host's own namespace never holds a socket with a testbed address.
     let start = Instant::now();
     let (mut seen_up, mut guarded) = (false, false);
@@ -126,7 +143,7 @@ fn run_once() -> Vec<String> {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let out = child.wait_with_output().unwrap();
+    let out = run.0.take().unwrap().wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",
