@@ -683,6 +683,73 @@ fn byte_ratios_and_the_byte_curve() {
     );
 }
 
+/// `cdnlab mrc` at a few sizes on two threads counts each half of a plain oracleGeneral trace
+/// apart and joins them (`LruWindows::join`, `ByteHits::join`): every row equals the one pass
+/// of `--threads 1`, in objects and in bytes; a size that changes within a half makes the byte
+/// curve count the trace again in one pass, with the same rows.
+#[test]
+fn curves_counted_in_halves_equal_one_pass() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "s.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "40000",
+            "--seed",
+            "5",
+            "--size",
+            "1",
+            "--max-size",
+            "4096",
+        ],
+    );
+    // 40,000 records of up to 500 objects, a seventh of which change size in the later half.
+    let changing: Vec<u8> = (0..40_000u64)
+        .flat_map(|i| {
+            // Skewed: low ids far more often.
+            let x = (i * 7919) % 500;
+            let id = x * x / 500;
+            let size = 100 + 50 * u32::from(i >= 30_000 && id % 7 == 0);
+            record(i as u32, id, size, -1)
+        })
+        .collect();
+    std::fs::write(d.path().join("c.bin"), changing).unwrap();
+    let rows = |trace: &str, sizes: &str, threads: &str| {
+        let mut rows = json_lines(&cdnlab(
+            &[
+                "mrc",
+                "--trace",
+                trace,
+                "--sizes",
+                sizes,
+                "--threads",
+                threads,
+                "--json",
+                "--no-plot",
+            ],
+            d.path(),
+        ));
+        for r in &mut rows {
+            r.as_object_mut().unwrap().remove("seconds");
+        }
+        rows
+    };
+    for (trace, sizes) in [
+        ("s.bin", "1,7,50,333,2000,2999"),
+        ("s.bin", "64KiB,1MB,2.5MiB"),
+        ("c.bin", "10,100,1000"),
+        ("c.bin", "1KiB,8KiB,40KiB"),
+    ] {
+        let one = rows(trace, sizes, "1");
+        assert_eq!(rows(trace, sizes, "2"), one, "{trace} at {sizes}");
+        assert!(one.iter().any(|r| r["miss_ratio"] != 1.0), "{one:?}");
+    }
+}
+
 #[test]
 fn mrc_equals_lru_replay() {
     let d = tempfile::tempdir().unwrap();
