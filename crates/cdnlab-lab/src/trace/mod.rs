@@ -275,91 +275,9 @@ fn read_ahead_into(mut chunks: OracleChunks, each: &mut impl FnMut(&[Request])) 
     })
 }
 
-/// The cores this process may use.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// Whether a second core is free to read ahead while `workers` threads simulate.
 pub fn spare_core(workers: usize) -> bool {
-    cores() > workers
-}
-
-/// The records of a trace that [`stream_halves`] can split: a plain (uncompressed)
-/// oracleGeneral file of at least two chunks of records (shorter ones gain nothing). None for
-/// any other, which is streamed whole. Checks the file as [`stream`] does.
-pub fn halves(a: &TraceInput) -> Result<Option<usize>> {
-    use std::io::BufRead;
-    if a.format != Format::OracleGeneral {
-        return Ok(None);
-    }
-    let mut src = open(a)?;
-    let head = src
-        .reader
-        .fill_buf()
-        .map_err(|e| Error::file(&a.path, format!("reading (or decompressing): {e}")))?;
-    sniff(a, head)?;
-    let Some(len) = src.plain_len else {
-        return Ok(None);
-    };
-    trace::check_oracle_general_length(len).map_err(|e| Error::file(&a.path, e.to_string()))?;
-    let records = len as usize / trace::ORACLE_GENERAL_RECORD;
-    Ok((records >= 2 * CHUNK_RECORDS).then_some(records))
-}
-
-/// Streams the two halves of a trace of `records` records ([`halves`]) at once, each on a
-/// thread of its own and to a pass of its own: `earlier` takes the records before the middle,
-/// `later` the rest, chunk by chunk through `each`. Returns both passes, for the caller to
-/// join (the LRU windows' `join`).
-pub fn stream_halves<P: Send>(
-    a: &TraceInput,
-    sized: bool,
-    records: usize,
-    earlier: P,
-    later: P,
-    each: impl Fn(&mut P, &[Request]) + Sync,
-) -> Result<(P, P)> {
-    let half = |mut pass: P, from: usize, to: usize| -> Result<P> {
-        use std::io::{Seek, SeekFrom};
-        let io = |e| Error::io(&a.path, e);
-        let mut file = std::fs::File::open(&a.path).map_err(io)?;
-        let r = trace::ORACLE_GENERAL_RECORD;
-        file.seek(SeekFrom::Start((from * r) as u64)).map_err(io)?;
-        let part: Box<dyn Read + Send> = Box::new(file.take(((to - from) * r) as u64));
-        let mut chunks = OracleChunks {
-            path: &a.path,
-            compression: None,
-            reader: std::io::BufReader::with_capacity(1 << 16, part),
-            buf: vec![0u8; CHUNK_RECORDS * r],
-            first: from,
-            sized,
-            kind: Binary::OracleGeneral,
-        };
-        let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
-        while chunks.next(&mut reqs)? {
-            crate::stop::check()?;
-            each(&mut pass, &reqs);
-        }
-        if chunks.first != to {
-            return Err(Error::file(
-                &a.path,
-                format!(
-                    "the file changed while it was read ({} records, not {to})",
-                    chunks.first
-                ),
-            ));
-        }
-        Ok(pass)
-    };
-    let mid = records / 2;
-    std::thread::scope(|s| {
-        let second = s.spawn(|| half(later, mid, records));
-        let first = half(earlier, 0, mid);
-        let second = second
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Ok((first?, second?))
-    })
+    std::thread::available_parallelism().map_or(1, |n| n.get()) > workers
 }
 
 /// Streams the trace to `each` chunk by chunk, with one reused buffer (oracleGeneral, plain or

@@ -3,12 +3,12 @@
 //! size: in full, or in miniature (a spatial sample of the objects, each cache scaled by its
 //! rate). CSV or JSON and a plot.
 
-use super::{TraceInput, cores, halves, spare_core, stream, stream_halves};
+use super::{TraceInput, spare_core, stream};
 use crate::error::{ArgStyle, Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
 use cdnlab::cache::mrc::{
-    ByteHits, ByteShards, LruHits, LruWindows, Shards, ShardsFixed, SpatialSample, StackDistances,
+    ByteHits, ByteShards, LruWindows, Shards, ShardsFixed, SpatialSample, StackDistances,
 };
 use cdnlab::cache::{Policy, Unit};
 use std::path::{Path, PathBuf};
@@ -44,9 +44,7 @@ pub struct MrcPlan {
     /// Compute LRU's curve by replays too (as any other policy's), e.g. to check miniature
     /// simulation against the exact curve.
     pub by_replay: bool,
-    /// Worker threads (None: one per core): replays share them; from 2, the exact LRU curve at
-    /// a few sizes counts a plain oracleGeneral trace's two halves at once. Results do not
-    /// depend on it.
+    /// Replays: worker threads (None: one per core). Results do not depend on it.
     pub threads: Option<usize>,
     /// How errors name the arguments.
     pub style: ArgStyle,
@@ -139,12 +137,10 @@ fn log_sizes(max: u64, n: usize) -> Vec<u64> {
 /// at 12 0.93, at 10 0.86 (docs/cache.md).
 const MAX_WINDOWS: usize = 12;
 
-/// The exact LRU curve's pass: windows at the capacities asked for, or every stack distance;
-/// or what the windows counted over the trace's two halves, joined.
+/// The exact LRU curve's pass: windows at the capacities asked for, or every stack distance.
 enum Exact {
     Windows(LruWindows),
     Distances(Box<StackDistances>),
-    Joined(LruHits),
 }
 
 impl Exact {
@@ -152,7 +148,6 @@ impl Exact {
         match self {
             Exact::Windows(w) => w.replay(reqs),
             Exact::Distances(d) => d.replay(reqs),
-            Exact::Joined(_) => unreachable!("joined after the pass"),
         }
     }
 
@@ -160,7 +155,6 @@ impl Exact {
         match self {
             Exact::Windows(w) => w.distinct(),
             Exact::Distances(d) => d.distinct(),
-            Exact::Joined(j) => j.distinct,
         }
     }
 
@@ -171,16 +165,8 @@ impl Exact {
                 .curves(sizes)
                 .expect("the windows are made for the sizes asked for"),
             Exact::Distances(d) => (d.curve(sizes), d.byte_curve(sizes)),
-            Exact::Joined(j) => j
-                .curves(sizes)
-                .expect("the windows are made for the sizes asked for"),
         }
     }
-}
-
-/// Threads an exact pass may use: `--threads`, else one per core.
-fn workers(a: &MrcPlan) -> usize {
-    a.threads.unwrap_or_else(cores)
 }
 
 /// Computes the curve in one pass over the trace.
@@ -233,42 +219,20 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
         .transpose()?;
     let t = Instant::now();
     let mut requests = 0u64;
-    // The windows alone, on two threads: each half of the trace counted apart, then joined
-    // (the same counts as one pass: `LruWindows::join`).
-    let split = match (&exact, &shards, &fixed, &a.sizes) {
-        (Some(Exact::Windows(_)), None, None, Some(sizes)) if workers(a) >= 2 => {
-            halves(&a.input)?.map(|records| (records, sizes))
+    stream(&a.input, false, false, spare_core(1), |reqs| {
+        requests += reqs.len() as u64;
+        if let Some(e) = exact.as_mut() {
+            e.replay(reqs);
         }
-        _ => None,
-    };
-    if let Some((records, sizes)) = split {
-        let (earlier, later) = stream_halves(
-            &a.input,
-            false,
-            records,
-            LruWindows::new(sizes),
-            LruWindows::later(sizes),
-            |w, reqs| w.replay(reqs),
-        )?;
-        let joined = earlier.join(&later).expect("both made at the same sizes");
-        requests = joined.requests;
-        exact = Some(Exact::Joined(joined));
-    } else {
-        stream(&a.input, false, false, spare_core(1), |reqs| {
-            requests += reqs.len() as u64;
-            if let Some(e) = exact.as_mut() {
-                e.replay(reqs);
+        for r in reqs {
+            if let Some(s) = shards.as_mut() {
+                s.access(r.id, r.size);
             }
-            for r in reqs {
-                if let Some(s) = shards.as_mut() {
-                    s.access(r.id, r.size);
-                }
-                if let Some(s) = fixed.as_mut() {
-                    s.access(r.id, r.size);
-                }
+            if let Some(s) = fixed.as_mut() {
+                s.access(r.id, r.size);
             }
-        })?;
-    }
+        }
+    })?;
     let seconds = t.elapsed().as_secs_f64();
     // Distinct objects: exact when the exact curve was computed, else the sample's estimate
     // (so sampling keeps its bounded memory).
@@ -567,49 +531,22 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     let mut requests = 0u64;
     // The largest object: the exact pass keeps it; without one, the sampling loop does.
     let mut largest = 0u32;
-    // The windows alone, on two threads, as `mrc` does in objects; when a size changes within
-    // a half (no join), the trace is counted again in one pass.
-    let split = match (&exact, &shards) {
-        (Some(e), None) if asked.is_some() && e.pass() == "windows" && workers(a) >= 2 => {
-            halves(&a.input)?
+    stream(&a.input, true, false, spare_core(1), |reqs| {
+        requests += reqs.len() as u64;
+        if let Some(e) = exact.as_mut() {
+            e.replay(reqs);
         }
-        _ => None,
-    };
-    let mut counts = None;
-    if let Some(records) = split {
-        let (earlier, later) = stream_halves(
-            &a.input,
-            true,
-            records,
-            ByteHits::new(&caps),
-            ByteHits::later(&caps),
-            |w, reqs| w.replay(reqs),
-        )?;
-        counts = earlier.join(&later);
-    }
-    if counts.is_none() {
-        stream(&a.input, true, false, spare_core(1), |reqs| {
-            requests += reqs.len() as u64;
-            if let Some(e) = exact.as_mut() {
-                e.replay(reqs);
+        if let Some(s) = shards.as_mut() {
+            for r in reqs {
+                largest = largest.max(r.size);
+                s.access(r.id, r.size);
             }
-            if let Some(s) = shards.as_mut() {
-                for r in reqs {
-                    largest = largest.max(r.size);
-                    s.access(r.id, r.size);
-                }
-            }
-        })?;
-        counts = exact.as_ref().map(ByteHits::counts);
-    }
-    let exact = counts;
-    if let Some(e) = &exact {
-        requests = e.requests;
-    }
+        }
+    })?;
     let seconds = t.elapsed().as_secs_f64();
-    let largest = exact.as_ref().and_then(|e| e.largest).unwrap_or(largest);
+    let largest = exact.as_ref().map_or(largest, |e| e.largest());
     let (objects, wss_bytes) = match (&exact, &shards) {
-        (Some(e), _) => (e.distinct, e.distinct_bytes.unwrap_or(0)),
+        (Some(e), _) => (e.distinct(), e.distinct_bytes()),
         (None, Some(s)) => {
             let (o, b) = s.distinct();
             (o.round() as u64, b.round() as u64)
@@ -619,14 +556,9 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     let sizes = asked.unwrap_or_else(|| thin(&caps, u64::from(largest).max(1), wss_bytes, 40));
     // Each curve at `sizes`: (miss ratio, byte miss ratio).
     let exact_curve = exact.as_ref().map(|e| {
-        let n = e.requests.max(1) as f64;
-        let b = e.bytes.max(1) as f64;
-        let at: Vec<(u64, (u64, u64))> = e
-            .capacities
-            .iter()
-            .copied()
-            .zip(e.hits.iter().copied())
-            .collect();
+        let n = e.requests().max(1) as f64;
+        let b = e.bytes().max(1) as f64;
+        let at: Vec<(u64, (u64, u64))> = e.capacities().iter().copied().zip(e.hits()).collect();
         sizes
             .iter()
             .map(|c| {

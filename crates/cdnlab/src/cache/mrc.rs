@@ -521,9 +521,6 @@ pub struct LruWindows {
     distinct: u64,
     requests: u64,
     bytes: u64,
-    /// Each object's first request (id, size), in order, when counting a trace's later part
-    /// ([`LruWindows::later`]).
-    firsts: Option<Vec<(u64, u32)>>,
 }
 
 impl Nested for LruWindows {
@@ -706,16 +703,6 @@ impl LruWindows {
             distinct: 0,
             requests: 0,
             bytes: 0,
-            firsts: None,
-        }
-    }
-
-    /// For the later part of a trace, counted apart from the earlier one (on another thread)
-    /// and joined to it after ([`LruWindows::join`]): it keeps each object's first request.
-    pub fn later(caps: &[u64]) -> Self {
-        LruWindows {
-            firsts: Some(Vec::new()),
-            ..Self::new(caps)
         }
     }
 
@@ -751,9 +738,6 @@ impl LruWindows {
             Err(_) => {
                 self.last.insert(id, now as u64);
                 self.distinct += 1;
-                if let Some(f) = self.firsts.as_mut() {
-                    f.push((id, size));
-                }
             }
         }
         self.words[now / 64] |= 1 << (now % 64);
@@ -847,102 +831,17 @@ impl LruWindows {
     /// The requests that hit an LRU cache of `c` objects, and their bytes, for `c` one of the
     /// capacities given (None for any other).
     pub fn hits(&self, c: u64) -> Option<(u64, u64)> {
-        self.counts().hits(c)
+        if c == 0 {
+            return Some((0, 0));
+        }
+        let i = self.windows.binary_search_by_key(&c, |w| w.cap).ok()?;
+        Some((
+            self.hits[..=i].iter().sum(),
+            self.hit_bytes[..=i].iter().sum(),
+        ))
     }
 
     /// Miss ratios and byte miss ratios at each capacity of `caps` (each one of those given).
-    pub fn curves(&self, caps: &[u64]) -> Option<(Vec<f64>, Vec<f64>)> {
-        self.counts().curves(caps)
-    }
-
-    /// What it counted so far.
-    pub fn counts(&self) -> LruHits {
-        LruHits {
-            capacities: self.windows.iter().map(|w| w.cap).collect(),
-            hits: cumulative_hits(&self.hits, &self.hit_bytes),
-            requests: self.requests,
-            bytes: self.bytes,
-            distinct: self.distinct,
-            distinct_bytes: None,
-            largest: None,
-        }
-    }
-
-    /// The end state as stack distances with nothing counted yet: each object at its rank among
-    /// the latest positions.
-    fn to_distances(&self) -> StackDistances {
-        let ranks = Ranks::of(&self.words);
-        let m = self.last.len();
-        let mut sd = StackDistances::new();
-        let mut last = KeyTable::with_capacity(m);
-        for (id, p) in self.last.iter() {
-            last.insert(id, ranks.at(p as usize));
-        }
-        sd.last = last;
-        sd.marks = Marks::first((4 * m).max(sd.min_positions), m);
-        sd.now = m;
-        sd
-    }
-
-    /// The counts of a whole trace from those of its two parts: `self` counted the earlier
-    /// part, `later` (made by [`LruWindows::later`] at the same capacities) the rest, from an
-    /// empty cache. `later` counted each object's first request there as a miss; when `self`
-    /// saw the object, its stack distance is one plus the objects `self` left after it that
-    /// `later` had not requested yet, plus the objects `later` had requested (all of them
-    /// since). That is the distance those first requests get, in order, from `self`'s end state
-    /// as stack distances; `later`'s other requests reuse an object it saw, and it counted
-    /// them as one pass would. The same counts as one pass over both (tested). None when
-    /// `later` was not made by [`LruWindows::later`] or counts other capacities.
-    pub fn join(&self, later: &LruWindows) -> Option<LruHits> {
-        let firsts = later.firsts.as_ref()?;
-        let (mut whole, after) = (self.counts(), later.counts());
-        if whole.capacities != after.capacities {
-            return None;
-        }
-        let mut sd = self.to_distances();
-        for &(id, size) in firsts {
-            sd.access_sized(id, size);
-        }
-        for (&c, (h, hb)) in whole.capacities.iter().zip(whole.hits.iter_mut()) {
-            *h += sd.hits(c);
-            *hb += sd.hit_bytes(c);
-        }
-        whole.add(&after);
-        whole.distinct += sd.distinct();
-        Some(whole)
-    }
-}
-
-/// Exact LRU hits at a list of capacities over a trace: what [`LruWindows`] and [`ByteHits`]
-/// counted, or the two parts of a trace counted apart and joined ([`LruWindows::join`],
-/// [`ByteHits::join`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LruHits {
-    /// Objects or bytes, ascending, without repeats.
-    pub capacities: Vec<u64>,
-    /// At each capacity: the requests that hit an LRU cache of that size, and their bytes.
-    pub hits: Vec<(u64, u64)>,
-    pub requests: u64,
-    pub bytes: u64,
-    /// Distinct objects.
-    pub distinct: u64,
-    /// Their bytes, each at its latest size (counted in bytes only).
-    pub distinct_bytes: Option<u64>,
-    /// The largest object requested, in bytes (counted in bytes only).
-    pub largest: Option<u32>,
-}
-
-impl LruHits {
-    /// The hits at capacity `c` and their bytes, for `c` 0 or one of the capacities (None for
-    /// any other).
-    pub fn hits(&self, c: u64) -> Option<(u64, u64)> {
-        match self.capacities.binary_search(&c) {
-            Ok(i) => Some(self.hits[i]),
-            Err(_) => (c == 0).then_some((0, 0)),
-        }
-    }
-
-    /// Miss ratios and byte miss ratios at each capacity of `caps` (each one of those counted).
     pub fn curves(&self, caps: &[u64]) -> Option<(Vec<f64>, Vec<f64>)> {
         let mut curve = Vec::with_capacity(caps.len());
         let mut byte_curve = Vec::with_capacity(caps.len());
@@ -953,16 +852,6 @@ impl LruHits {
             byte_curve.push((self.bytes - hb) as f64 / self.bytes.max(1) as f64);
         }
         Some((curve, byte_curve))
-    }
-
-    /// Adds the hits, requests and bytes `other` counted (at the same capacities).
-    fn add(&mut self, other: &LruHits) {
-        for (a, b) in self.hits.iter_mut().zip(&other.hits) {
-            a.0 += b.0;
-            a.1 += b.1;
-        }
-        self.requests += other.requests;
-        self.bytes += other.bytes;
     }
 }
 
@@ -1764,9 +1653,6 @@ pub struct ByteWindows {
     /// The bytes of the latest positions (the working set, each object at its latest size).
     live: u64,
     largest: u32,
-    /// Each object's first request (id, size), in order, when counting a trace's later part
-    /// ([`ByteHits::later`]).
-    firsts: Option<Vec<(u64, u32)>>,
 }
 
 impl ByteWindows {
@@ -1811,7 +1697,6 @@ impl ByteWindows {
             bytes: 0,
             live: 0,
             largest: 0,
-            firsts: None,
         }
     }
 
@@ -1856,9 +1741,6 @@ impl ByteWindows {
                 self.last.insert(id, latest);
                 self.distinct += 1;
                 self.live += u64::from(size);
-                if let Some(f) = self.firsts.as_mut() {
-                    f.push((id, size));
-                }
             }
         }
         self.words[now / 64] |= 1 << (now % 64);
@@ -2020,68 +1902,6 @@ impl ByteHits {
                 min_positions,
             ))),
         }
-    }
-
-    /// For the later part of a trace, counted apart from the earlier one and joined to it
-    /// after ([`ByteHits::join`]): windows that keep each object's first request.
-    pub fn later(caps: &[u64]) -> Self {
-        let mut w = ByteWindows::new(caps);
-        w.firsts = Some(Vec::new());
-        ByteHits::Windows(Box::new(w))
-    }
-
-    /// What it counted so far.
-    pub fn counts(&self) -> LruHits {
-        LruHits {
-            capacities: self.capacities(),
-            hits: self.hits(),
-            requests: self.requests(),
-            bytes: self.bytes(),
-            distinct: self.distinct(),
-            distinct_bytes: Some(self.distinct_bytes()),
-            largest: Some(self.largest()),
-        }
-    }
-
-    /// The counts of a whole trace from those of its two parts, as [`LruWindows::join`] finds
-    /// them, by byte stack distances: `self` counted the earlier part, `later` (made by
-    /// [`ByteHits::later`] at the same capacities) the rest from an empty cache. The first
-    /// requests of `later`'s objects go through `self`'s end state: an object's distance is
-    /// then the bytes `self` left after it that `later` had not requested yet, plus those
-    /// `later` had (each object at its size there: while both parts are on windows no size
-    /// changed within either), plus its own. A size that changes across the parts counts as
-    /// [`ByteStackDistances`] counts it. None when either part went on by stack distances (a
-    /// size changed within it, or too many capacities), `later` was not made by
-    /// [`ByteHits::later`], or the capacities differ: then count the trace in one pass.
-    pub fn join(&self, later: &ByteHits) -> Option<LruHits> {
-        let (ByteHits::Windows(a), ByteHits::Windows(b)) = (self, later) else {
-            return None;
-        };
-        let firsts = b.firsts.as_ref()?;
-        let after = later.counts();
-        if self.capacities() != after.capacities {
-            return None;
-        }
-        let mut sd = a.to_distances();
-        for &(id, size) in firsts {
-            sd.access(id, size);
-        }
-        let (first_requests, first_bytes) = (
-            firsts.len() as u64,
-            firsts.iter().map(|&(_, s)| u64::from(s)).sum::<u64>(),
-        );
-        let mut whole = LruHits {
-            capacities: sd.capacities().to_vec(),
-            hits: sd.hits(),
-            // `later`'s first requests are counted in `sd` already.
-            requests: sd.requests() - first_requests,
-            bytes: sd.bytes() - first_bytes,
-            distinct: sd.distinct(),
-            distinct_bytes: Some(sd.distinct_bytes()),
-            largest: Some(sd.largest().max(b.largest)),
-        };
-        whole.add(&after);
-        Some(whole)
     }
 
     /// Records every request of `reqs` in order.
@@ -2320,93 +2140,6 @@ mod tests {
             let (curve, byte_curve) = win.curves(&caps).unwrap();
             prop_assert_eq!(curve, sd.curve(&caps));
             prop_assert_eq!(byte_curve, sd.byte_curve(&caps));
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        /// A trace counted in two parts and joined gives the counts of one pass over it, for
-        /// any split (empty parts included), across compactions in either part (every 64
-        /// requests or so here).
-        #[test]
-        fn two_parts_joined_equal_one_pass(
-            reqs in proptest::collection::vec((0u64..80, 1u32..1000), 0..3000),
-            caps in proptest::collection::vec(0u64..100, 1..12),
-            cut in 0.0f64..=1.0,
-        ) {
-            let k = ((reqs.len() as f64) * cut) as usize;
-            let mut one = LruWindows::with_lead(&caps, 1, None);
-            let mut earlier = LruWindows::with_lead(&caps, 1, None);
-            let mut later = LruWindows { firsts: Some(Vec::new()), ..LruWindows::with_lead(&caps, 1, None) };
-            for (i, &(id, size)) in reqs.iter().enumerate() {
-                one.access(id, size);
-                match i < k {
-                    true => earlier.access(id, size),
-                    false => later.access(id, size),
-                }
-            }
-            prop_assert_eq!(earlier.join(&later), Some(one.counts()));
-            // The earlier part does not record, so it cannot be the later one.
-            prop_assert_eq!(later.join(&earlier), None);
-            prop_assert_eq!(earlier.join(&LruWindows::later(&[1000])), None);
-        }
-
-        /// The same in bytes: joined, the counts of byte stack distances over the whole trace
-        /// whenever neither part changes an object's size (a change across the parts
-        /// included); with a change inside a part, no join.
-        #[test]
-        fn two_parts_joined_equal_one_pass_in_bytes(
-            reqs in proptest::collection::vec(
-                (0u64..80, prop_oneof![1 => Just(0u32), 7 => 1u32..300]),
-                0..3000,
-            ),
-            caps in proptest::collection::vec(0u64..12_000, 1..=MAX_BYTE_WINDOWS),
-            changes in 0u8..3,
-            cut in 0.0f64..=1.0,
-        ) {
-            let k = ((reqs.len() as f64) * cut) as usize;
-            // 0: one size per object; 1: a size per part; 2: any size at any request.
-            let mut size_of = std::collections::HashMap::new();
-            let reqs: Vec<(u64, u32)> = reqs
-                .iter()
-                .enumerate()
-                .map(|(i, &(id, s))| match changes {
-                    0 => (id, *size_of.entry((id, true)).or_insert(s)),
-                    1 => (id, *size_of.entry((id, i < k)).or_insert(s)),
-                    _ => (id, s),
-                })
-                .collect();
-            let windows = |firsts| {
-                let mut w = ByteWindows::with_lead(&caps, 1, BYTE_LEAD);
-                w.firsts = firsts;
-                ByteHits::Windows(Box::new(w))
-            };
-            let (mut earlier, mut later) = (windows(None), windows(Some(Vec::new())));
-            let mut sd = ByteStackDistances::with_min_positions(&caps, 1);
-            for (i, &(id, size)) in reqs.iter().enumerate() {
-                sd.access(id, size);
-                match i < k {
-                    true => earlier.access(id, size),
-                    false => later.access(id, size),
-                }
-            }
-            let whole = LruHits {
-                capacities: sd.capacities().to_vec(),
-                hits: sd.hits(),
-                requests: sd.requests(),
-                bytes: sd.bytes(),
-                distinct: sd.distinct(),
-                distinct_bytes: Some(sd.distinct_bytes()),
-                largest: Some(sd.largest()),
-            };
-            match earlier.join(&later) {
-                Some(joined) => prop_assert_eq!(joined, whole),
-                None => prop_assert!(
-                    changes == 2 && (earlier.pass() != "windows" || later.pass() != "windows"),
-                    "no join although neither part changed a size"
-                ),
-            }
         }
     }
 
