@@ -108,7 +108,9 @@ pub struct ReplayArgs {
     /// unit); a request that finds it stale is a miss, counted apart as a revalidation
     /// (`expired`), and the copy is refreshed in place. `trace` (each request's TTL: twr's
     /// field, --csv-ttl), a duration for every object (3600, 30m, 1h, 1d), or size classes
-    /// SIZE:DURATION,...,DURATION (64KiB:1h,1GiB:6h,1d) [default: none].
+    /// SIZE:DURATION,...,DURATION (64KiB:1h,1GiB:6h,1d) [default: none]. A TTL of 0 gives no
+    /// freshness: every request for a stored object revalidates (RFC 9111 section 4.2); in a
+    /// trace's TTL field, 0 means the object never expires.
     #[arg(long)]
     pub ttl: Option<String>,
     /// Miniature simulation: replay only this share of the objects (spatially, by a hash of
