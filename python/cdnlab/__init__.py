@@ -182,7 +182,9 @@ def replay(
     objects expire: seconds (``3600``), a duration (``"1h"``), size classes
     (``"64KiB:1h,1GiB:6h,1d"``) or ``"trace"`` (each request's TTL: twr's field, or the CSV
     column ``csv_ttl``); a request that finds its object stale is a miss, counted in
-    ``expired`` too, and the copy is refreshed in place. Results do not depend on ``threads``.
+    ``expired`` too, and the copy is refreshed in place (``ttl=0``: every request for a stored
+    object revalidates; 0 in a trace's TTL field: never expires). Results do not depend on
+    ``threads``.
 
     >>> df = cdnlab.replay("t.oracleGeneral", ["lru", "s3fifo"], [0.001, 0.01, 0.1])
     >>> df = cdnlab.replay("cdn.oracleGeneral", "lru", ["64MiB", "1GiB"])
