@@ -205,6 +205,17 @@ def test_miniature_simulation_from_python(traces):
         cdnlab.replay(t, ["lru"], [100], sample_seed=2)
     with pytest.raises(cdnlab.CdnlabError, match=r"^sample_seed 2: .*give sample or sample_size"):
         cdnlab.mrc(t, sample_seed=2)
+    # The strata estimator: exact at rate 1, as the command gives it; errors name arguments.
+    strata = cdnlab.replay(t, ["s3fifo"], [100, 1000], sample=1.0, estimator="strata")
+    assert list(strata["miss_ratio"]) == list(full["miss_ratio"])
+    curve = cdnlab.mrc(t, sizes=[200, 1000], policy="fifo", sample=0.5, estimator="strata")
+    assert curve["method"][0].endswith("strata")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^estimator: .*adj, strata"):
+        cdnlab.replay(t, ["lru"], [100], sample=0.5, estimator="best")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^estimator strata .*give sample or sample_size"):
+        cdnlab.replay(t, ["lru"], [100], estimator="strata")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^estimator strata: .*SHARDS.*replay"):
+        cdnlab.mrc(t, sample=0.5, estimator="strata")
 
 
 def test_ttls_from_python(traces):

@@ -9,7 +9,7 @@ use crate::*;
 #[pyo3(signature = (trace, policies, sizes, size_unit = None, format = "oracle-general",
     threads = None, csv_id = 1, csv_size = None, csv_time = None, csv_header = false,
     csv_delimiter = ",", csv_id_text = false, admission = "all", sample = None,
-    sample_size = None, ttl = None, csv_ttl = None, sample_seed = 0))]
+    sample_size = None, ttl = None, csv_ttl = None, sample_seed = 0, estimator = "adj"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn replay<'py>(
     py: Python<'py>,
@@ -31,6 +31,7 @@ pub(crate) fn replay<'py>(
     ttl: Option<&Bound<'py, PyAny>>,
     csv_ttl: Option<usize>,
     sample_seed: u64,
+    estimator: &str,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     check_threads(threads)?;
     check_sample_seed(sample_seed, sample.is_some() || sample_size.is_some())?;
@@ -67,6 +68,7 @@ pub(crate) fn replay<'py>(
         sample_seed,
         style: ArgStyle::Python,
         ttl,
+        estimator: parse_estimator(estimator)?,
     };
     let rows = interruptible(py, || lab_replay::replay(&plan).map(|r| r.rows))?;
     rows.iter()
@@ -99,7 +101,7 @@ pub(crate) fn replay<'py>(
 #[pyfunction]
 #[pyo3(signature = (trace, sizes = None, size_unit = None, sample = None, sample_size = None,
     exact_too = false, format = "oracle-general", policy = "lru", replay = false,
-    threads = None, sample_seed = 0))]
+    threads = None, sample_seed = 0, estimator = "adj"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn mrc<'py>(
     py: Python<'py>,
@@ -114,6 +116,7 @@ pub(crate) fn mrc<'py>(
     replay: bool,
     threads: Option<usize>,
     sample_seed: u64,
+    estimator: &str,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     use cdnlab_lab::trace::mrc::{self as lab_mrc, MrcPlan};
     check_threads(threads)?;
@@ -149,6 +152,7 @@ pub(crate) fn mrc<'py>(
         by_replay: replay,
         threads,
         style: ArgStyle::Python,
+        estimator: parse_estimator(estimator)?,
     };
     let m = interruptible(py, || lab_mrc::mrc(&plan))?;
     (0..m.sizes.len())
@@ -172,6 +176,12 @@ pub(crate) fn mrc<'py>(
 
 /// A sample seed other than 0 only with a sample to draw (as `--sample-seed` requires
 /// `--sample` or `--sample-size`).
+/// `estimator`'s name as an [`Estimator`], naming the argument when it is not one.
+fn parse_estimator(name: &str) -> PyResult<cdnlab::cache::strata::Estimator> {
+    name.parse()
+        .map_err(|e| CdnlabError::new_err(format!("estimator: {e}")))
+}
+
 fn check_sample_seed(seed: u64, sampled: bool) -> PyResult<()> {
     if seed != 0 && !sampled {
         return Err(CdnlabError::new_err(format!(

@@ -64,6 +64,13 @@ pub struct MrcArgs {
     /// much an estimate moves with the sample.
     #[arg(long, default_value_t = 0, requires = "sampling")]
     pub sample_seed: u64,
+    /// With --sample or --sample-size, in a miniature simulation (not SHARDS): how its misses
+    /// become the curve. adj: misses over R x the trace's requests, caches scaled by R (one
+    /// pass). strata: a first pass counts every object; misses are weighed by popularity class
+    /// (requests 1, 2-3, 4-7, ...) and caches scaled by the share of objects drawn: about half
+    /// the error at the same rate, for the time of that pass (docs/traces.md).
+    #[arg(long, default_value = "adj", requires = "sampling")]
+    pub estimator: String,
     /// With --sample or --sample-size: compute the exact curve too (LRU: in the same pass; by
     /// replay: the full replays, timed on their own) and report the error.
     #[arg(long)]
@@ -108,6 +115,10 @@ pub fn run(a: &MrcArgs) -> Result<()> {
         by_replay: a.replay,
         threads: a.threads.count,
         style: cdnlab_lab::error::ArgStyle::Cli,
+        estimator: a
+            .estimator
+            .parse()
+            .map_err(|e| cdnlab_lab::Error::Usage(format!("--estimator: {e}")))?,
     })?;
     let main = &m.miss_ratio;
     for w in &m.warnings {

@@ -3,6 +3,7 @@
 use super::{Threads, items, named};
 use crate::say::outln;
 use cdnlab::Named;
+use cdnlab::cache::strata::Estimator;
 use cdnlab::cache::{Policy, Unit};
 use cdnlab_lab::Result;
 use cdnlab_lab::trace::replay::{
@@ -127,6 +128,13 @@ pub struct ReplayArgs {
     /// much an estimate moves with the sample.
     #[arg(long, default_value_t = 0, requires = "sampling")]
     pub sample_seed: u64,
+    /// With --sample or --sample-size: how the miniature's misses become the trace's ratios.
+    /// adj: misses over R x the trace's requests, caches scaled by R (one pass). strata: a
+    /// first pass counts every object; misses are weighed by popularity class (requests 1,
+    /// 2-3, 4-7, ...) and caches scaled by the share of objects drawn: about half the error
+    /// at the same rate, for the time of that pass (docs/traces.md).
+    #[arg(long, default_value = "adj", requires = "sampling")]
+    pub estimator: String,
     #[command(flatten)]
     pub threads: Threads,
     /// Print one JSON object per (policy, size), one a line, instead of text.
@@ -176,6 +184,10 @@ pub fn run(a: &ReplayArgs) -> Result<()> {
             a.ttl.as_deref(),
             cdnlab_lab::error::ArgStyle::Cli,
         )?,
+        estimator: a
+            .estimator
+            .parse()
+            .map_err(|e| cdnlab_lab::Error::Usage(format!("--estimator: {e}")))?,
     };
     let plot = if plan.sizes.len() >= 2 && !a.no_plot {
         let path = a
@@ -254,10 +266,18 @@ fn print_table(a: &ReplayPlan, r: &Replayed) {
             Some(k) if k != 0 => format!(" (seed {k})"),
             _ => String::new(),
         };
-        outln!(
-            "miniature    {rate:.6} of the objects sampled{seed}, {n} of their requests; each \
-             cache scaled by it"
-        );
+        match a.estimator {
+            Estimator::Adj => outln!(
+                "miniature    {rate:.6} of the objects sampled{seed}, {n} of their requests; \
+                 each cache scaled by it"
+            ),
+            Estimator::Strata => outln!(
+                "miniature    {rate:.6} of the objects sampled{seed}, {n} of their requests; \
+                 each cache scaled by the share drawn, misses weighed by popularity class \
+                 (strata, {:.3} s to count the objects)",
+                r.wss_s
+            ),
+        }
     }
     if let [o] = outs.as_slice() {
         outln!(

@@ -10,6 +10,7 @@ use cdnlab::Named;
 use cdnlab::cache::mrc::{
     ByteHits, ByteShards, LruWindows, Shards, ShardsFixed, SpatialSample, StackDistances,
 };
+use cdnlab::cache::strata::Estimator;
 use cdnlab::cache::{Policy, Unit};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -62,6 +63,9 @@ pub struct MrcPlan {
     pub sample_seed: u64,
     /// With a sample: compute the exact curve in the same pass too.
     pub exact_too: bool,
+    /// How a miniature simulation's misses become the curve ([`Estimator`]; SHARDS takes
+    /// `adj` only).
+    pub estimator: Estimator,
 }
 
 /// A computed curve.
@@ -183,6 +187,16 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
     }
     if a.by_replay || a.policy != Policy::Lru {
         return mrc_replay(a);
+    }
+    if a.estimator != Estimator::Adj {
+        let n = |f| a.style.arg(f);
+        return Err(Error::Usage(format!(
+            "{} {}: LRU's curve comes from SHARDS, which weighs nothing by class; the estimator \
+             is for miniature simulations (another policy, or {})",
+            n("--estimator"),
+            a.estimator.name(),
+            n("--replay")
+        )));
     }
     if a.unit == Unit::Bytes {
         return mrc_bytes(a);
@@ -426,6 +440,11 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
         sample_seed: a.sample_seed,
         style: a.style,
         ttl: None,
+        estimator: if sample.is_some() {
+            a.estimator
+        } else {
+            Estimator::Adj
+        },
     };
     let main = replay::replay(&plan(sampling))?;
     let seconds = t.elapsed().as_secs_f64();
@@ -445,10 +464,14 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
     let sampled_curve = sampled.then(|| miss_ratio.clone());
     let mut warnings: Vec<String> = main.rows.iter().flat_map(|r| r.warnings.clone()).collect();
     warnings.dedup();
+    let by = match a.estimator {
+        Estimator::Adj => "",
+        Estimator::Strata => ", strata",
+    };
     let method = match sampling {
-        Some(Sampling::Rate(r)) => format!("miniature simulation, rate {r}"),
+        Some(Sampling::Rate(r)) => format!("miniature simulation, rate {r}{by}"),
         Some(_) => format!(
-            "miniature simulation, {} objects (rate {rate:.6})",
+            "miniature simulation, {} objects (rate {rate:.6}){by}",
             a.sample_size.unwrap_or(0)
         ),
         None => "full replays".into(),

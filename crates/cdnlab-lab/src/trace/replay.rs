@@ -14,10 +14,11 @@ use crate::plot::Series;
 use cdnlab::Named;
 use cdnlab::cache::admission::Admission;
 use cdnlab::cache::mrc::{SmallestHashes, SpatialSample};
+use cdnlab::cache::strata::{Estimator, ObjectCounts, Strata};
 use cdnlab::cache::ttl::Ttl;
 use cdnlab::cache::{Cache, Capacity, Policy, Tally, Unit};
+use cdnlab::workload::Request;
 use serde::Serialize;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -49,6 +50,8 @@ pub struct ReplayPlan {
     pub style: ArgStyle,
     /// Objects expire by this rule ([`Ttl`]; None: never).
     pub ttl: Option<Ttl>,
+    /// How a miniature's misses become the whole trace's ratios ([`Estimator`]).
+    pub estimator: Estimator,
 }
 
 /// How a miniature simulation samples the objects ([`SpatialSample`]).
@@ -184,7 +187,7 @@ pub(crate) fn first_pass(
     k: Option<usize>,
     seed: u64,
 ) -> Result<(Option<WorkingSet>, Option<SpatialSample>)> {
-    let mut seen = HashSet::new();
+    let mut seen = cdnlab::idmap::IdSet::with_capacity(1 << 12);
     let mut bytes = 0u64;
     let mut largest = 0u32;
     let mut smallest = k
@@ -211,6 +214,48 @@ pub(crate) fn first_pass(
         }),
         smallest.map(|s| s.sample()),
     ))
+}
+
+/// Records a worker takes at a time from [`Presampled`] requests.
+const PRESAMPLED_CHUNK: usize = 1 << 14;
+
+/// The sampled requests the `strata` estimator's first pass kept, and the whole trace's
+/// requests, bytes and requests with a TTL, so that the replays need not read the trace again.
+struct Presampled {
+    requests: Vec<Request>,
+    whole: (u64, u64, u64),
+    /// Seconds of reading in that pass.
+    read_s: f64,
+}
+
+/// The `strata` estimator's first pass: every object's request count and first size (which
+/// give the working set and a fixed-size sample's objects as well) and, given a sample known
+/// in advance, its requests (32 bytes each, R x the trace's requests in memory).
+fn count_pass(
+    a: &TraceInput,
+    sized: bool,
+    keep: Option<SpatialSample>,
+) -> Result<(ObjectCounts, Option<Presampled>)> {
+    let mut counts = ObjectCounts::default();
+    let mut kept = keep.map(|_| Presampled {
+        requests: Vec::new(),
+        whole: (0, 0, 0),
+        read_s: 0.0,
+    });
+    let read_s = stream(a, sized, false, spare_core(1), |reqs| {
+        counts.add(reqs);
+        if let (Some(s), Some(p)) = (keep, kept.as_mut()) {
+            p.requests
+                .extend(reqs.iter().filter(|r| s.keeps(r.id)).copied());
+            p.whole.0 += reqs.len() as u64;
+            p.whole.1 += reqs.iter().map(|r| u64::from(r.size)).sum::<u64>();
+            p.whole.2 += reqs.iter().filter(|r| r.ttl > 0).count() as u64;
+        }
+    })?;
+    if let Some(p) = kept.as_mut() {
+        p.read_s = read_s;
+    }
+    Ok((counts, kept))
 }
 
 /// A trace's distinct objects, their bytes (each at its first request), and the largest of
@@ -243,6 +288,8 @@ struct Outcome {
     largest: u64,
     /// Requests that found their object stale, and their bytes.
     expired: (u64, u64),
+    /// Misses and missed bytes by strata group (the strata estimator; else empty).
+    by_group: Vec<(u64, u64)>,
 }
 
 /// A cache being replayed, with its counters.
@@ -258,6 +305,8 @@ struct Job {
     tally: Tally,
     sim_s: f64,
     largest: u64,
+    /// Misses and missed bytes by strata group (the strata estimator; else empty).
+    by_group: Vec<(u64, u64)>,
 }
 
 /// Requests and bytes counted, summed chunk by chunk.
@@ -281,6 +330,8 @@ fn replay_all(
     a: &ReplayPlan,
     sized: bool,
     sample: Option<SpatialSample>,
+    strata: Option<&Strata>,
+    presampled: Option<&Presampled>,
     jobs: Vec<Job>,
     threads: usize,
 ) -> Result<(Vec<Outcome>, f64)> {
@@ -297,9 +348,11 @@ fn replay_all(
                 s.spawn(move || {
                     let offline = share.iter().any(|(_, j)| j.policy.offline());
                     let mut kept = Vec::new();
-                    let read_s = stream(&a.input, sized, offline, read_ahead, |all| {
+                    let (mut groups, mut hits) = (Vec::new(), Vec::new());
+                    let mut feed = |all: &[Request], presampled: bool| {
                         // A miniature simulation sees only the sampled objects' requests.
                         let reqs = match sample {
+                            Some(_) if presampled => all,
                             Some(s) => {
                                 kept.clear();
                                 kept.extend(all.iter().filter(|r| s.keeps(r.id)).copied());
@@ -323,16 +376,47 @@ fn replay_all(
                         } else {
                             0
                         };
+                        // Each sampled request's strata group, once for all the caches.
+                        if let Some(st) = strata {
+                            groups.clear();
+                            groups.extend(reqs.iter().map(|r| st.group(r.id).unwrap_or(0)));
+                        }
                         for (_, j) in share.iter_mut() {
-                            j.whole += (all.len() as u64, all_bytes, with_ttl);
+                            if !presampled {
+                                j.whole += (all.len() as u64, all_bytes, with_ttl);
+                            }
                             let t = Instant::now();
-                            j.tally += j.cache.replay_dyn(reqs);
+                            if strata.is_some() {
+                                j.tally += j.cache.replay_hits_dyn(reqs, &mut hits);
+                                for ((r, &g), &hit) in reqs.iter().zip(&groups).zip(&hits) {
+                                    let miss = u64::from(!hit);
+                                    j.by_group[g].0 += miss;
+                                    j.by_group[g].1 += miss * u64::from(r.size);
+                                }
+                            } else {
+                                j.tally += j.cache.replay_dyn(reqs);
+                            }
                             j.sim_s += t.elapsed().as_secs_f64();
                             j.requests += reqs.len() as u64;
                             j.bytes += bytes;
                             j.largest = j.largest.max(if sized { u64::from(largest) } else { 1 });
                         }
-                    })?;
+                    };
+                    let read_s = match presampled {
+                        // The strata pass kept the sampled requests: no second reading.
+                        Some(p) => {
+                            p.requests
+                                .chunks(PRESAMPLED_CHUNK)
+                                .for_each(|c| feed(c, true));
+                            for (_, j) in share.iter_mut() {
+                                j.whole += p.whole;
+                            }
+                            p.read_s
+                        }
+                        None => {
+                            stream(&a.input, sized, offline, read_ahead, |all| feed(all, false))?
+                        }
+                    };
                     Ok((share, read_s))
                 })
             })
@@ -368,6 +452,7 @@ fn replay_all(
             heap_bytes: occupancy.heap_bytes,
             largest: j.largest,
             expired: j.cache.expired(),
+            by_group: j.by_group,
         })
         .collect();
     Ok((outcomes, read_s))
@@ -492,10 +577,56 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         Some(Sampling::Objects(k)) => Some(k),
         _ => None,
     };
-    let (wss, bottom_k) = if need_wss || k.is_some() {
-        first_pass(&a.input, sized, need_wss, k, a.sample_seed)?
-    } else {
-        (None, None)
+    let stratified = a.estimator == Estimator::Strata;
+    if stratified && a.sample.is_none() {
+        return Err(Error::Usage(format!(
+            "{} strata weighs a miniature simulation's misses: give {} or {}",
+            a.style.arg("--estimator"),
+            a.style.arg("--sample"),
+            a.style.arg("--sample-size")
+        )));
+    }
+    // The strata estimator counts every object first; that pass gives the working set and a
+    // fixed-size sample too.
+    // A sample at a rate is known before the pass, which then keeps its requests (unless an
+    // offline policy needs the next accesses that only a reading of the trace fills in).
+    let keep = match a.sample {
+        Some(Sampling::Rate(r)) if !a.policies.iter().any(|p| p.offline()) => Some(
+            SpatialSample::at_rate(r)
+                .map_err(|e| Error::Usage(e.to_string()))?
+                .seeded(a.sample_seed),
+        ),
+        Some(Sampling::Settled(s)) if !a.policies.iter().any(|p| p.offline()) => Some(s),
+        _ => None,
+    };
+    let (counts, presampled) = match stratified {
+        true => {
+            let (c, p) = count_pass(&a.input, sized, keep)?;
+            (Some(c), p)
+        }
+        false => (None, None),
+    };
+    let (wss, bottom_k) = match &counts {
+        Some(c) => {
+            let (bytes, largest) = c.bytes_and_largest();
+            let bottom = k
+                .map(|k| -> Result<SpatialSample> {
+                    let mut s = SmallestHashes::new(k)
+                        .map_err(|e| Error::Usage(e.to_string()))?
+                        .seeded(a.sample_seed);
+                    c.ids().for_each(|id| s.access(id));
+                    Ok(s.sample())
+                })
+                .transpose()?;
+            let w = WorkingSet {
+                objects: c.objects(),
+                bytes,
+                largest,
+            };
+            (need_wss.then_some(w), bottom)
+        }
+        None if need_wss || k.is_some() => first_pass(&a.input, sized, need_wss, k, a.sample_seed)?,
+        None => (None, None),
     };
     let wss = wss.map(|w| (w.objects, w.bytes));
     let sample = match a.sample {
@@ -508,6 +639,11 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         Some(Sampling::Settled(s)) => Some(s),
         None => None,
     };
+    let strata: Option<Strata> = match (&counts, sample) {
+        (Some(c), Some(s)) => Some(c.strata(&s)),
+        _ => None,
+    };
+    drop(counts);
     let wss_s = t0.elapsed().as_secs_f64();
     let mut jobs = Vec::new();
     for &policy in &policies {
@@ -543,9 +679,14 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                     }
                 })
             })?;
-            let capacity = match sample {
-                Some(s) => miniature(s, amount, unit, &a.style.arg("--size"))?,
-                None => amount,
+            let capacity = match (sample, &strata) {
+                // Scaled by the share of the objects drawn (the strata estimator).
+                (Some(s), Some(st)) => {
+                    miniature(s, amount, unit, &a.style.arg("--size"))?;
+                    st.scaled(amount, unit).max(1)
+                }
+                (Some(s), None) => miniature(s, amount, unit, &a.style.arg("--size"))?,
+                (None, _) => amount,
             };
             let cap = Capacity::new(capacity, unit).expect("at least 1");
             jobs.push(Job {
@@ -561,13 +702,22 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
                 tally: Tally::default(),
                 sim_s: 0.0,
                 largest: 0,
+                by_group: vec![(0, 0); strata.as_ref().map_or(0, Strata::groups)],
             });
         }
     }
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let (outs, read_s) = replay_all(a, sized, sample, jobs, threads)?;
+    let (outs, read_s) = replay_all(
+        a,
+        sized,
+        sample,
+        strata.as_ref(),
+        presampled.as_ref(),
+        jobs,
+        threads,
+    )?;
     let rss = peak_rss();
     let rows: Vec<ReplayRow> = outs
         .iter()
@@ -583,6 +733,12 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
             let misses = |m: u64, all: u64| (m as f64 / (s_rate * all as f64).max(1.0)).min(1.0);
             let miss_bytes = o.bytes - o.tally.hit_bytes;
             let (miss_ratio, hit_ratio, byte_miss_ratio, byte_hit_ratio) = match sample {
+                Some(_) if strata.is_some() => {
+                    let st = strata.as_ref().expect("checked");
+                    let (m, b): (Vec<u64>, Vec<u64>) = o.by_group.iter().copied().unzip();
+                    let (m, b) = st.estimate(&m, &b);
+                    (m, 1.0 - m, b, 1.0 - b)
+                }
                 Some(_) => {
                     let (m, b) = (misses(n - hits, o.whole.0), misses(miss_bytes, o.whole.1));
                     (m, 1.0 - m, b, 1.0 - b)

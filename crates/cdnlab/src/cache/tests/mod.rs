@@ -439,3 +439,44 @@ fn lirs_logs_every_departure() {
         );
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `replay_hits_dyn` (what the `strata` estimator counts by) gives every policy, bare,
+    /// behind an admission policy and with TTLs, the same tally as `replay_dyn`, and its
+    /// outcomes add up to it.
+    #[test]
+    fn replay_hits_matches_replay(reqs in requests(), cap in 1u64..40, bytes in any::<bool>()) {
+        use crate::cache::admission::Admission;
+        use crate::cache::ttl::Ttl;
+        let unit = if bytes { Unit::Bytes } else { Unit::Objects };
+        let capacity = Capacity::new(cap, unit).unwrap();
+        // One time unit a request, so that a TTL of 3 expires objects.
+        let mut timed = with_next_access(&reqs);
+        for (i, r) in timed.iter_mut().enumerate() {
+            r.time = i as u64;
+        }
+        let wrappers = [(Admission::All, None), (Admission::SecondHit, None),
+                        (Admission::All, Some(Ttl::Fixed(3)))];
+        for &p in Policy::ALL {
+            for (rule, ttl) in &wrappers {
+                let mut a = p.build_full(capacity, *rule, 1, ttl.clone());
+                let mut b = p.build_full(capacity, *rule, 1, ttl.clone());
+                let mut hits = vec![true; 3];
+                for chunk in timed.chunks(7) {
+                    let ta = a.replay_dyn(chunk);
+                    let tb = b.replay_hits_dyn(chunk, &mut hits);
+                    prop_assert_eq!(ta, tb, "{} {:?} {:?}", p.name(), rule, ttl);
+                    prop_assert_eq!(hits.len(), chunk.len());
+                    let counted = Tally {
+                        hits: hits.iter().filter(|&&h| h).count() as u64,
+                        hit_bytes: chunk.iter().zip(&hits).filter(|(_, h)| **h)
+                            .map(|(r, _)| u64::from(r.size)).sum(),
+                    };
+                    prop_assert_eq!(tb, counted, "{}", p.name());
+                }
+            }
+        }
+    }
+}
