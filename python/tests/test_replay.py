@@ -216,6 +216,8 @@ def test_miniature_simulation_from_python(traces):
         cdnlab.replay(t, ["lru"], [100], estimator="strata")
     with pytest.raises(cdnlab.CdnlabError, match=r"^estimator strata: .*SHARDS.*replay"):
         cdnlab.mrc(t, sample=0.5, estimator="strata")
+    with pytest.raises(cdnlab.CdnlabError, match=r"^estimator strata .*give sample or sample_size"):
+        cdnlab.mrc(t, policy="fifo", estimator="strata")
 
 
 def test_ttls_from_python(traces):

@@ -185,6 +185,16 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
             n("--sample-size")
         )));
     }
+    if a.estimator != Estimator::Adj && !sampled {
+        let n = |f| a.style.arg(f);
+        return Err(Error::Usage(format!(
+            "{} {} weighs a miniature simulation's misses: give {} or {}",
+            n("--estimator"),
+            a.estimator.name(),
+            n("--sample"),
+            n("--sample-size")
+        )));
+    }
     if a.by_replay || a.policy != Policy::Lru {
         return mrc_replay(a);
     }

@@ -379,7 +379,10 @@ fn replay_all(
                         // Each sampled request's strata group, once for all the caches.
                         if let Some(st) = strata {
                             groups.clear();
-                            groups.extend(reqs.iter().map(|r| st.group(r.id).unwrap_or(0)));
+                            groups.extend(reqs.iter().map(|r| {
+                                st.group(r.id)
+                                    .expect("the strata hold every object of the sample")
+                            }));
                         }
                         for (_, j) in share.iter_mut() {
                             if !presampled {
@@ -587,9 +590,9 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         )));
     }
     // The strata estimator counts every object first; that pass gives the working set and a
-    // fixed-size sample too.
-    // A sample at a rate is known before the pass, which then keeps its requests (unless an
-    // offline policy needs the next accesses that only a reading of the trace fills in).
+    // fixed-size sample too. A sample at a rate is known before the pass, which then keeps its
+    // requests (unless an offline policy needs the next accesses that only a reading of the
+    // trace fills in).
     let keep = match a.sample {
         Some(Sampling::Rate(r)) if !a.policies.iter().any(|p| p.offline()) => Some(
             SpatialSample::at_rate(r)
@@ -599,12 +602,11 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
         Some(Sampling::Settled(s)) if !a.policies.iter().any(|p| p.offline()) => Some(s),
         _ => None,
     };
-    let (counts, presampled) = match stratified {
-        true => {
-            let (c, p) = count_pass(&a.input, sized, keep)?;
-            (Some(c), p)
-        }
-        false => (None, None),
+    let (counts, presampled) = if stratified {
+        let (c, p) = count_pass(&a.input, sized, keep)?;
+        (Some(c), p)
+    } else {
+        (None, None)
     };
     let (wss, bottom_k) = match &counts {
         Some(c) => {
