@@ -1,4 +1,5 @@
 """What minisim.py and mrcprofiler.py share: the traces, a curve's sizes, running cdnlab."""
+import csv
 import json
 import os
 import subprocess
@@ -40,3 +41,14 @@ def sizes_for(cdnlab, trace, unit, rate):
     mean = nbytes / objects if unit == "bytes" else 1
     lo, hi = MIN_MINIATURE * mean / rate, (nbytes if unit == "bytes" else objects) * 0.8
     return sorted({round(lo * (hi / lo) ** (i / 9)) for i in range(10)})
+
+
+def write_results(name, rows, fields=None):
+    """Writes `rows` (dicts) to bench/results/NAME.csv, columns `fields` (default: the first
+    row's keys), and says so."""
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"{name}.csv")
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields or list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {out}")

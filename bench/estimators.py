@@ -1,6 +1,5 @@
 """The miniature simulation's estimators against full replays, over sample seeds; see
 estimators.sh."""
-import csv
 import os
 import statistics
 import sys
@@ -43,9 +42,4 @@ for name, trace, u in curves.traces(unit, sized, real, big):
                       f"{row['mean_mae']:>8.4f} {row['least_mae']:>7.4f} "
                       f"{row['largest_mae']:>7.4f} {row['median_ratio']:>8.1f}x "
                       f"{row['least_ratio']:>7.1f}-{row['largest_ratio']:.1f}x", flush=True)
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "estimators.csv")
-with open(out, "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-print(f"wrote {out}")
+curves.write_results("estimators", rows)

@@ -1,5 +1,4 @@
 """Miniature simulation against full replays and libCacheSim; see minisim.sh."""
-import csv
 import os
 import sys
 import time
@@ -91,9 +90,4 @@ for name, trace, unit in traces:
         print(f"{name:<15} byte-weighted LRU curve at {len(sizes)} sizes: cdnlab mrc {ours:.3f} s "
               f"(whole command), libCacheSim LRU replays {lcs_s:.3f} s: {lcs_s / ours:.1f}x; "
               f"largest byte-miss gap {worst:.2e}", flush=True)
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "minisim.csv")
-with open(out, "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-print(f"wrote {out}")
+curves.write_results("minisim", rows)

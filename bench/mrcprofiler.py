@@ -16,7 +16,6 @@ sample seeds 1 to SALTS (`cdnlab mrc --sample-seed`; mrcProfiler's SHARDS salt; 
 salt is fixed in its code) and the MAE given over them: mean, least, largest. mrcProfiler's
 salts are mixed (see `salt`).
 """
-import csv
 import json
 import os
 import resource
@@ -199,14 +198,9 @@ print("kind: exact = the LRU curve in one pass (its lcs MAE column: the largest 
       f"mrcProfiler's SHARDS with {SALTS} mixed salts; "
       "full s = cdnlab's full replays at the same sizes, full/s = how much less time the "
       "estimate takes.")
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "mrcprofiler.csv")
 fields = ["trace", "unit", "kind", "policy", "rate", "sizes", "mae", "lcs_mae", "secs",
           "lcs_secs", "full_secs", "lcs_full_secs", "wall_secs", "lcs_wall_secs",
           "full_wall_secs", "mae_mean", "mae_min", "mae_max", "lcs_mae_mean", "lcs_mae_min",
           "lcs_mae_max"]
-with open(out, "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=fields)
-    w.writeheader()
-    w.writerows(rows)
-print(f"wrote {out}")
+curves.write_results("mrcprofiler", rows, fields)
 sys.exit(0 if ok else 1)

@@ -928,6 +928,30 @@ fn sample_seeds_draw_other_samples() {
     );
 }
 
+/// Writes `t.bin` in `dir`: 200,000 requests over 5,000 objects, Zipf `alpha`, seed 11.
+fn small_zipf(dir: &Path, alpha: &str) {
+    gen_trace(
+        dir,
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "5000",
+            "--requests",
+            "200000",
+            "--alpha",
+            alpha,
+            "--seed",
+            "11",
+        ],
+    );
+}
+
+/// The numbers of column `key` in JSON rows.
+fn column(rows: &[serde_json::Value], key: &str) -> Vec<f64> {
+    rows.iter().map(|v| v[key].as_f64().unwrap()).collect()
+}
+
 /// Miniature simulation (`mrc --policy P --sample R`, `cache-replay --sample R`): at rate 1 it
 /// is the full replay, request for request; at rate 1/4 (about 1,250 sampled objects, each
 /// miniature at least 125) LRU's curve by replay stays within 0.02 of the exact stack-distance
@@ -940,28 +964,10 @@ fn sample_seeds_draw_other_samples() {
 #[test]
 fn miniature_simulation_estimates_any_policy() {
     let d = tempfile::tempdir().unwrap();
-    gen_trace(
-        d.path(),
-        &[
-            "--out",
-            "t.bin",
-            "--objects",
-            "5000",
-            "--requests",
-            "200000",
-            "--alpha",
-            "0.8",
-            "--seed",
-            "11",
-        ],
-    );
+    small_zipf(d.path(), "0.8");
     let sizes = ["500", "1000", "2000", "4000"];
     let run = |args: &[&str]| json_lines(&cdnlab(args, d.path()));
-    let ratios = |v: &[serde_json::Value]| {
-        v.iter()
-            .map(|v| v["miss_ratio"].as_f64().unwrap())
-            .collect::<Vec<f64>>()
-    };
+    let ratios = |v: &[serde_json::Value]| column(v, "miss_ratio");
     let mrc = |policy: &str, sizes: &str, more: &[&str]| {
         let mut args = vec![
             "mrc",
@@ -1969,27 +1975,9 @@ fn hierarchy_routes_by_a_client_field() {
 #[test]
 fn strata_estimator_is_exact_at_rate_one_and_errs_less() {
     let d = tempfile::tempdir().unwrap();
-    gen_trace(
-        d.path(),
-        &[
-            "--out",
-            "t.bin",
-            "--objects",
-            "5000",
-            "--requests",
-            "200000",
-            "--alpha",
-            "0.9",
-            "--seed",
-            "11",
-        ],
-    );
+    small_zipf(d.path(), "0.9");
     let run = |args: &[&str]| json_lines(&cdnlab(args, d.path()));
-    let ratios = |v: &[serde_json::Value], key: &str| {
-        v.iter()
-            .map(|v| v[key].as_f64().unwrap())
-            .collect::<Vec<f64>>()
-    };
+    let ratios = column;
     let replay = |more: &[&str]| {
         let mut args = vec![
             "cache-replay",
