@@ -2066,51 +2066,47 @@ fn strata_estimator_is_exact_at_rate_one_and_errs_less() {
     assert!(strata <= 0.8 * adj, "strata {strata} against adj {adj}");
     assert_eq!(mae("strata", "1"), strata);
     // Refused where it means nothing.
-    fails_with(
-        &cdnlab(
-            &[
-                "mrc",
-                "--trace",
-                "t.bin",
-                "--sample",
-                "0.1",
-                "--estimator",
-                "strata",
-            ],
-            d.path(),
-        ),
-        &["--estimator strata", "SHARDS", "--replay"],
-    );
-    fails_with(
-        &cdnlab(
-            &[
-                "cache-replay",
-                "--trace",
-                "t.bin",
-                "--size",
-                "100",
-                "--estimator",
-                "strata",
-            ],
-            d.path(),
-        ),
-        &["--estimator"],
-    );
-    fails_with(
-        &cdnlab(
-            &[
-                "cache-replay",
-                "--trace",
-                "t.bin",
-                "--size",
-                "100",
-                "--sample",
-                "0.1",
-                "--estimator",
-                "best",
-            ],
-            d.path(),
-        ),
-        &["--estimator", "adj, strata"],
+    refuses(
+        d.path(),
+        &[
+            (
+                &[
+                    "mrc",
+                    "--trace",
+                    "t.bin",
+                    "--sample",
+                    "0.1",
+                    "--estimator",
+                    "strata",
+                ],
+                &["--estimator strata", "SHARDS", "--replay"],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin",
+                    "--size",
+                    "100",
+                    "--estimator",
+                    "strata",
+                ],
+                &["--estimator"],
+            ),
+            (
+                &[
+                    "cache-replay",
+                    "--trace",
+                    "t.bin",
+                    "--size",
+                    "100",
+                    "--sample",
+                    "0.1",
+                    "--estimator",
+                    "best",
+                ],
+                &["--estimator", "adj, strata"],
+            ),
+        ],
     );
 }
