@@ -2063,6 +2063,11 @@ fn strata_estimator_is_exact_at_rate_one_and_errs_less() {
         sum / 6.0
     };
     let (adj, strata) = (mae("adj", "2"), mae("strata", "2"));
+    // Shown with --nocapture: the figure docs/traces.md quotes.
+    eprintln!(
+        "strata {strata:.4} against adj {adj:.4}: {:.2}",
+        strata / adj
+    );
     assert!(strata <= 0.8 * adj, "strata {strata} against adj {adj}");
     assert_eq!(mae("strata", "1"), strata);
     // Refused where it means nothing.

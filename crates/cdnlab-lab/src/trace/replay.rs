@@ -593,15 +593,16 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     // fixed-size sample too. A sample at a rate is known before the pass, which then keeps its
     // requests (unless an offline policy needs the next accesses that only a reading of the
     // trace fills in).
-    let keep = match a.sample {
-        Some(Sampling::Rate(r)) if !a.policies.iter().any(|p| p.offline()) => Some(
+    let known = match a.sample {
+        Some(Sampling::Rate(r)) => Some(
             SpatialSample::at_rate(r)
                 .map_err(|e| Error::Usage(e.to_string()))?
                 .seeded(a.sample_seed),
         ),
-        Some(Sampling::Settled(s)) if !a.policies.iter().any(|p| p.offline()) => Some(s),
-        _ => None,
+        Some(Sampling::Settled(s)) => Some(s),
+        Some(Sampling::Objects(_)) | None => None,
     };
+    let keep = known.filter(|_| !a.policies.iter().any(|p| p.offline()));
     let (counts, presampled) = if stratified {
         let (c, p) = count_pass(&a.input, sized, keep)?;
         (Some(c), p)
@@ -632,14 +633,8 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     };
     let wss = wss.map(|w| (w.objects, w.bytes));
     let sample = match a.sample {
-        Some(Sampling::Rate(r)) => Some(
-            SpatialSample::at_rate(r)
-                .map_err(|e| Error::Usage(e.to_string()))?
-                .seeded(a.sample_seed),
-        ),
         Some(Sampling::Objects(_)) => bottom_k,
-        Some(Sampling::Settled(s)) => Some(s),
-        None => None,
+        _ => known,
     };
     let strata: Option<Strata> = match (&counts, sample) {
         (Some(c), Some(s)) => Some(c.strata(&s)),

@@ -265,17 +265,22 @@ pub trait Cache {
     fn replay_dyn(&mut self, reqs: &[Request]) -> Tally;
     /// [`Cache::replay_dyn`] that also writes each request's outcome (true: a hit) to `hits`,
     /// one per request, replacing what it held: for estimates that weigh requests apart
-    /// ([`strata`]). The default accesses one request at a time; policies replayed through
-    /// [`replay_dyn!`] prefetch as [`Cache::replay`] does.
+    /// ([`strata`]). Compiled per policy like [`Cache::replay`] (a default method is), and
+    /// prefetching as it does.
     fn replay_hits_dyn(&mut self, reqs: &[Request], hits: &mut Vec<bool>) -> Tally {
         hits.clear();
         let mut t = Tally::default();
-        for r in reqs {
-            let hit = self.access_req(r);
-            t.hits += u64::from(hit);
-            t.hit_bytes += u64::from(hit) * u64::from(r.size);
-            hits.push(hit);
-        }
+        replay_ahead(
+            self,
+            reqs,
+            |c, id| c.prefetch(id),
+            |c, r| {
+                let hit = c.access_req(r);
+                t.hits += u64::from(hit);
+                t.hit_bytes += u64::from(hit) * u64::from(r.size);
+                hits.push(hit);
+            },
+        );
         t
     }
     /// Starts keeping the ids of evicted objects, for a caller that holds the objects
@@ -303,21 +308,6 @@ macro_rules! replay_dyn {
     ($($field:ident).+) => {
         fn replay_dyn(&mut self, reqs: &[$crate::workload::Request]) -> $crate::cache::Tally {
             $crate::cache::Cache::replay(self, reqs)
-        }
-        fn replay_hits_dyn(
-            &mut self,
-            reqs: &[$crate::workload::Request],
-            hits: &mut Vec<bool>,
-        ) -> $crate::cache::Tally {
-            hits.clear();
-            let mut t = $crate::cache::Tally::default();
-            $crate::cache::replay_ahead(self, reqs, Self::prefetch, |c, r| {
-                let hit = $crate::cache::Cache::access_req(c, r);
-                t.hits += u64::from(hit);
-                t.hit_bytes += u64::from(hit) * u64::from(r.size);
-                hits.push(hit);
-            });
-            t
         }
         fn log_evictions(&mut self) {
             self.$($field).+.log_evictions();
