@@ -125,5 +125,6 @@ mod tests {
         check::<crate::alloc::admission::Choice>();
         check::<crate::alloc::admission::Method>();
         check::<crate::alloc::problem::Balance>();
+        check::<crate::cache::strata::Estimator>();
     }
 }

@@ -1963,6 +1963,71 @@ fn hierarchy_routes_by_a_client_field() {
     );
 }
 
+/// `cdnlab mrc` with the strata estimator and no sizes makes the estimator's first pass once
+/// and settles its default sizes from it (the same working set the separate first pass finds):
+/// the curve equals the one asked for at those sizes, in objects and in bytes, on 1 and 2
+/// threads.
+#[test]
+fn strata_default_sizes_give_the_curve_at_those_sizes() {
+    let d = tempfile::tempdir().unwrap();
+    gen_trace(
+        d.path(),
+        &[
+            "--out",
+            "t.bin",
+            "--objects",
+            "3000",
+            "--requests",
+            "60000",
+            "--alpha",
+            "0.9",
+            "--seed",
+            "5",
+            "--size",
+            "1",
+            "--max-size",
+            "4096",
+        ],
+    );
+    for unit in ["objects", "bytes"] {
+        let curve = |estimator: &str, more: &[&str]| {
+            let mut args = vec![
+                "mrc",
+                "--trace",
+                "t.bin",
+                "--policy",
+                "s3fifo",
+                "--sample",
+                "0.2",
+                "--sample-seed",
+                "3",
+                "--estimator",
+                estimator,
+                "--size-unit",
+                unit,
+                "--json",
+                "--no-plot",
+            ];
+            args.extend(more);
+            json_lines(&cdnlab(&args, d.path()))
+        };
+        let default = curve("strata", &[]);
+        let sizes: Vec<String> = default.iter().map(|r| r["size"].to_string()).collect();
+        assert!(sizes.len() > 5, "{unit}: {sizes:?}");
+        // The sizes the working set's own pass settles (the `adj` estimator's route).
+        let adj = curve("adj", &[]);
+        let adj_sizes: Vec<String> = adj.iter().map(|r| r["size"].to_string()).collect();
+        assert_eq!(sizes, adj_sizes, "{unit}");
+        let joined = sizes.join(",");
+        for threads in ["1", "2"] {
+            let asked = curve("strata", &["--sizes", &joined, "--threads", threads]);
+            for key in ["miss_ratio", "byte_miss_ratio"] {
+                assert_eq!(column(&asked, key), column(&default, key), "{unit} {key}");
+            }
+        }
+    }
+}
+
 /// The strata estimator (`--estimator strata`): at rate 1 it is the full replay exactly, on the
 /// path that keeps the sampled requests in memory and on the one that reads the trace again (an
 /// offline policy, a fixed-size sample); the same on 1 and 2 threads; and over six sample seeds

@@ -358,14 +358,38 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
     }
     let sized = a.unit == Unit::Bytes;
     let t = Instant::now();
+    let plan_for = |sample, sizes: Vec<SizeSpec>| ReplayPlan {
+        input: a.input.clone(),
+        policies: vec![a.policy],
+        sizes,
+        unit: a.unit,
+        admission: Admission::All,
+        threads: a.threads,
+        sample,
+        sample_seed: a.sample_seed,
+        style: a.style,
+        ttl: None,
+        estimator: if sample.is_some() {
+            a.estimator
+        } else {
+            Estimator::Adj
+        },
+    };
     // Without sizes, a first pass finds the working set and the largest object (and a
     // fixed-size sample), so that the default sizes reach the working set and each stands for
-    // a miniature cache of at least 1.
+    // a miniature cache of at least 1. With the strata estimator at a rate, that pass is the
+    // estimator's own, made here once and handed to the replays.
     let k = match sampling {
         Some(Sampling::Objects(k)) => Some(k),
         _ => None,
     };
-    let first = if a.sizes.is_none() || k.is_some() {
+    let ahead = match (&a.sizes, a.estimator, sampling) {
+        (None, Estimator::Strata, Some(Sampling::Rate(_))) => {
+            Some(replay::count_ahead(&plan_for(sampling, Vec::new()))?)
+        }
+        _ => None,
+    };
+    let first = if ahead.is_none() && (a.sizes.is_none() || k.is_some()) {
         Some(replay::first_pass(
             &a.input,
             sized,
@@ -376,7 +400,10 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
     } else {
         None
     };
-    let (wss, settled) = first.map_or((None, None), |(w, s)| (w, s));
+    let (wss, settled) = match (&ahead, first) {
+        (Some(c), _) => (Some(c.working_set()), None),
+        (None, first) => first.map_or((None, None), |(w, s)| (w, s)),
+    };
     let sampling = match (sampling, settled) {
         (Some(Sampling::Objects(_)), Some(s)) => Some(Sampling::Settled(s)),
         (s, _) => s,
@@ -439,24 +466,8 @@ fn mrc_replay(a: &MrcPlan) -> Result<Mrc> {
             }
         })
         .collect();
-    let plan = |sample| ReplayPlan {
-        input: a.input.clone(),
-        policies: vec![a.policy],
-        sizes: specs.clone(),
-        unit: a.unit,
-        admission: Admission::All,
-        threads: a.threads,
-        sample,
-        sample_seed: a.sample_seed,
-        style: a.style,
-        ttl: None,
-        estimator: if sample.is_some() {
-            a.estimator
-        } else {
-            Estimator::Adj
-        },
-    };
-    let main = replay::replay(&plan(sampling))?;
+    let plan = |sample| plan_for(sample, specs.clone());
+    let main = replay::replay_counted(&plan(sampling), ahead)?;
     let seconds = t.elapsed().as_secs_f64();
     let (exact, exact_seconds) = if a.exact_too {
         let t = Instant::now();

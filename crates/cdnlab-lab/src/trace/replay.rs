@@ -567,9 +567,60 @@ pub struct Replayed {
     pub threads: usize,
 }
 
+/// The `strata` estimator's first pass made ahead of the replays ([`count_ahead`]), for a
+/// caller that needs the working set before it can settle its sizes.
+pub(crate) struct Counted {
+    counts: ObjectCounts,
+    presampled: Option<Presampled>,
+}
+
+impl Counted {
+    /// The working set the pass counted.
+    pub(crate) fn working_set(&self) -> WorkingSet {
+        let (bytes, largest) = self.counts.bytes_and_largest();
+        WorkingSet {
+            objects: self.counts.objects(),
+            bytes,
+            largest,
+        }
+    }
+}
+
+/// The sample `a` asks for when it is known before any pass (a rate, or one already settled),
+/// and the one whose requests the `strata` estimator's first pass keeps in memory (the same,
+/// unless an offline policy needs the next accesses that only a reading of the trace fills in).
+fn known_sample(a: &ReplayPlan) -> Result<(Option<SpatialSample>, Option<SpatialSample>)> {
+    let known = match a.sample {
+        Some(Sampling::Rate(r)) => Some(
+            SpatialSample::at_rate(r)
+                .map_err(|e| Error::Usage(e.to_string()))?
+                .seeded(a.sample_seed),
+        ),
+        Some(Sampling::Settled(s)) => Some(s),
+        Some(Sampling::Objects(_)) | None => None,
+    };
+    let keep = known.filter(|_| !a.policies.iter().any(|p| p.offline()));
+    Ok((known, keep))
+}
+
+/// The `strata` estimator's first pass over `a`'s trace, made ahead so that its working set can
+/// settle the sizes of the plan then given to [`replay_counted`] (`cdnlab mrc` without sizes
+/// reads the trace once instead of twice).
+pub(crate) fn count_ahead(a: &ReplayPlan) -> Result<Counted> {
+    let (_, keep) = known_sample(a)?;
+    let (counts, presampled) = count_pass(&a.input, a.unit == Unit::Bytes, keep)?;
+    Ok(Counted { counts, presampled })
+}
+
 /// Replays the trace through every (policy, size) of `a`: what `cdnlab cache-replay` prints,
 /// as data.
 pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
+    replay_counted(a, None)
+}
+
+/// [`replay`], with the `strata` estimator's first pass already made for the same trace,
+/// unit, sample and policies ([`count_ahead`]; None: made here when needed).
+pub(crate) fn replay_counted(a: &ReplayPlan, counted: Option<Counted>) -> Result<Replayed> {
     let policies = a.policies.clone();
     let specs = &a.sizes;
     let unit = a.unit;
@@ -593,21 +644,14 @@ pub fn replay(a: &ReplayPlan) -> Result<Replayed> {
     // fixed-size sample too. A sample at a rate is known before the pass, which then keeps its
     // requests (unless an offline policy needs the next accesses that only a reading of the
     // trace fills in).
-    let known = match a.sample {
-        Some(Sampling::Rate(r)) => Some(
-            SpatialSample::at_rate(r)
-                .map_err(|e| Error::Usage(e.to_string()))?
-                .seeded(a.sample_seed),
-        ),
-        Some(Sampling::Settled(s)) => Some(s),
-        Some(Sampling::Objects(_)) | None => None,
-    };
-    let keep = known.filter(|_| !a.policies.iter().any(|p| p.offline()));
-    let (counts, presampled) = if stratified {
-        let (c, p) = count_pass(&a.input, sized, keep)?;
-        (Some(c), p)
-    } else {
-        (None, None)
+    let (known, keep) = known_sample(a)?;
+    let (counts, presampled) = match (stratified, counted) {
+        (true, Some(c)) => (Some(c.counts), c.presampled),
+        (true, None) => {
+            let (c, p) = count_pass(&a.input, sized, keep)?;
+            (Some(c), p)
+        }
+        (false, _) => (None, None),
     };
     let (wss, bottom_k) = match &counts {
         Some(c) => {
