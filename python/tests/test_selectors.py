@@ -100,3 +100,17 @@ def test_the_type_stub_names_every_native_export():
         methods |= {t.target.id for t in cls.body if isinstance(t, ast.AnnAssign)}
         public = {m for m in dir(getattr(cdnlab._native, cls.name)) if not m.startswith("_")}
         assert public <= methods, (cls.name, public - methods)
+
+
+def test_the_type_stub_gives_each_native_function_its_parameters():
+    """Each function of python/cdnlab/_native.pyi takes the native function's parameters, by
+    name and in order (the stubs of `mrc` and `replay` once lacked `estimator`)."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    stub = ast.parse((Path(cdnlab.__file__).parent / "_native.pyi").read_text())
+    for fn in [n for n in stub.body if isinstance(n, ast.FunctionDef)]:
+        declared = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        native = list(inspect.signature(getattr(cdnlab._native, fn.name)).parameters)
+        assert declared == native, fn.name
