@@ -6,25 +6,18 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import curves  # noqa: E402
+from curves import mae  # noqa: E402
 
 cdnlab, unit, sized, real, big = sys.argv[1:6]
 RATES = [float(r) for r in os.environ.get("RATES", "0.1,0.25").split(",")]
 WANT = os.environ.get("POLICIES", "fifo,s3fifo,sieve,arc").split(",")
 ESTIMATORS = os.environ.get("ESTIMATORS", "adj,strata").split(",")
 SEEDS = int(os.environ.get("SEEDS", "10"))
-ONLY = os.environ.get("ONLY", "")  # only the traces whose name contains this
-
-
-def mae(a, b):
-    return sum(abs(x - y) for x, y in zip(a, b)) / len(a)
-
 
 rows = []
 print(f"{'trace':<15} {'unit':<7} {'policy':<7} {'rate':>5} {'estimator':<9} {'MAE':>7} "
       f"{'with LRU control':>16} {'full/mini':>9} {'with control':>12}")
-for name, trace, u in curves.traces(unit, sized, real, big):
-    if ONLY not in name:
-        continue
+for name, trace, u in curves.chosen(unit, sized, real, big):
     # The same sizes at every rate (the smallest rate's), so that errors compare.
     sizes = ",".join(map(str, curves.sizes_for(cdnlab, trace, u, min(RATES))))
     mrc = ["mrc", "--trace", trace, "--sizes", sizes, "--size-unit", u, "--json", "--no-plot"]

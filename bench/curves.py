@@ -20,6 +20,17 @@ def traces(unit, sized, real, big):
     return out
 
 
+def chosen(unit, sized, real, big=""):
+    """`traces`, only those whose "name unit" contains $ONLY (all without it)."""
+    only = os.environ.get("ONLY", "")
+    return [(n, t, u) for n, t, u in traces(unit, sized, real, big) if only in f"{n} {u}"]
+
+
+def mae(xs, ys):
+    """The mean absolute difference of two curves."""
+    return sum(abs(x - y) for x, y in zip(xs, ys)) / len(xs)
+
+
 def run(cdnlab, *args):
     """`cdnlab ARGS...`, its --json lines parsed; exits with its stderr if it fails."""
     out = subprocess.run([cdnlab, *args], capture_output=True, text=True)

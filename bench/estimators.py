@@ -11,15 +11,12 @@ cdnlab, unit, sized, real, big = sys.argv[1:6]
 RATES = [float(r) for r in os.environ.get("RATES", "0.1,0.15").split(",")]
 WANT = os.environ.get("POLICIES", "lru,fifo,s3fifo,sieve,arc").split(",")
 SEEDS = int(os.environ.get("SEEDS", "10"))
-ONLY = os.environ.get("ONLY", "")  # only the traces whose name contains this
 ESTIMATORS = ["adj", "strata"]
 
 rows = []
 print(f"{'trace':<15} {'unit':<7} {'policy':<7} {'rate':>5} {'estimator':<9} {'mean MAE':>8} "
       f"{'least':>7} {'largest':>7} {'full/mini':>9} {'(least-largest)':>16}")
-for name, trace, u in curves.traces(unit, sized, real, big):
-    if ONLY not in name:
-        continue
+for name, trace, u in curves.chosen(unit, sized, real, big):
     for rate in RATES:
         sizes = ",".join(map(str, curves.sizes_for(cdnlab, trace, u, rate)))
         for policy in WANT:

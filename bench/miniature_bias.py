@@ -12,7 +12,6 @@ RATE = float(os.environ.get("RATE", "0.1"))
 ESTIMATOR = os.environ.get("ESTIMATOR", "strata")
 WANT = os.environ.get("POLICIES", "lru,fifo,s3fifo,sieve,arc").split(",")
 SEEDS = int(os.environ.get("SEEDS", "10"))
-ONLY = os.environ.get("ONLY", "")  # only the traces whose name contains this
 
 rows = []
 print(f"{ESTIMATOR} at R = {RATE}, sample seeds 1 to {SEEDS}; bias and sd of miniature - full "
@@ -20,9 +19,7 @@ print(f"{ESTIMATOR} at R = {RATE}, sample seeds 1 to {SEEDS}; bias and sd of min
       "mean size, in bytes)")
 print(f"{'trace':<15} {'unit':<7} {'policy':<7} {'size':>10} {'mini':>7} {'full':>7} "
       f"{'bias':>8} {'sd':>7} {'MAE':>7}")
-for name, trace, u in curves.traces(unit, sized, real, None):
-    if ONLY not in f"{name} {u}":
-        continue
+for name, trace, u in curves.chosen(unit, sized, real):
     sizes = curves.sizes_for(cdnlab, trace, u, RATE)
     objects, nbytes = curves.working_set(cdnlab, trace, u)
     mean = nbytes / objects if u == "bytes" else 1

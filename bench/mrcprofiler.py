@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import curves  # noqa: E402
+from curves import mae  # noqa: E402
 from lcs_policies import POLICIES  # noqa: E402
 
 cdnlab, profiler, unit, sized, real, big = sys.argv[1:7]
@@ -95,10 +96,6 @@ def salt(k):
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) % 2**64
     return (x ^ (x >> 31)) >> 33
-
-
-def mae(xs, ys):
-    return sum(abs(x - y) for x, y in zip(xs, ys)) / len(xs)
 
 
 def over_seeds(prefix, maes):
