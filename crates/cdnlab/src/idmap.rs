@@ -440,6 +440,171 @@ impl<V: Vacancy> KeyTable<V> {
     }
 }
 
+/// A map from id to a u64 value, as a one-pass LRU curve keeps each object's latest position
+/// (`cache::mrc`): hashed for any ids ([`KeyTable`]), or an array for ids renumbered 0, 1, 2,
+/// ... in order of first request ([`DenseTable`], after [`Renumber`]).
+pub trait IdTable {
+    /// Hints that `id` is looked up soon (no effect on results).
+    fn prefetch(&self, id: u64);
+    /// `Ok(entry)` holding `id`, or `Err(vacant)`: where [`IdTable::insert_vacant`] puts it.
+    fn find(&self, id: u64) -> Result<usize, usize>;
+    /// The value of entry `i` (found, never to be set to `u64::MAX`).
+    fn value_mut(&mut self, i: usize) -> &mut u64;
+    /// Adds absent `id -> v` at `vacant`, just returned by [`IdTable::find`].
+    fn insert_vacant(&mut self, vacant: usize, id: u64, v: u64);
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Visits every entry's value, to change it.
+    fn for_each_value(&mut self, f: impl FnMut(&mut u64));
+}
+
+impl IdTable for KeyTable<u64> {
+    #[inline]
+    fn prefetch(&self, id: u64) {
+        KeyTable::prefetch(self, id);
+    }
+    #[inline]
+    fn find(&self, id: u64) -> Result<usize, usize> {
+        KeyTable::find(self, id)
+    }
+    #[inline]
+    fn value_mut(&mut self, i: usize) -> &mut u64 {
+        KeyTable::value_mut(self, i)
+    }
+    #[inline]
+    fn insert_vacant(&mut self, vacant: usize, id: u64, v: u64) {
+        KeyTable::insert_vacant(self, vacant, id, v);
+    }
+    fn len(&self) -> usize {
+        KeyTable::len(self)
+    }
+    fn for_each_value(&mut self, mut f: impl FnMut(&mut u64)) {
+        for (_, v) in self.values_mut() {
+            f(v);
+        }
+    }
+}
+
+/// An [`IdTable`] for small ids, one array entry per id: a lookup reads one entry at a known
+/// place, with no hash, no probe and no key to compare. For ids that [`Renumber`] made dense
+/// (any other id still works, at one entry per id up to the largest).
+#[derive(Debug, Clone, Default)]
+pub struct DenseTable {
+    values: Vec<u64>,
+    len: usize,
+}
+
+impl DenseTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl IdTable for DenseTable {
+    #[inline]
+    fn prefetch(&self, id: u64) {
+        if let Some(v) = self.values.get(id as usize) {
+            prefetch(v);
+        }
+    }
+    #[inline]
+    fn find(&self, id: u64) -> Result<usize, usize> {
+        let i = usize::try_from(id).unwrap_or(usize::MAX);
+        match self.values.get(i) {
+            Some(v) if !v.is_vacant() => Ok(i),
+            _ => Err(i),
+        }
+    }
+    #[inline]
+    fn value_mut(&mut self, i: usize) -> &mut u64 {
+        &mut self.values[i]
+    }
+    #[inline]
+    fn insert_vacant(&mut self, vacant: usize, _id: u64, v: u64) {
+        debug_assert!(!v.is_vacant());
+        if vacant == self.values.len() {
+            self.values.push(v);
+        } else {
+            if vacant > self.values.len() {
+                self.values.resize(vacant + 1, u64::VACANT);
+            }
+            self.values[vacant] = v;
+        }
+        self.len += 1;
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn for_each_value(&mut self, mut f: impl FnMut(&mut u64)) {
+        for v in self.values.iter_mut().filter(|v| !v.is_vacant()) {
+            f(v);
+        }
+    }
+}
+
+/// Gives each id the number of distinct ids seen before its first request: 0, 1, 2, ... . A
+/// pass that only compares ids (LRU's exact curve) gives the same result on the renumbered
+/// requests, and can keep its table as an array ([`DenseTable`]); the renumbering itself can
+/// run on the thread that reads the trace, beside the pass (`cdnlab-lab`'s `trace::stream`).
+#[derive(Debug, Clone)]
+pub struct Renumber {
+    table: KeyTable<u64>,
+}
+
+impl Default for Renumber {
+    fn default() -> Self {
+        Renumber {
+            table: KeyTable::with_capacity(1 << 10),
+        }
+    }
+}
+
+impl Renumber {
+    /// No id seen yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Distinct ids seen.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether no id was seen.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// `id`'s number.
+    #[inline]
+    pub fn number(&mut self, id: u64) -> u64 {
+        match self.table.find(id) {
+            Ok(b) => self.table.value(b),
+            Err(vacant) => {
+                let n = self.table.len() as u64;
+                self.table.insert_vacant(vacant, id, n);
+                n
+            }
+        }
+    }
+
+    /// Replaces each request's id by its number, in order, fetching buckets a few requests
+    /// ahead.
+    pub fn apply(&mut self, reqs: &mut [crate::workload::Request]) {
+        for i in 0..reqs.len() {
+            if let Some(next) = reqs.get(i + crate::cache::AHEAD) {
+                self.table.prefetch(next.id);
+            }
+            reqs[i].id = self.number(reqs[i].id);
+        }
+    }
+}
+
 /// A set of ids that only grows, 8 bytes a bucket (a [`KeyTable`] would take 16): linear
 /// probing at most 1/2 load, id 0 marking a vacant bucket and kept apart. The set of objects
 /// missed once (second-hit admission) reaches every object of a trace, so its size is what a
@@ -551,6 +716,60 @@ mod tests {
     }
 
     proptest! {
+        /// Renumber against a map filled in order of first request, through growths; `apply`
+        /// over chunks equals `number` one request at a time.
+        #[test]
+        fn renumber_counts_ids_in_order_of_first_request(
+            ids in proptest::collection::vec(0u64..400, 1..3000),
+        ) {
+            let ids: Vec<u64> = ids.iter().map(|&i| mix64(i)).collect();
+            let mut model: HashMap<u64, u64> = HashMap::new();
+            let mut r = Renumber::new();
+            let mut reqs: Vec<crate::workload::Request> =
+                ids.iter().map(|&id| crate::workload::Request::new(0, id, 1)).collect();
+            for &id in &ids {
+                let next = model.len() as u64;
+                let want = *model.entry(id).or_insert(next);
+                prop_assert_eq!(r.number(id), want);
+            }
+            prop_assert_eq!(r.len(), model.len());
+            let mut again = Renumber::new();
+            for chunk in reqs.chunks_mut(37) {
+                again.apply(chunk);
+            }
+            for (q, id) in reqs.iter().zip(&ids) {
+                prop_assert_eq!(q.id, model[id]);
+            }
+        }
+
+        /// DenseTable against a HashMap, for ids in any order (gaps left vacant), and its
+        /// values visited once each.
+        #[test]
+        fn dense_table_matches_hashmap(ops in proptest::collection::vec(0u64..300, 1..2000)) {
+            let mut t = DenseTable::new();
+            let mut model: HashMap<u64, u64> = HashMap::new();
+            for (n, id) in ops.into_iter().enumerate() {
+                match IdTable::find(&t, id) {
+                    Ok(i) => {
+                        prop_assert!(model.contains_key(&id));
+                        *IdTable::value_mut(&mut t, i) = n as u64;
+                    }
+                    Err(i) => {
+                        prop_assert!(!model.contains_key(&id));
+                        IdTable::insert_vacant(&mut t, i, id, n as u64);
+                    }
+                }
+                model.insert(id, n as u64);
+                prop_assert_eq!(IdTable::len(&t), model.len());
+            }
+            let mut seen = Vec::new();
+            t.for_each_value(|v| seen.push(*v));
+            let mut want: Vec<u64> = model.values().copied().collect();
+            seen.sort_unstable();
+            want.sort_unstable();
+            prop_assert_eq!(seen, want);
+        }
+
         /// IdSet against std's HashSet, id 0 included, through growths from 8 buckets.
         #[test]
         fn id_set_matches_hashset(ids in proptest::collection::vec(0u64..500, 1..3000)) {

@@ -1,7 +1,10 @@
 //! The exact LRU curve's window pass (`cdnlab::cache::mrc::LruWindows`) alone, with the trace
 //! already in memory: no start-up, reading or output, best of 20 in one process, beside the
-//! floor of its object table and bitmap without any window. It backs the per-request figures of
-//! docs/cache.md ("Tried in the session of the fourth run"); not part of cdnlab, not built by CI.
+//! floor of its object table and bitmap without any window. Also the same pass over ids
+//! renumbered 0, 1, 2, ... (`LruWindows::renumbered`, an array instead of a hashed table), and
+//! the renumbering itself (`cdnlab::idmap::Renumber`, which `cdnlab mrc` runs on the reading
+//! thread). It backs the per-request figures of docs/cache.md ("Tried in the session of the
+//! fourth run", "Renumbered ids"); not part of cdnlab, not built by CI.
 //!
 //!     cargo run --release --manifest-path bench/floor/Cargo.toml --bin windows -- \
 //!         TRACE.oracleGeneral 1000,1361,1852,2520,3429,4666,6350,8640,11758,16000
@@ -10,7 +13,7 @@
 #![allow(clippy::all)]
 
 use cdnlab::cache::mrc::LruWindows;
-use cdnlab::idmap::KeyTable;
+use cdnlab::idmap::{KeyTable, Renumber};
 use cdnlab::workload::trace;
 use std::time::Instant;
 
@@ -52,6 +55,26 @@ fn main() {
         }
         hits = caps.iter().map(|&c| w.hits(c).unwrap().0).collect();
     });
+    let mut renumbered = reqs.clone();
+    Renumber::new().apply(&mut renumbered);
+    let mut dense_hits = Vec::new();
+    let dense = best(|| {
+        let mut w = LruWindows::renumbered(&caps);
+        for c in renumbered.chunks(1 << 14) {
+            w.replay(c);
+        }
+        dense_hits = caps.iter().map(|&c| w.hits(c).unwrap().0).collect();
+    });
+    assert_eq!(dense_hits, hits, "the same hits over renumbered ids");
+    // The renumbering of a fresh copy, chunk by chunk (the copy is timed too: a memcpy).
+    let mut copy = reqs.clone();
+    let renumber = best(|| {
+        copy.copy_from_slice(&reqs);
+        let mut r = Renumber::new();
+        for c in copy.chunks_mut(1 << 14) {
+            r.apply(c);
+        }
+    });
     // The table and the bitmap a pass keeps, nothing else: each request finds its object's
     // previous position, clears its bit and sets its own (positions wrap in a fixed bitmap).
     let mut sum = 0u64;
@@ -82,5 +105,15 @@ fn main() {
         "table + bitmap only {:8.3} ms  {:6.1} ns/request  ({sum})",
         floor * 1e3,
         floor * 1e9 / n
+    );
+    println!(
+        "renumbered pass     {:8.3} ms  {:6.1} ns/request",
+        dense * 1e3,
+        dense * 1e9 / n
+    );
+    println!(
+        "renumbering + copy  {:8.3} ms  {:6.1} ns/request",
+        renumber * 1e3,
+        renumber * 1e9 / n
     );
 }

@@ -210,7 +210,7 @@ impl OracleChunks<'_> {
     fn each(
         &mut self,
         read_s: &mut f64,
-        mut each: impl FnMut(&[Request]) -> Result<()>,
+        mut each: impl FnMut(&mut [Request]) -> Result<()>,
     ) -> Result<()> {
         let mut reqs = Vec::with_capacity(CHUNK_RECORDS);
         loop {
@@ -220,7 +220,7 @@ impl OracleChunks<'_> {
             if !more {
                 break;
             }
-            each(&reqs)?;
+            each(&mut reqs)?;
         }
         if self.first == 0 {
             return Err(Error::file(self.path, trace::TraceError::Empty.to_string()));
@@ -234,7 +234,12 @@ impl OracleChunks<'_> {
 /// flight and their buffers are recycled, so memory stays constant. Returns the seconds this
 /// thread waited for the reader (reading not hidden). The order of chunks, hence every result,
 /// is the same as without it.
-fn read_ahead_into(mut chunks: OracleChunks, each: &mut impl FnMut(&[Request])) -> Result<f64> {
+/// `prepare` runs on the reader's thread, on each chunk before it is handed over.
+fn read_ahead_into(
+    mut chunks: OracleChunks,
+    mut prepare: impl FnMut(&mut [Request]) + Send,
+    each: &mut impl FnMut(&[Request]),
+) -> Result<f64> {
     use std::sync::mpsc;
     std::thread::scope(|s| {
         let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<Request>>>(2);
@@ -250,7 +255,10 @@ fn read_ahead_into(mut chunks: OracleChunks, each: &mut impl FnMut(&[Request])) 
                         trace::TraceError::Empty.to_string(),
                     ))),
                     Ok(false) => return,
-                    Ok(true) => full_tx.send(Ok(reqs)),
+                    Ok(true) => {
+                        prepare(&mut reqs);
+                        full_tx.send(Ok(reqs))
+                    }
                     Err(e) => full_tx.send(Err(e)),
                 };
                 // Stops when the consumer has gone (it failed) or after an error was sent.
@@ -293,6 +301,26 @@ pub fn stream(
     sized: bool,
     next_access: bool,
     read_ahead: bool,
+    each: impl FnMut(&[Request]),
+) -> Result<f64> {
+    stream_prepared(a, sized, next_access, read_ahead, |_| {}, each)
+}
+
+/// Whether [`stream`] reads `a` on a second thread when asked to `read_ahead`: oracleGeneral
+/// traces only (the others are read whole, or are text).
+pub fn reads_ahead(a: &TraceInput, read_ahead: bool) -> bool {
+    read_ahead && a.format == Format::OracleGeneral
+}
+
+/// [`stream`], with `prepare` applied to each chunk before `each` sees it: on the reading
+/// thread when the trace is read ahead ([`reads_ahead`]), so that work such as renumbering ids
+/// runs beside the pass; else on this thread.
+pub fn stream_prepared(
+    a: &TraceInput,
+    sized: bool,
+    next_access: bool,
+    read_ahead: bool,
+    mut prepare: impl FnMut(&mut [Request]) + Send,
     mut each: impl FnMut(&[Request]),
 ) -> Result<f64> {
     use std::io::BufRead;
@@ -320,10 +348,11 @@ pub fn stream(
                 kind: Binary::OracleGeneral,
             };
             if read_ahead {
-                read_s += read_ahead_into(chunks, &mut each)?;
+                read_s += read_ahead_into(chunks, prepare, &mut each)?;
             } else {
                 chunks.each(&mut read_s, |reqs| {
                     crate::stop::check()?;
+                    prepare(reqs);
                     each(reqs);
                     Ok(())
                 })?;
@@ -359,24 +388,27 @@ pub fn stream(
                     all.extend_from_slice(reqs);
                 } else {
                     crate::stop::check()?;
+                    prepare(reqs);
                     each(reqs);
                 }
                 Ok(())
             })?;
             if next_access {
                 trace::fill_next_access(&mut all);
-                for chunk in all.chunks(CHUNK_RECORDS) {
+                for chunk in all.chunks_mut(CHUNK_RECORDS) {
                     crate::stop::check()?;
+                    prepare(chunk);
                     each(chunk);
                 }
             }
         }
         Format::Csv | Format::Text if next_access => {
             let t = Instant::now();
-            let reqs = trace::read_csv(src.reader, &text_columns(a)).map_err(bad)?;
+            let mut reqs = trace::read_csv(src.reader, &text_columns(a)).map_err(bad)?;
             read_s += t.elapsed().as_secs_f64();
-            for chunk in reqs.chunks(CHUNK_RECORDS) {
+            for chunk in reqs.chunks_mut(CHUNK_RECORDS) {
                 crate::stop::check()?;
+                prepare(chunk);
                 each(chunk);
             }
         }
@@ -394,6 +426,7 @@ pub fn stream(
                 }
                 total += got;
                 crate::stop::check()?;
+                prepare(&mut reqs);
                 each(&reqs);
             }
             if total == 0 {

@@ -18,9 +18,16 @@
 //! At a few capacities given in advance, [`LruWindows`] gives the same hits without distances:
 //! each capacity's window of latest positions, bounded on both sides (0.74 of the time at 10
 //! capacities on that trace).
+//!
+//! The exact passes only compare ids, so they give the same hits on ids renumbered 0, 1, 2, ...
+//! in order of first request ([`crate::idmap::Renumber`]); each has a `renumbered` constructor
+//! that keeps the latest positions in an array ([`DenseTable`]) instead of the hash table
+//! ([`KeyTable`]). The renumbering still probes a hash table, but `cdnlab mrc` runs it on the
+//! thread that reads the trace, beside the pass (windows: 0.88 of the pass's time on agree.sh's
+//! Zipf 0.9 trace, 0.75 on the 10^7-request one; docs/cache.md, "Renumbered ids").
 
 use super::replay_ahead;
-use crate::idmap::KeyTable;
+use crate::idmap::{DenseTable, IdTable, KeyTable};
 use crate::workload::Request;
 use std::borrow::Cow;
 
@@ -186,7 +193,7 @@ impl Marks {
 /// multiplies; the steps below are `inline(always)` so that they are compiled into both copies
 /// (0.90 of the time; docs/cache.md).
 #[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
-fn replay_distances(sd: &mut StackDistances, reqs: &[Request]) {
+fn replay_distances<T: IdTable>(sd: &mut StackDistances<T>, reqs: &[Request]) {
     replay_ahead(sd, reqs, StackDistances::prefetch, |sd, r| {
         sd.access_sized(r.id, r.size);
     });
@@ -202,9 +209,10 @@ const MIN_POSITIONS: usize = 1 << 16;
 
 /// Stack distances of a request stream: the exact LRU miss ratio at every capacity.
 #[derive(Debug, Clone)]
-pub struct StackDistances {
-    /// Each object's latest position.
-    last: KeyTable<u64>,
+pub struct StackDistances<T = KeyTable<u64>> {
+    /// Each object's latest position: hashed, or an array for renumbered ids
+    /// ([`StackDistances::renumbered`]).
+    last: T,
     marks: Marks,
     now: usize,
     min_positions: usize,
@@ -241,8 +249,31 @@ impl StackDistances {
     }
 
     fn with_min_positions(min_positions: usize) -> Self {
+        StackDistances::with_table(KeyTable::with_capacity(1 << 10), min_positions)
+    }
+
+    /// Stops tracking `id` (fixed-size SHARDS drops objects from its sample): its next request
+    /// counts as a first one.
+    pub fn forget(&mut self, id: u64) {
+        if let Ok(b) = self.last.find(id) {
+            self.marks.unmark(self.last.value(b) as usize);
+            self.last.remove_at(b);
+        }
+    }
+}
+
+impl StackDistances<DenseTable> {
+    /// [`StackDistances::new`] for requests whose ids were renumbered 0, 1, 2, ... in order of
+    /// first request ([`Renumber`](crate::idmap::Renumber)), as [`LruWindows::renumbered`].
+    pub fn renumbered() -> Self {
+        StackDistances::with_table(DenseTable::new(), MIN_POSITIONS)
+    }
+}
+
+impl<T: IdTable> StackDistances<T> {
+    fn with_table(last: T, min_positions: usize) -> Self {
         StackDistances {
-            last: KeyTable::with_capacity(1 << 10),
+            last,
             marks: Marks::first(min_positions, 0),
             now: 0,
             min_positions,
@@ -311,8 +342,8 @@ impl StackDistances {
                 self.record(d as usize - 1, size);
                 Some(d)
             }
-            Err(_) => {
-                self.last.insert(id, now);
+            Err(vacant) => {
+                self.last.insert_vacant(vacant, id, now);
                 self.cold += 1;
                 None
             }
@@ -379,24 +410,13 @@ impl StackDistances {
             .filter(|&(j, _)| j != NO_DISTANCE)
     }
 
-    /// Stops tracking `id` (fixed-size SHARDS drops objects from its sample): its next request
-    /// counts as a first one.
-    pub fn forget(&mut self, id: u64) {
-        if let Ok(b) = self.last.find(id) {
-            self.marks.unmark(self.last.value(b) as usize);
-            self.last.remove_at(b);
-        }
-    }
-
     /// Renumbers the objects' latest positions 0..M in order (each becomes the number of marks
     /// before it), with room for four times as many: a compaction visits every object, and
     /// at twice as many they were 4% of a pass (`perf`); at four the pass took 0.88 of the time
     /// (9 alternating pairs).
     fn compact(&mut self) {
         let ranks = Ranks::of(&self.marks.words);
-        for (_, p) in self.last.values_mut() {
-            *p = ranks.at(*p as usize);
-        }
+        self.last.for_each_value(|p| *p = ranks.at(*p as usize));
         let m = self.last.len();
         self.marks = Marks::first((4 * m).max(self.min_positions), m);
         self.now = m;
@@ -482,7 +502,7 @@ const ROOM: usize = 8;
 /// [`LruWindows::replay`], compiled twice like [`StackDistances::replay`]: finding a window's
 /// start counts the marks of the words it skips.
 #[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
-fn replay_windows(w: &mut LruWindows, reqs: &[Request]) {
+fn replay_windows<T: IdTable>(w: &mut LruWindows<T>, reqs: &[Request]) {
     replay_ahead(w, reqs, LruWindows::prefetch, |w, r| w.access(r.id, r.size));
 }
 
@@ -490,7 +510,7 @@ fn replay_windows(w: &mut LruWindows, reqs: &[Request]) {
 /// visits every object (7% of a pass in the baseline copy, `perf`).
 #[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
 #[inline(never)]
-fn compact_windows(w: &mut LruWindows) {
+fn compact_windows<T: IdTable>(w: &mut LruWindows<T>) {
     w.compact();
 }
 
@@ -505,9 +525,10 @@ fn compact_windows(w: &mut LruWindows) {
 /// without counting the marks above each request through a tree; its cost grows with the
 /// number of capacities, so it is the pass for short lists (docs/cache.md).
 #[derive(Debug, Clone)]
-pub struct LruWindows {
-    /// Each object's latest position.
-    last: KeyTable<u64>,
+pub struct LruWindows<T = KeyTable<u64>> {
+    /// Each object's latest position: hashed, or an array for renumbered ids
+    /// ([`LruWindows::renumbered`]).
+    last: T,
     /// Bitmap of the latest positions (one mark per object).
     words: Vec<u64>,
     now: usize,
@@ -523,7 +544,7 @@ pub struct LruWindows {
     bytes: u64,
 }
 
-impl Nested for LruWindows {
+impl<T: IdTable> Nested for LruWindows<T> {
     #[inline(always)]
     fn windows(&self) -> &[Window] {
         &self.windows
@@ -545,7 +566,7 @@ impl Nested for LruWindows {
     }
 }
 
-impl Nested for ByteWindows {
+impl<T: IdTable + Clone> Nested for ByteWindows<T> {
     #[inline(always)]
     fn windows(&self) -> &[Window] {
         &self.windows
@@ -678,12 +699,28 @@ impl LruWindows {
 
     /// `lead`: every window's (else [`lead_for`] its capacity).
     fn with_lead(caps: &[u64], min_positions: usize, lead: Option<u64>) -> Self {
+        LruWindows::with_table(KeyTable::with_capacity(1 << 10), caps, min_positions, lead)
+    }
+}
+
+impl LruWindows<DenseTable> {
+    /// [`LruWindows::new`] for requests whose ids were renumbered 0, 1, 2, ... in order of
+    /// first request ([`Renumber`](crate::idmap::Renumber)): the latest positions sit in an array, so a request reads
+    /// one entry instead of probing a hash table (the same hits for any ids; other ids cost an
+    /// entry per id up to the largest).
+    pub fn renumbered(caps: &[u64]) -> Self {
+        LruWindows::with_table(DenseTable::new(), caps, MIN_POSITIONS, None)
+    }
+}
+
+impl<T: IdTable> LruWindows<T> {
+    fn with_table(last: T, caps: &[u64], min_positions: usize, lead: Option<u64>) -> Self {
         let mut caps: Vec<u64> = caps.iter().copied().filter(|&c| c > 0).collect();
         caps.sort_unstable();
         caps.dedup();
         let k = caps.len();
         LruWindows {
-            last: KeyTable::with_capacity(1 << 10),
+            last,
             words: vec![0; min_positions.div_ceil(64).max(1)],
             now: 0,
             min_positions,
@@ -735,8 +772,8 @@ impl LruWindows {
                 }
                 self.words[p / 64] &= !(1 << (p % 64));
             }
-            Err(_) => {
-                self.last.insert(id, now as u64);
+            Err(vacant) => {
+                self.last.insert_vacant(vacant, id, now as u64);
                 self.distinct += 1;
             }
         }
@@ -803,9 +840,7 @@ impl LruWindows {
     #[inline(always)]
     fn compact(&mut self) {
         let ranks = Ranks::of(&self.words);
-        for (_, p) in self.last.values_mut() {
-            *p = ranks.at(*p as usize);
-        }
+        self.last.for_each_value(|p| *p = ranks.at(*p as usize));
         // Each is below `now`, at or before a mark (or 0 before the first).
         renumber(&mut self.windows, |x| ranks.at(x) as usize);
         let m = self.last.len();
@@ -1342,8 +1377,8 @@ impl ShardsFixed {
 /// a request. Distances are sums over request positions by a Fenwick tree of byte weights,
 /// compacted (positions renumbered) when positions run out.
 #[derive(Debug, Clone)]
-pub struct ByteStackDistances {
-    last: KeyTable<u64>,
+pub struct ByteStackDistances<T = KeyTable<u64>> {
+    last: T,
     /// Fenwick tree (1-based) of the byte weight at each position: the size of the object
     /// whose latest request is there.
     tree: Vec<u64>,
@@ -1371,11 +1406,19 @@ impl ByteStackDistances {
     }
 
     fn with_min_positions(capacities: &[u64], min_positions: usize) -> Self {
+        ByteStackDistances::with_table(KeyTable::with_capacity(1 << 10), capacities, min_positions)
+    }
+}
+
+impl<T: IdTable> ByteStackDistances<T> {
+    /// `last`: empty, or already holding positions that [`ByteStackDistances::load`] will
+    /// match.
+    fn with_table(last: T, capacities: &[u64], min_positions: usize) -> Self {
         let mut edges = capacities.to_vec();
         edges.sort_unstable();
         edges.dedup();
         ByteStackDistances {
-            last: KeyTable::with_capacity(1 << 10),
+            last,
             tree: vec![0; min_positions + 1],
             total: 0,
             now: 0,
@@ -1472,8 +1515,8 @@ impl ByteStackDistances {
                 }
                 Some(d)
             }
-            Err(_) => {
-                self.last.insert(id, now);
+            Err(vacant) => {
+                self.last.insert_vacant(vacant, id, now);
                 self.cold += 1;
                 None
             }
@@ -1496,9 +1539,7 @@ impl ByteStackDistances {
             }
         }
         let mut live = vec![false; self.tree.len()];
-        for (_, p) in self.last.values_mut() {
-            live[*p as usize] = true;
-        }
+        self.last.for_each_value(|p| live[*p as usize] = true);
         // New position of each live old one: the live positions before it.
         let mut rank = vec![0u64; self.tree.len()];
         let mut kept = Vec::with_capacity(self.last.len());
@@ -1508,9 +1549,7 @@ impl ByteStackDistances {
                 kept.push(w[p + 1]);
             }
         }
-        for (_, p) in self.last.values_mut() {
-            *p = rank[*p as usize];
-        }
+        self.last.for_each_value(|p| *p = rank[*p as usize]);
         self.load(&kept);
     }
 
@@ -1599,7 +1638,7 @@ pub const MAX_BYTE_WINDOWS: usize = 24;
 /// [`ByteWindows::replay`], compiled twice like [`StackDistances::replay`]; returns how many
 /// requests of `reqs` it took (all, or those before the first it refuses).
 #[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
-fn replay_byte_windows(w: &mut ByteWindows, reqs: &[Request]) -> usize {
+fn replay_byte_windows<T: IdTable + Clone>(w: &mut ByteWindows<T>, reqs: &[Request]) -> usize {
     let mut taken = 0;
     let mut refused = false;
     replay_ahead(w, reqs, ByteWindows::prefetch, |w, r| {
@@ -1614,7 +1653,7 @@ fn replay_byte_windows(w: &mut ByteWindows, reqs: &[Request]) -> usize {
 /// [`ByteWindows::compact`], compiled twice as well.
 #[multiversion::multiversion(targets("x86_64+popcnt+bmi1+bmi2"))]
 #[inline(never)]
-fn compact_byte_windows(w: &mut ByteWindows) -> bool {
+fn compact_byte_windows<T: IdTable + Clone>(w: &mut ByteWindows<T>) -> bool {
     w.compact()
 }
 
@@ -1630,9 +1669,10 @@ fn compact_byte_windows(w: &mut ByteWindows) -> bool {
 /// 2^32 do not fit its table: [`ByteWindows::access`] refuses them, and [`ByteHits`] goes on by
 /// [`ByteStackDistances`] from there.
 #[derive(Debug, Clone)]
-pub struct ByteWindows {
-    /// Each object's latest position (high 32 bits) and size (low 32 bits).
-    last: KeyTable<u64>,
+pub struct ByteWindows<T = KeyTable<u64>> {
+    /// Each object's latest position (high 32 bits) and size (low 32 bits): hashed, or an
+    /// array for renumbered ids ([`ByteHits::renumbered`]).
+    last: T,
     /// Bitmap of the latest positions.
     words: Vec<u64>,
     /// The size at each marked position.
@@ -1667,13 +1707,19 @@ impl ByteWindows {
     }
 
     fn with_lead(caps: &[u64], min_positions: usize, lead: u64) -> Self {
+        ByteWindows::with_table(KeyTable::with_capacity(1 << 10), caps, min_positions, lead)
+    }
+}
+
+impl<T: IdTable + Clone> ByteWindows<T> {
+    fn with_table(last: T, caps: &[u64], min_positions: usize, lead: u64) -> Self {
         let mut caps = caps.to_vec();
         caps.sort_unstable();
         caps.dedup();
         let k = caps.len();
         let n = min_positions.div_ceil(64).max(1);
         ByteWindows {
-            last: KeyTable::with_capacity(1 << 10),
+            last,
             words: vec![0; n],
             weights: vec![0; n * 64],
             word_bytes: vec![0; n],
@@ -1723,7 +1769,7 @@ impl ByteWindows {
         let latest = (now as u64) << 32 | u64::from(size);
         match self.last.find(id) {
             Ok(b) => {
-                let was = self.last.value(b);
+                let was = *self.last.value_mut(b);
                 if was as u32 != size {
                     return false;
                 }
@@ -1737,8 +1783,8 @@ impl ByteWindows {
                 self.words[p / 64] &= !(1 << (p % 64));
                 self.word_bytes[p / 64] -= u64::from(size);
             }
-            Err(_) => {
-                self.last.insert(id, latest);
+            Err(vacant) => {
+                self.last.insert_vacant(vacant, id, latest);
                 self.distinct += 1;
                 self.live += u64::from(size);
             }
@@ -1835,13 +1881,13 @@ impl ByteWindows {
         let at = |x: usize| if x >= now { m } else { ranks.at(x) as usize };
         let mut weights = vec![0u32; n * 64];
         let mut word_bytes = vec![0u64; n];
-        for (_, v) in self.last.values_mut() {
+        self.last.for_each_value(|v| {
             let q = at((*v >> 32) as usize);
             let size = *v as u32;
             weights[q] = size;
             word_bytes[q / 64] += u64::from(size);
             *v = (q as u64) << 32 | u64::from(size);
-        }
+        });
         renumber(&mut self.windows, at);
         self.words = first_marked(n, m);
         self.weights = weights;
@@ -1851,19 +1897,19 @@ impl ByteWindows {
     }
 
     /// The same state as [`ByteStackDistances`] at the same capacities, to go on with.
-    pub fn to_distances(&self) -> ByteStackDistances {
+    pub fn to_distances(&self) -> ByteStackDistances<T> {
         let caps: Vec<u64> = self.windows.iter().map(|w| w.cap).collect();
-        let mut sd = ByteStackDistances::with_min_positions(&caps, self.min_positions);
         let ranks = Ranks::of(&self.words);
         let mut kept = vec![0u64; self.last.len()];
-        let mut last = KeyTable::with_capacity(self.last.len());
-        for (id, v) in self.last.iter() {
-            let q = ranks.at((v >> 32) as usize) as usize;
-            kept[q] = u64::from(v as u32);
-            last.insert(id, q as u64);
-        }
+        // The same table, each object's position renumbered and its size moved to `kept`.
+        let mut last = self.last.clone();
+        last.for_each_value(|v| {
+            let q = ranks.at((*v >> 32) as usize);
+            kept[q as usize] = u64::from(*v as u32);
+            *v = q;
+        });
+        let mut sd = ByteStackDistances::with_table(last, &caps, self.min_positions);
         sd.load(&kept);
-        sd.last = last;
         sd.total = self.live;
         sd.hits.clone_from(&self.hits);
         sd.hit_bytes.clone_from(&self.hit_bytes);
@@ -1880,9 +1926,9 @@ impl ByteWindows {
 /// their sizes, else [`ByteStackDistances`] (from the first request that changes a size on).
 /// The same hits either way.
 #[derive(Debug, Clone)]
-pub enum ByteHits {
-    Windows(Box<ByteWindows>),
-    Distances(Box<ByteStackDistances>),
+pub enum ByteHits<T = KeyTable<u64>> {
+    Windows(Box<ByteWindows<T>>),
+    Distances(Box<ByteStackDistances<T>>),
 }
 
 impl ByteHits {
@@ -1892,12 +1938,29 @@ impl ByteHits {
     }
 
     fn with_min_positions(caps: &[u64], min_positions: usize) -> Self {
+        ByteHits::with_table(KeyTable::with_capacity(1 << 10), caps, min_positions)
+    }
+}
+
+impl ByteHits<DenseTable> {
+    /// [`ByteHits::new`] for requests whose ids were renumbered 0, 1, 2, ... in order of first
+    /// request ([`Renumber`](crate::idmap::Renumber)), as [`LruWindows::renumbered`].
+    pub fn renumbered(caps: &[u64]) -> Self {
+        ByteHits::with_table(DenseTable::new(), caps, MIN_POSITIONS)
+    }
+}
+
+impl<T: IdTable + Clone> ByteHits<T> {
+    fn with_table(last: T, caps: &[u64], min_positions: usize) -> Self {
         match caps.len() <= MAX_BYTE_WINDOWS {
-            true => ByteHits::Windows(Box::new(ByteWindows::with_min_positions(
+            true => ByteHits::Windows(Box::new(ByteWindows::with_table(
+                last,
                 caps,
                 min_positions,
+                BYTE_LEAD,
             ))),
-            false => ByteHits::Distances(Box::new(ByteStackDistances::with_min_positions(
+            false => ByteHits::Distances(Box::new(ByteStackDistances::with_table(
+                last,
                 caps,
                 min_positions,
             ))),
@@ -2127,10 +2190,16 @@ mod tests {
         ) {
             let mut win = LruWindows::with_lead(&caps, 1, lead);
             let mut sd = StackDistances::new();
+            // The same pass over an array, on the ids scrambled to any u64 and renumbered.
+            let mut dense = LruWindows::with_table(DenseTable::new(), &caps, 1, lead);
+            let mut numbers = crate::idmap::Renumber::new();
             for &(id, size) in &reqs {
                 win.access(id, size);
                 sd.access_sized(id, size);
+                dense.access(numbers.number(crate::idmap::mix64(id)), size);
             }
+            prop_assert_eq!(dense.distinct(), win.distinct());
+            prop_assert_eq!(dense.curves(&caps), win.curves(&caps));
             prop_assert_eq!(win.requests(), sd.requests());
             prop_assert_eq!(win.distinct(), sd.distinct());
             prop_assert_eq!(win.bytes(), sd.bytes());
@@ -2175,13 +2244,20 @@ mod tests {
             reqs in proptest::collection::vec((0u64..60, 1u32..1000), 1..3000)
         ) {
             let mut sd = StackDistances::with_min_positions(1); // compacts every 512 requests or so
+            // The same over an array, on the ids scrambled to any u64 and renumbered.
+            let mut dense = StackDistances::with_table(DenseTable::new(), 1);
+            let mut numbers = crate::idmap::Renumber::new();
             for &(id, size) in &reqs {
                 sd.access_sized(id, size);
+                dense.access_sized(numbers.number(crate::idmap::mix64(id)), size);
             }
             let all_bytes: u64 = reqs.iter().map(|r| u64::from(r.1)).sum();
             prop_assert_eq!(sd.bytes(), all_bytes);
             let caps: Vec<u64> = (1..=65).collect();
             let (curve, byte_curve) = (sd.curve(&caps), sd.byte_curve(&caps));
+            prop_assert_eq!(dense.distinct(), sd.distinct());
+            prop_assert_eq!(&dense.curve(&caps), &curve);
+            prop_assert_eq!(&dense.byte_curve(&caps), &byte_curve);
             for (i, &c) in caps.iter().enumerate() {
                 let mut lru = Lru::new(Capacity::objects(c).unwrap());
                 let (mut hits, mut hit_bytes) = (0u64, 0u64);
@@ -2268,11 +2344,25 @@ mod tests {
                 1,
                 lead.unwrap_or(BYTE_LEAD),
             )));
+            let lead = lead.unwrap_or(BYTE_LEAD);
             let mut sd = ByteStackDistances::with_min_positions(&caps, 1);
+            // The same over an array, on the ids scrambled to any u64 and renumbered (and
+            // across the switch, the array handed to stack distances).
+            let mut dense = ByteHits::Windows(Box::new(ByteWindows::with_table(
+                DenseTable::new(),
+                &caps,
+                1,
+                lead,
+            )));
+            let mut numbers = crate::idmap::Renumber::new();
             for &(id, s) in &reqs {
                 win.access(id, s);
                 sd.access(id, s);
+                dense.access(numbers.number(crate::idmap::mix64(id)), s);
             }
+            prop_assert_eq!(dense.pass(), win.pass());
+            prop_assert_eq!(dense.distinct_bytes(), win.distinct_bytes());
+            prop_assert_eq!(dense.hits(), win.hits());
             if !changes {
                 prop_assert_eq!(win.pass(), "windows");
             }
