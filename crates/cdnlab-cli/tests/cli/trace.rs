@@ -31,6 +31,39 @@ fn trace_errors_and_replay() {
         cdnlab(&a, d.path())
     };
     fails_with(&replay("nope.bin", &[]), &["nope.bin", "No such file"]);
+    // A directory, and a named pipe with no writer (opening it would wait for one), are
+    // refused before they are opened.
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    fails_with(&replay("dir", &[]), &["dir", "a directory", "regular file"]);
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path().join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Bounded: were the pipe opened, the command would wait for a writer.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cdnlab"))
+        .args(["cache-replay", "--trace", "pipe", "--size", "1"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("cdnlab waited on a named pipe for 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    fails_with(
+        &child.wait_with_output().unwrap(),
+        &[
+            "pipe",
+            "not a regular file",
+            "save the stream to a file first",
+        ],
+    );
     fails_with(
         &replay("trunc.bin", &[]),
         &["trunc.bin", "truncated", "50 bytes", "2 stray"],

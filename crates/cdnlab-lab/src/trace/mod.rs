@@ -71,6 +71,22 @@ struct Source {
 fn open(a: &TraceInput) -> Result<Source> {
     use std::io::Seek;
     let io = |e| Error::io(&a.path, e);
+    // Asked before opening: opening a named pipe waits for a writer. Commands may read a trace
+    // twice (a first pass for the working set, a count pass, one read per worker), which a
+    // pipe, socket or device cannot give.
+    let kind = std::fs::metadata(&a.path).map_err(io)?.file_type();
+    if !kind.is_file() {
+        let what = match kind.is_dir() {
+            true => "a directory",
+            false => "not a regular file (a pipe, socket or device)",
+        };
+        return Err(Error::file(
+            &a.path,
+            format!(
+                "{what}: a trace is read from a regular file (some commands read it twice);                  save the stream to a file first"
+            ),
+        ));
+    }
     let mut file = std::fs::File::open(&a.path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut magic = [0u8; 6];

@@ -181,9 +181,9 @@ impl<T: IdTable> Exact for StackDistances<T> {
 /// stream. An array instead of a hashed table took the windows' pass from 36.9 to 29.1 ns a
 /// request on agree.sh's Zipf 0.9 trace and from 40.4 to 28.0 on the 10^7-request trace
 /// (`bench/floor`'s `windows`); on the pass's own thread the renumbering costs about as much
-/// (9 and 16 ns a request), so it is not done there.
-fn renumbering(a: &MrcPlan, sampled: bool) -> bool {
-    !sampled && reads_ahead(&a.input, spare_core(1))
+/// (9 and 16 ns a request), so it is not done there. `read_ahead`: a core is spare.
+fn renumbering(a: &MrcPlan, sampled: bool, read_ahead: bool) -> bool {
+    !sampled && reads_ahead(&a.input, read_ahead)
 }
 
 /// Computes the curve in one pass over the trace.
@@ -224,7 +224,9 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
     if a.unit == Unit::Bytes {
         return mrc_bytes(a);
     }
-    let renumber = renumbering(a, sampled);
+    // Asked once: each call reads the cgroup's CPU quota.
+    let read_ahead = spare_core(1);
+    let renumber = renumbering(a, sampled, read_ahead);
     let mut exact = (!sampled || a.exact_too).then(|| -> Box<dyn Exact> {
         match (&a.sizes, renumber) {
             (Some(s), true) if s.len() <= MAX_WINDOWS => Box::new(LruWindows::renumbered(s)),
@@ -267,7 +269,7 @@ pub fn mrc(a: &MrcPlan) -> Result<Mrc> {
             n.apply(reqs);
         }
     };
-    stream_prepared(&a.input, false, false, spare_core(1), prepare, |reqs| {
+    stream_prepared(&a.input, false, false, read_ahead, prepare, |reqs| {
         requests += reqs.len() as u64;
         if let Some(e) = exact.as_mut() {
             e.replay(reqs);
@@ -580,14 +582,15 @@ fn mrc_bytes(a: &MrcPlan) -> Result<Mrc> {
     }
     // Without sizes, the candidates are a fine log grid, thinned to 40 after the pass.
     let caps = a.sizes.clone().unwrap_or_else(byte_grid);
-    match renumbering(a, a.sample.is_some()) {
+    let read_ahead = spare_core(1);
+    match renumbering(a, a.sample.is_some(), read_ahead) {
         true => {
             let exact = ByteHits::renumbered(&caps);
-            mrc_bytes_by(a, caps, Some(exact), Some(Renumber::new()))
+            mrc_bytes_by(a, caps, Some(exact), Some(Renumber::new()), read_ahead)
         }
         false => {
             let exact = (a.sample.is_none() || a.exact_too).then(|| ByteHits::new(&caps));
-            mrc_bytes_by(a, caps, exact, None)
+            mrc_bytes_by(a, caps, exact, None, read_ahead)
         }
     }
 }
@@ -599,6 +602,7 @@ fn mrc_bytes_by<T: IdTable + Clone>(
     caps: Vec<u64>,
     mut exact: Option<ByteHits<T>>,
     mut numbers: Option<Renumber>,
+    read_ahead: bool,
 ) -> Result<Mrc> {
     let asked = a.sizes.clone();
     let mut shards = a
@@ -623,7 +627,7 @@ fn mrc_bytes_by<T: IdTable + Clone>(
             n.apply(reqs);
         }
     };
-    stream_prepared(&a.input, true, false, spare_core(1), prepare, |reqs| {
+    stream_prepared(&a.input, true, false, read_ahead, prepare, |reqs| {
         requests += reqs.len() as u64;
         if let Some(e) = exact.as_mut() {
             e.replay(reqs);
