@@ -8,7 +8,7 @@
 //! each worker streams the trace once and feeds every chunk to each of its caches, so memory
 //! stays constant in the trace's length and the results do not depend on the thread count.
 
-use super::{TraceInput, reads_ahead, spare_core, stream, stream_prepared};
+use super::{TraceInput, spare_core, stream};
 use crate::error::{ArgStyle, Error, Result};
 use crate::plot::Series;
 use cdnlab::Named;
@@ -324,20 +324,6 @@ impl std::ops::AddAssign<(u64, u64, u64)> for Whole {
 /// A worker's jobs (with their order numbers) after the replay, and its reading time.
 type WorkerDone = (Vec<(usize, Job)>, f64);
 
-/// Whether the replay renumbers ids on its reading thread: with `second-hit` admission, whose
-/// set of objects missed once reaches every object of the trace and is probed on every miss;
-/// over renumbered ids it is a bitmap that stays in the CPU's cache (`IdSet`). Only where the
-/// renumbering runs beside the replay (one worker, a spare core, oracleGeneral), nothing hashes
-/// the ids (no sample, every policy [`Policy::compares_ids_only`]), so the results are the same.
-/// The renumbering's table (16 bytes a bucket, at most half full, one entry per object) is held
-/// by the reading thread.
-fn renumbering(a: &ReplayPlan, sampled: bool, read_ahead: bool, jobs: &[Job]) -> bool {
-    a.admission == Admission::SecondHit
-        && !sampled
-        && reads_ahead(&a.input, read_ahead)
-        && jobs.iter().all(|j| j.policy.compares_ids_only())
-}
-
 /// Replays the jobs: worker w takes jobs w, w + W, ... and streams the trace once for them.
 /// Returns the outcomes in job order and the largest reading time of a worker.
 fn replay_all(
@@ -351,12 +337,6 @@ fn replay_all(
 ) -> Result<(Vec<Outcome>, f64)> {
     let workers = threads.clamp(1, jobs.len().max(1));
     let read_ahead = spare_core(workers);
-    let renumber = renumbering(
-        a,
-        sample.is_some() || presampled.is_some(),
-        read_ahead,
-        &jobs,
-    );
     let mut shares: Vec<Vec<(usize, Job)>> = (0..workers).map(|_| Vec::new()).collect();
     for (i, j) in jobs.into_iter().enumerate() {
         shares[i % workers].push((i, j));
@@ -437,15 +417,7 @@ fn replay_all(
                             p.read_s
                         }
                         None => {
-                            let mut numbers = renumber.then(cdnlab::idmap::Renumber::new);
-                            let prepare = |reqs: &mut [Request]| {
-                                if let Some(n) = numbers.as_mut() {
-                                    n.apply(reqs);
-                                }
-                            };
-                            stream_prepared(&a.input, sized, offline, read_ahead, prepare, |all| {
-                                feed(all, false)
-                            })?
+                            stream(&a.input, sized, offline, read_ahead, |all| feed(all, false))?
                         }
                     };
                     Ok((share, read_s))

@@ -72,13 +72,6 @@ impl Admission {
             Admission::AdaptSize => "adaptsize".into(),
         }
     }
-
-    /// Whether the rule only compares ids (see [`super::Policy::compares_ids_only`]): not
-    /// `bloom`, whose filters hash them, nor `adaptsize`, whose model sums over a map of
-    /// objects in its hashing order.
-    pub fn compares_ids_only(&self) -> bool {
-        !matches!(self, Admission::Bloom(_) | Admission::AdaptSize)
-    }
 }
 
 impl std::str::FromStr for Admission {

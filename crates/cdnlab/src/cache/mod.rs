@@ -518,14 +518,6 @@ impl Policy {
     pub fn offline(self) -> bool {
         self == Policy::Belady
     }
-
-    /// Whether the policy only compares ids for equality (never hashes or orders them), so
-    /// that it misses the same requests on ids renumbered in order of first request
-    /// ([`crate::idmap::Renumber`]), which a replay may then do on its reading thread. Not
-    /// W-TinyLFU: its frequency sketch hashes ids, as libCacheSim's does.
-    pub fn compares_ids_only(self) -> bool {
-        self != Policy::WTinyLfu
-    }
 }
 
 #[cfg(test)]
