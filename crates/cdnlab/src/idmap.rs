@@ -669,19 +669,30 @@ impl IdSet {
     }
 
     /// Adds `id`: true if it was absent.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, id: u64) -> bool {
-        if !self.hashed {
-            if let Some(w) = self.bits.get_mut((id / 64) as usize) {
-                let bit = 1 << (id % 64);
-                let absent = *w & bit == 0;
-                *w |= bit;
-                self.len += usize::from(absent);
-                return absent;
-            }
-            self.widen(id);
-            return self.insert(id);
+        if self.hashed {
+            self.insert_hashed(id)
+        } else {
+            self.insert_bit(id)
         }
+    }
+
+    #[inline(always)]
+    fn insert_bit(&mut self, id: u64) -> bool {
+        if let Some(w) = self.bits.get_mut((id / 64) as usize) {
+            let bit = 1 << (id % 64);
+            let absent = *w & bit == 0;
+            *w |= bit;
+            self.len += usize::from(absent);
+            return absent;
+        }
+        self.widen(id);
+        self.insert(id)
+    }
+
+    #[inline(always)]
+    fn insert_hashed(&mut self, id: u64) -> bool {
         if id == 0 {
             return !std::mem::replace(&mut self.has_zero, true);
         }
@@ -699,7 +710,7 @@ impl IdSet {
         }
         if (self.len + 1) * 2 > self.buckets.len() {
             self.grow();
-            return self.insert(id);
+            return self.insert_hashed(id);
         }
         self.buckets[i] = id;
         self.len += 1;
