@@ -550,7 +550,7 @@ impl IdTable for DenseTable {
 /// Gives each id the number of distinct ids seen before its first request: 0, 1, 2, ... . A
 /// pass that only compares ids (LRU's exact curve) gives the same result on the renumbered
 /// requests, and can keep its table as an array ([`DenseTable`]); the renumbering itself can
-/// run on the thread that reads the trace, beside the pass (`cdnlab-lab`'s `trace::stream`).
+/// run on the thread that reads the trace, beside the pass (`cdnlab-lab`'s `trace::stream_prepared`).
 #[derive(Debug, Clone)]
 pub struct Renumber {
     table: KeyTable<u64>,

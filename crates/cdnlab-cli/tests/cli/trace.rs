@@ -61,7 +61,7 @@ fn trace_errors_and_replay() {
         &[
             "pipe",
             "not a regular file",
-            "save the stream to a file first",
+            "read it twice); save the stream to a file first",
         ],
     );
     fails_with(

@@ -83,7 +83,8 @@ fn open(a: &TraceInput) -> Result<Source> {
         return Err(Error::file(
             &a.path,
             format!(
-                "{what}: a trace is read from a regular file (some commands read it twice);                  save the stream to a file first"
+                "{what}: a trace is read from a regular file (some commands read it twice); \
+                 save the stream to a file first"
             ),
         ));
     }

@@ -178,10 +178,11 @@ impl<T: IdTable> Exact for StackDistances<T> {
 
 /// Whether the exact pass takes renumbered ids: where the renumbering runs on the reading
 /// thread, beside the pass, and no sampled curve (which samples by the ids' hashes) shares the
-/// stream. An array instead of a hashed table took the windows' pass from 36.9 to 29.1 ns a
-/// request on agree.sh's Zipf 0.9 trace and from 40.4 to 28.0 on the 10^7-request trace
-/// (`bench/floor`'s `windows`); on the pass's own thread the renumbering costs about as much
-/// (9 and 16 ns a request), so it is not done there. `read_ahead`: a core is spare.
+/// stream. An array instead of a hashed table took the windows' pass from 32.1 to 28.3 ns a
+/// request on agree.sh's Zipf 0.9 trace and from 38.3 to 28.6 on the 10^7-request trace
+/// (`bench/floor`'s `windows`); on the pass's own thread the renumbering would cost about as
+/// much (8.6 and 17.1 ns a request), so it is not done there (docs/cache.md, "Renumbered
+/// ids"). `read_ahead`: a core is spare.
 fn renumbering(a: &MrcPlan, sampled: bool, read_ahead: bool) -> bool {
     !sampled && reads_ahead(&a.input, read_ahead)
 }
