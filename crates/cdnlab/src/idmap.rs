@@ -490,8 +490,9 @@ impl IdTable for KeyTable<u64> {
 }
 
 /// An [`IdTable`] for small ids, one array entry per id: a lookup reads one entry at a known
-/// place, with no hash, no probe and no key to compare. For ids that [`Renumber`] made dense
-/// (any other id still works, at one entry per id up to the largest).
+/// place, with no hash, no probe and no key to compare. For ids that [`Renumber`] made dense:
+/// any other id costs an entry per id up to it, so an id near 2^64 (a trace's own) cannot be
+/// held; only the renumbered passes of `cache::mrc` use it.
 #[derive(Debug, Clone, Default)]
 pub struct DenseTable {
     values: Vec<u64>,
